@@ -1,0 +1,596 @@
+//! Configuration: `bot-config.toml` for settings, `SPARKY_*` variables for overrides and the
+//! environment alone for secrets. Loading validates everything and reports every problem at once.
+
+mod secrets;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+pub use secrets::{Secret, Secrets};
+
+/// The shipped configuration file: the documented defaults every other file is layered on.
+pub const DEFAULT_CONFIG: &str = include_str!("../../bot-config.toml");
+
+/// `[database]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// Postgres URL; empty selects SQLite.
+    pub url: String,
+    /// SQLite file; empty selects the user's data directory.
+    pub sqlite_path: String,
+    /// Pool size.
+    pub max_connections: u32,
+}
+
+/// Which model provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// No model: offline features only.
+    None,
+    /// OpenAI Chat Completions or a compatible server.
+    Openai,
+    /// Google Gemini.
+    Gemini,
+}
+
+/// `[llm.openai]` / `[llm.gemini]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderEndpoint {
+    /// API base URL.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+}
+
+/// `[llm]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    /// Primary provider.
+    pub provider: ProviderKind,
+    /// Optional fallback provider ("" for none).
+    pub fallback: String,
+    /// Seconds for one request including its stream.
+    pub request_timeout_secs: u64,
+    /// Retries for transient failures.
+    pub max_retries: u32,
+    /// First backoff delay.
+    pub retry_base_delay_ms: u64,
+    /// Sampling temperature.
+    pub temperature: f32,
+    /// OpenAI-compatible endpoint.
+    pub openai: ProviderEndpoint,
+    /// Gemini endpoint.
+    pub gemini: ProviderEndpoint,
+}
+
+impl LlmConfig {
+    /// The fallback provider, if one is configured.
+    pub fn fallback_kind(&self) -> Option<ProviderKind> {
+        match self.fallback.trim() {
+            "openai" => Some(ProviderKind::Openai),
+            "gemini" => Some(ProviderKind::Gemini),
+            _ => None,
+        }
+    }
+}
+
+/// Who may confirm a proposed change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmPolicy {
+    /// Only the person whose message led to the action.
+    Requester,
+    /// Anyone who is a member of the project (or anyone, when no project is bound).
+    AnyMember,
+    /// Project members with the editor or owner role.
+    Editors,
+}
+
+/// `[agent]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model calls per turn.
+    pub max_model_calls_per_turn: u32,
+    /// Tool calls per turn.
+    pub max_tool_calls_per_turn: u32,
+    /// Seconds per tool execution.
+    pub tool_timeout_secs: u64,
+    /// Token budget for history.
+    pub history_token_budget: usize,
+    /// Hours before a pending confirmation expires.
+    pub confirmation_ttl_hours: u64,
+    /// Default confirmation policy.
+    pub confirm_policy: ConfirmPolicy,
+}
+
+/// `[limits]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Model turns per user per minute.
+    pub turns_per_user_per_minute: u32,
+    /// Model turns per channel per minute.
+    pub turns_per_channel_per_minute: u32,
+    /// Executions of one tool per minute.
+    pub tool_executions_per_minute: u32,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Listen address.
+    pub bind: String,
+    /// Seconds granted to turns in flight at shutdown.
+    pub shutdown_grace_secs: u64,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human on a terminal, JSON otherwise.
+    Auto,
+    /// Human-readable lines.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// Output format.
+    pub format: LogFormat,
+    /// tracing filter.
+    pub filter: String,
+}
+
+/// `[discord]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscordConfig {
+    /// Whether `serve` runs the Discord adapter.
+    pub enabled: bool,
+    /// REST API base URL.
+    pub api_base_url: String,
+}
+
+/// Slack transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlackTransport {
+    /// Socket Mode.
+    Socket,
+    /// HTTP Events API.
+    Http,
+}
+
+/// `[slack]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackConfig {
+    /// Whether `serve` runs the Slack adapter.
+    pub enabled: bool,
+    /// Transport.
+    pub transport: SlackTransport,
+    /// Web API base URL.
+    pub api_base_url: String,
+}
+
+/// The whole validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `[database]`.
+    pub database: DatabaseConfig,
+    /// `[llm]`.
+    pub llm: LlmConfig,
+    /// `[agent]`.
+    pub agent: AgentConfig,
+    /// `[limits]`.
+    pub limits: LimitsConfig,
+    /// `[server]`.
+    pub server: ServerConfig,
+    /// `[log]`.
+    pub log: LogConfig,
+    /// `[discord]`.
+    pub discord: DiscordConfig,
+    /// `[slack]`.
+    pub slack: SlackConfig,
+    /// Secrets from the environment.
+    pub secrets: Secrets,
+}
+
+/// Every problem found while loading the configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the configuration has {} problem(s):\n{}", .0.len(), .0.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigError(pub Vec<String>);
+
+impl Config {
+    /// Loads the shipped defaults, then `path` (if given), then `SPARKY_*` overrides and
+    /// secrets from `env`, and validates the result.
+    pub fn load(path: Option<&Path>, env: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let mut problems = Vec::new();
+        let mut root: toml::Table = DEFAULT_CONFIG
+            .parse()
+            .map_err(|e| ConfigError(vec![format!("built-in defaults are invalid: {e}")]))?;
+        if let Some(path) = path {
+            match std::fs::read_to_string(path) {
+                Ok(text) => match text.parse::<toml::Table>() {
+                    Ok(user) => merge(&mut root, user),
+                    Err(e) => problems.push(format!("{}: not valid TOML: {e}", path.display())),
+                },
+                Err(e) => problems.push(format!("{}: cannot read: {e}", path.display())),
+            }
+        }
+        apply_env_overrides(&mut root, env, &mut problems);
+        for key in root.keys() {
+            if !SECTIONS.contains(&key.as_str()) {
+                problems.push(format!("unknown section [{key}]"));
+            }
+        }
+
+        let database = section::<DatabaseConfig>(&root, "database", &mut problems);
+        let llm = section::<LlmConfig>(&root, "llm", &mut problems);
+        let agent = section::<AgentConfig>(&root, "agent", &mut problems);
+        let limits = section::<LimitsConfig>(&root, "limits", &mut problems);
+        let server = section::<ServerConfig>(&root, "server", &mut problems);
+        let log = section::<LogConfig>(&root, "log", &mut problems);
+        let discord = section::<DiscordConfig>(&root, "discord", &mut problems);
+        let slack = section::<SlackConfig>(&root, "slack", &mut problems);
+        let secrets = Secrets::from_env(env);
+
+        let (
+            Some(mut database),
+            Some(llm),
+            Some(agent),
+            Some(limits),
+            Some(server),
+            Some(log),
+            Some(discord),
+            Some(slack),
+        ) = (database, llm, agent, limits, server, log, discord, slack)
+        else {
+            return Err(ConfigError(problems));
+        };
+        if let Some(url) = env.get("DATABASE_URL").filter(|u| !u.trim().is_empty()) {
+            database.url = url.clone();
+        }
+        let config = Config {
+            database,
+            llm,
+            agent,
+            limits,
+            server,
+            log,
+            discord,
+            slack,
+            secrets,
+        };
+        config.validate(&mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigError(problems))
+        }
+    }
+
+    /// Loads with the process environment.
+    pub fn load_from_process(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let env: BTreeMap<String, String> = std::env::vars().collect();
+        Self::load(path, &env)
+    }
+
+    fn validate(&self, problems: &mut Vec<String>) {
+        let url = self.database.url.trim();
+        if !url.is_empty() && !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+            problems
+                .push("database.url must be a postgres:// URL (leave it empty for SQLite)".into());
+        }
+        if self.database.max_connections == 0 {
+            problems.push("database.max_connections must be at least 1".into());
+        }
+        for (key, endpoint) in [("openai", &self.llm.openai), ("gemini", &self.llm.gemini)] {
+            if !endpoint.base_url.starts_with("http://")
+                && !endpoint.base_url.starts_with("https://")
+            {
+                problems.push(format!(
+                    "llm.{key}.base_url must start with http:// or https://"
+                ));
+            }
+            if endpoint.model.trim().is_empty() {
+                problems.push(format!("llm.{key}.model must not be empty"));
+            }
+        }
+        if !matches!(self.llm.fallback.trim(), "" | "openai" | "gemini") {
+            problems.push(format!(
+                "llm.fallback must be \"\", \"openai\" or \"gemini\", not \"{}\"",
+                self.llm.fallback
+            ));
+        }
+        let uses = |kind: ProviderKind| {
+            self.llm.provider == kind || self.llm.fallback_kind() == Some(kind)
+        };
+        if uses(ProviderKind::Gemini) && self.secrets.gemini_api_key.is_none() {
+            problems.push("llm uses gemini but GEMINI_API_KEY is not set".into());
+        }
+        if uses(ProviderKind::Openai)
+            && self.secrets.openai_api_key.is_none()
+            && self.llm.openai.base_url.contains("api.openai.com")
+        {
+            problems.push("llm uses openai at api.openai.com but OPENAI_API_KEY is not set".into());
+        }
+        if self.llm.request_timeout_secs == 0 {
+            problems.push("llm.request_timeout_secs must be at least 1".into());
+        }
+        if !(0.0..=2.0).contains(&self.llm.temperature) {
+            problems.push("llm.temperature must be between 0 and 2".into());
+        }
+        let a = &self.agent;
+        if a.max_model_calls_per_turn == 0 || a.max_model_calls_per_turn > 10 {
+            problems.push("agent.max_model_calls_per_turn must be between 1 and 10".into());
+        }
+        if a.max_tool_calls_per_turn == 0 {
+            problems.push("agent.max_tool_calls_per_turn must be at least 1".into());
+        }
+        if a.tool_timeout_secs == 0 {
+            problems.push("agent.tool_timeout_secs must be at least 1".into());
+        }
+        if a.history_token_budget < 1000 {
+            problems.push("agent.history_token_budget must be at least 1000".into());
+        }
+        if a.confirmation_ttl_hours == 0 {
+            problems.push("agent.confirmation_ttl_hours must be at least 1".into());
+        }
+        let l = &self.limits;
+        for (key, v) in [
+            ("turns_per_user_per_minute", l.turns_per_user_per_minute),
+            (
+                "turns_per_channel_per_minute",
+                l.turns_per_channel_per_minute,
+            ),
+            ("tool_executions_per_minute", l.tool_executions_per_minute),
+        ] {
+            if v == 0 {
+                problems.push(format!("limits.{key} must be at least 1"));
+            }
+        }
+        if self.server.bind.parse::<std::net::SocketAddr>().is_err() {
+            problems.push(format!(
+                "server.bind must be an address like 127.0.0.1:8080, not \"{}\"",
+                self.server.bind
+            ));
+        }
+        if self.discord.enabled && self.secrets.discord_token.is_none() {
+            problems.push("discord.enabled is true but DISCORD_TOKEN is not set".into());
+        }
+        if self.slack.enabled {
+            if self.secrets.slack_bot_token.is_none() {
+                problems.push("slack.enabled is true but SLACK_BOT_TOKEN is not set".into());
+            }
+            match self.slack.transport {
+                SlackTransport::Socket if self.secrets.slack_app_token.is_none() => problems
+                    .push("slack.transport is \"socket\" but SLACK_APP_TOKEN is not set".into()),
+                SlackTransport::Http if self.secrets.slack_signing_secret.is_none() => problems
+                    .push("slack.transport is \"http\" but SLACK_SIGNING_SECRET is not set".into()),
+                _ => {}
+            }
+        }
+        for (key, url) in [
+            ("discord.api_base_url", &self.discord.api_base_url),
+            ("slack.api_base_url", &self.slack.api_base_url),
+        ] {
+            if !url.starts_with("http://") && !url.starts_with("https://") {
+                problems.push(format!("{key} must start with http:// or https://"));
+            }
+        }
+    }
+
+    /// The SQLite file used when no Postgres URL is configured.
+    pub fn sqlite_file(&self) -> PathBuf {
+        if !self.database.sqlite_path.trim().is_empty() {
+            return PathBuf::from(self.database.sqlite_path.trim());
+        }
+        dirs::data_dir()
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join("sparky")
+            .join("sparky.db")
+    }
+}
+
+const SECTIONS: &[&str] = &[
+    "database", "llm", "agent", "limits", "server", "log", "discord", "slack",
+];
+
+fn section<T: DeserializeOwned>(
+    root: &toml::Table,
+    name: &str,
+    problems: &mut Vec<String>,
+) -> Option<T> {
+    let value = root
+        .get(name)
+        .cloned()
+        .unwrap_or(toml::Value::Table(toml::Table::new()));
+    match value.try_into::<T>() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(format!("[{name}]: {}", e.message().trim()));
+            None
+        }
+    }
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// `SPARKY_LLM__OPENAI__MODEL=x` sets `llm.openai.model`. Values are read as TOML when they
+/// parse as a TOML scalar of the same type as the existing key, else as strings.
+fn apply_env_overrides(
+    root: &mut toml::Table,
+    env: &BTreeMap<String, String>,
+    problems: &mut Vec<String>,
+) {
+    for (name, raw) in env {
+        let Some(path) = name.strip_prefix("SPARKY_") else {
+            continue;
+        };
+        if !path.contains("__") {
+            // Not a key override (e.g. SPARKY_PG_PORT used by scripts).
+            continue;
+        }
+        let keys: Vec<String> = path.split("__").map(|k| k.to_ascii_lowercase()).collect();
+        let dotted = keys.join(".");
+        let Some(table) = table_at(root, &keys[..keys.len() - 1]) else {
+            problems.push(format!("{name}: there is no setting {dotted}"));
+            continue;
+        };
+        let Some(last) = keys.last() else { continue };
+        let value = match table.get(last) {
+            Some(toml::Value::String(_)) => toml::Value::String(raw.clone()),
+            Some(toml::Value::Boolean(_)) => match raw.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => toml::Value::Boolean(true),
+                "false" | "0" | "no" => toml::Value::Boolean(false),
+                _ => {
+                    problems.push(format!(
+                        "{name}: {dotted} must be true or false, not \"{raw}\""
+                    ));
+                    continue;
+                }
+            },
+            Some(toml::Value::Integer(_)) => match raw.trim().parse::<i64>() {
+                Ok(v) => toml::Value::Integer(v),
+                Err(_) => {
+                    problems.push(format!(
+                        "{name}: {dotted} must be a whole number, not \"{raw}\""
+                    ));
+                    continue;
+                }
+            },
+            Some(toml::Value::Float(_)) => match raw.trim().parse::<f64>() {
+                Ok(v) => toml::Value::Float(v),
+                Err(_) => {
+                    problems.push(format!("{name}: {dotted} must be a number, not \"{raw}\""));
+                    continue;
+                }
+            },
+            _ => {
+                problems.push(format!("{name}: there is no setting {dotted}"));
+                continue;
+            }
+        };
+        table.insert(last.clone(), value);
+    }
+}
+
+fn table_at<'a>(root: &'a mut toml::Table, keys: &[String]) -> Option<&'a mut toml::Table> {
+    match keys.split_first() {
+        None => Some(root),
+        Some((first, rest)) => match root.get_mut(first) {
+            Some(toml::Value::Table(t)) => table_at(t, rest),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_load_without_any_file_or_secret() {
+        let c = Config::load(None, &env(&[])).unwrap();
+        assert_eq!(c.llm.provider, ProviderKind::None);
+        assert_eq!(c.agent.max_model_calls_per_turn, 10);
+        assert!(c.database.url.is_empty());
+    }
+
+    #[test]
+    fn env_overrides_any_key_and_database_url() {
+        let c = Config::load(
+            None,
+            &env(&[
+                ("SPARKY_LLM__OPENAI__MODEL", "gpt-4o"),
+                ("SPARKY_AGENT__TOOL_TIMEOUT_SECS", "7"),
+                ("SPARKY_LLM__PROVIDER", "openai"),
+                ("SPARKY_LLM__OPENAI__BASE_URL", "http://127.0.0.1:9/v1"),
+                ("DATABASE_URL", "postgres://u@h/db"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.llm.openai.model, "gpt-4o");
+        assert_eq!(c.agent.tool_timeout_secs, 7);
+        assert_eq!(c.llm.provider, ProviderKind::Openai);
+        assert_eq!(c.database.url, "postgres://u@h/db");
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(
+            &path,
+            "[discord]\nenabled = true\n[agent]\nmax_model_calls_per_turn = 50\n[server]\nbind = \"nowhere\"\n[llm]\nprovider = \"gemini\"\n",
+        )
+        .unwrap();
+        let err = Config::load(
+            Some(&path),
+            &env(&[("SPARKY_AGENT__TOOL_TIMEOUT_SECS", "soon")]),
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            "discord.enabled is true but DISCORD_TOKEN is not set",
+            "agent.max_model_calls_per_turn must be between 1 and 10",
+            "server.bind must be an address",
+            "GEMINI_API_KEY is not set",
+            "agent.tool_timeout_secs must be a whole number",
+        ] {
+            assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+        }
+        assert!(err.0.len() >= 5);
+    }
+
+    #[test]
+    fn unknown_keys_and_sections_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[agent]\nmax_modle_calls = 3\n[bogus]\nx = 1\n").unwrap();
+        let err = Config::load(Some(&path), &env(&[("SPARKY_NOPE__X", "1")])).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("max_modle_calls"), "{text}");
+        assert!(text.contains("unknown section [bogus]"), "{text}");
+        assert!(text.contains("there is no setting nope.x"), "{text}");
+    }
+
+    #[test]
+    fn secrets_are_not_printed_in_debug() {
+        let c = Config::load(None, &env(&[("OPENAI_API_KEY", "sk-very-secret")])).unwrap();
+        let dbg = format!("{c:?}");
+        assert!(!dbg.contains("sk-very-secret"));
+        assert!(c.secrets.openai_api_key.is_some());
+    }
+}

@@ -1,0 +1,12 @@
+//! Sparky: an NEC compliance copilot for Slack and Discord teams.
+//!
+//! Layout: `core` (sessions, turn loop, confirmation gate), `llm` (provider-neutral chat and
+//! wire formats), `tools` (registry and tool packs), `nec` (tables and calculations),
+//! `store` (Postgres and SQLite), `platforms` (console, Discord, Slack adapters).
+
+pub mod config;
+pub mod core;
+pub mod llm;
+pub mod nec;
+pub mod project;
+pub mod store;

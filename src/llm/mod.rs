@@ -1,0 +1,225 @@
+//! Provider-neutral chat model and the streaming interface every LLM wire format implements.
+//!
+//! The agent core speaks only these types; `openai` and `gemini` translate them to and from
+//! their wire formats, so a conversation started on one provider can continue on another.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+
+/// A tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Call id: the provider's, or one we assigned (Gemini may send none) and echo back.
+    pub id: String,
+    /// Tool name as the model wrote it (may be unknown to the registry).
+    pub name: String,
+    /// Arguments as the raw JSON text the model produced; parsed (and possibly rejected) later.
+    pub arguments: String,
+    /// Gemini `thoughtSignature` attached to this call, sent back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+}
+
+/// The result of one tool call, sent back to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool name of that call.
+    pub name: String,
+    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set.
+    pub content: serde_json::Value,
+    /// Whether the call failed (unknown tool, bad arguments, tool error, not confirmed).
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// One message of a conversation in provider-neutral form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    /// A person's message.
+    User {
+        /// Text as typed.
+        text: String,
+    },
+    /// A model turn: text and/or tool calls.
+    Assistant {
+        /// Text content (may be empty when the turn only calls tools).
+        #[serde(default)]
+        text: String,
+        /// Tool calls of this turn, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        /// Gemini signature attached to the text part, echoed back unchanged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<String>,
+    },
+    /// Results for the tool calls of the preceding assistant message (one per call).
+    Tool {
+        /// One result per call, in call order.
+        results: Vec<ToolResult>,
+    },
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User { text: text.into() }
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+            thought_signature: None,
+        }
+    }
+
+    /// Rough token estimate (4 characters per token) used for history windows.
+    pub fn estimated_tokens(&self) -> usize {
+        let chars = match self {
+            Self::User { text } => text.len(),
+            Self::Assistant {
+                text, tool_calls, ..
+            } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.name.len() + c.arguments.len() + 16)
+                        .sum::<usize>()
+            }
+            Self::Tool { results } => results
+                .iter()
+                .map(|r| r.content.to_string().len() + 16)
+                .sum(),
+        };
+        chars / 4 + 4
+    }
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Unique name (`[a-zA-Z0-9_]+`).
+    pub name: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// JSON Schema (draft 2020-12 subset) of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// One request to a chat model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ChatRequest {
+    /// System instruction.
+    pub system: String,
+    /// Conversation so far, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+    /// Sampling temperature, if the caller wants one.
+    pub temperature: Option<f32>,
+    /// Upper bound on generated tokens.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// Token usage reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// Natural end of the answer.
+    Stop,
+    /// The model wants tool calls answered.
+    ToolCalls,
+    /// Output token limit reached.
+    Length,
+    /// Blocked by the provider's safety filter.
+    ContentFilter,
+    /// Anything else the provider reported.
+    Other,
+}
+
+/// One event of a streamed model turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of answer text.
+    TextDelta(String),
+    /// A complete tool call (fragments are assembled by the provider module).
+    ToolCall(ToolCall),
+    /// A signature attached to the text of this turn (Gemini), to be echoed back.
+    TextSignature(String),
+    /// Token usage for the turn.
+    Usage(Usage),
+    /// End of the turn.
+    Done(FinishReason),
+}
+
+/// A streamed model turn.
+pub type ChatStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+/// Typed provider failures.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// 429: too many requests; wait `retry_after` if given.
+    #[error("the model provider is rate limiting us{}", .retry_after.map(|d| format!(" (retry after {}s)", d.as_secs())).unwrap_or_default())]
+    RateLimited {
+        /// Provider's suggested wait.
+        retry_after: Option<Duration>,
+    },
+    /// 500/502/503/504 or an explicit overload signal.
+    #[error("the model provider is overloaded or failing ({0})")]
+    Overloaded(String),
+    /// The provider rejected the request as malformed (400).
+    #[error("the model provider rejected the request: {0}")]
+    InvalidRequest(String),
+    /// Missing or wrong credentials, or a disabled service (401/403, Gemini's 400 API_KEY_INVALID).
+    #[error("the model provider refused our credentials: {0}")]
+    Auth(String),
+    /// The request or stream took longer than allowed.
+    #[error("the model provider timed out")]
+    Timeout,
+    /// The prompt is longer than the model's context window.
+    #[error("the conversation is too long for the model's context window")]
+    ContextTooLong,
+    /// Network failure before a response.
+    #[error("could not reach the model provider: {0}")]
+    Transport(String),
+    /// The provider answered something we could not parse.
+    #[error("the model provider sent a malformed response: {0}")]
+    Protocol(String),
+}
+
+impl LlmError {
+    /// Whether retrying the same request later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::RateLimited { .. } | Self::Overloaded(_) | Self::Timeout | Self::Transport(_)
+        )
+    }
+}
+
+/// A chat model that streams.
+#[async_trait]
+pub trait ChatProvider: Send + Sync {
+    /// Human-readable `provider:model`, for logs and audit.
+    fn name(&self) -> String;
+
+    /// Starts a streamed turn. Errors before the first event are returned here.
+    async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError>;
+}

@@ -1,0 +1,270 @@
+//! Persistence: one interface, two backends (Postgres + pgvector for teams, SQLite embedded).
+//!
+//! All state lives here so any replica can continue any session after a crash.
+
+mod records;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::core::session::{Mode, Session, SessionKey};
+use crate::nec::units::Edition;
+use crate::project::{
+    ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItem,
+    LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ProjectData, ServiceSpec, Task, TaskSpec,
+    Transformer, TransformerSpec,
+};
+
+pub use records::*;
+
+/// Store failures, typed so callers can tell a user's mistake from an outage.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness rule was violated (e.g. a panel name already used in the project).
+    #[error("{0}")]
+    Conflict(String),
+    /// A referenced row does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The database was written by a newer version of Sparky.
+    #[error("the database schema is at version {found}, newer than this binary supports ({supported}); upgrade sparky")]
+    SchemaTooNew {
+        /// Version in the database.
+        found: i64,
+        /// Newest version this binary knows.
+        supported: i64,
+    },
+    /// Anything else from the driver.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON value could not be decoded.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// Result alias.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Which backend a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// PostgreSQL with pgvector.
+    Postgres,
+    /// Embedded SQLite file.
+    Sqlite,
+}
+
+/// Holds a session's lock until dropped (or `release`d). Work on one session is serialised
+/// across tasks and, on Postgres, across processes.
+pub struct SessionLock {
+    inner: Box<dyn std::any::Any + Send>,
+}
+
+impl SessionLock {
+    /// Wraps a backend-specific guard.
+    pub fn new(inner: Box<dyn std::any::Any + Send>) -> Self {
+        Self { inner }
+    }
+
+    /// Releases the lock now.
+    pub fn release(self) {
+        drop(self.inner);
+    }
+}
+
+/// The persistence interface the rest of the bot uses.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Which backend this is.
+    fn backend(&self) -> Backend;
+    /// Checks the database answers (for `/readyz`).
+    async fn ping(&self) -> StoreResult<()>;
+
+    // ----- projects -----
+    /// Creates a project; `Conflict` when the name exists.
+    async fn create_project(&self, name: &str, edition: Edition) -> StoreResult<Project>;
+    /// A project by id.
+    async fn project(&self, id: i64) -> StoreResult<Option<Project>>;
+    /// A project by name (case-insensitive).
+    async fn project_by_name(&self, name: &str) -> StoreResult<Option<Project>>;
+    /// All projects, by name.
+    async fn list_projects(&self) -> StoreResult<Vec<Project>>;
+    /// Saves edition and confirm policy.
+    async fn update_project(&self, project: &Project) -> StoreResult<()>;
+    /// Binds a channel to a project (replacing any earlier binding).
+    async fn bind_channel(
+        &self,
+        platform: &str,
+        workspace: &str,
+        channel: &str,
+        project_id: i64,
+    ) -> StoreResult<()>;
+    /// The project a channel is bound to.
+    async fn channel_project(
+        &self,
+        platform: &str,
+        workspace: &str,
+        channel: &str,
+    ) -> StoreResult<Option<i64>>;
+    /// Sets a member's role in a project.
+    async fn set_member_role(
+        &self,
+        project_id: i64,
+        platform: &str,
+        user: &str,
+        role: MemberRole,
+    ) -> StoreResult<()>;
+    /// A member's role, if any.
+    async fn member_role(
+        &self,
+        project_id: i64,
+        platform: &str,
+        user: &str,
+    ) -> StoreResult<Option<MemberRole>>;
+
+    // ----- equipment -----
+    /// Sets (inserts or replaces) the project's service.
+    async fn set_service(&self, project_id: i64, service: &ServiceSpec) -> StoreResult<()>;
+    /// Adds a panel; `Conflict` on a duplicate name.
+    async fn add_panel(&self, project_id: i64, panel: &PanelSpec) -> StoreResult<Panel>;
+    /// Replaces a panel's data.
+    async fn update_panel(&self, id: i64, panel: &PanelSpec) -> StoreResult<Panel>;
+    /// Removes a panel and its circuits.
+    async fn remove_panel(&self, id: i64) -> StoreResult<()>;
+    /// Adds a circuit; `Conflict` on a duplicate number in the panel.
+    async fn add_circuit(&self, panel_id: i64, circuit: &CircuitSpec) -> StoreResult<Circuit>;
+    /// Replaces a circuit's data.
+    async fn update_circuit(&self, id: i64, circuit: &CircuitSpec) -> StoreResult<Circuit>;
+    /// Removes a circuit.
+    async fn remove_circuit(&self, id: i64) -> StoreResult<()>;
+    /// Adds a feeder.
+    async fn add_feeder(&self, project_id: i64, feeder: &FeederSpec) -> StoreResult<Feeder>;
+    /// Adds a transformer.
+    async fn add_transformer(
+        &self,
+        project_id: i64,
+        transformer: &TransformerSpec,
+    ) -> StoreResult<Transformer>;
+    /// Adds an energy-budget load.
+    async fn add_load_item(&self, project_id: i64, item: &LoadItemSpec) -> StoreResult<LoadItem>;
+    /// Adds a charging source.
+    async fn add_charging_source(
+        &self,
+        project_id: i64,
+        source: &ChargingSourceSpec,
+    ) -> StoreResult<ChargingSource>;
+    /// Creates a task.
+    async fn create_task(
+        &self,
+        project_id: i64,
+        task: &TaskSpec,
+        created_by: &str,
+    ) -> StoreResult<Task>;
+    /// Marks a task done; `None` when it does not exist or was already done.
+    async fn complete_task(&self, id: i64, by: &str) -> StoreResult<Option<Task>>;
+    /// Everything about a project; `NotFound` when it does not exist.
+    async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData>;
+
+    // ----- sessions and history -----
+    /// The session for a key, created with `mode` and `project_id` when new.
+    async fn open_session(
+        &self,
+        key: &SessionKey,
+        mode: Mode,
+        project_id: Option<i64>,
+    ) -> StoreResult<Session>;
+    /// A session by id.
+    async fn session(&self, id: i64) -> StoreResult<Option<Session>>;
+    /// Changes the mode.
+    async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()>;
+    /// Changes the project.
+    async fn set_session_project(&self, id: i64, project_id: Option<i64>) -> StoreResult<()>;
+    /// Stores the running summary and the last message it covers.
+    async fn set_session_summary(
+        &self,
+        id: i64,
+        summary: &str,
+        through_message_id: i64,
+    ) -> StoreResult<()>;
+    /// Appends a message to a session's history.
+    async fn append_message(
+        &self,
+        session_id: i64,
+        message: &NewMessage,
+    ) -> StoreResult<StoredMessage>;
+    /// The newest `limit` messages with id > `after_id`, oldest first.
+    async fn recent_messages(
+        &self,
+        session_id: i64,
+        after_id: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<StoredMessage>>;
+    /// Serialises work on a session until the returned guard is dropped.
+    async fn lock_session(&self, session_id: i64) -> StoreResult<SessionLock>;
+
+    // ----- pending actions (the confirmation gate) -----
+    /// Stores a new pending action.
+    async fn create_pending(&self, action: &NewPendingAction) -> StoreResult<PendingAction>;
+    /// A pending action by id.
+    async fn pending(&self, id: &str) -> StoreResult<Option<PendingAction>>;
+    /// The session's action still in state `pending`, if any.
+    async fn open_pending_for_session(&self, session_id: i64)
+        -> StoreResult<Option<PendingAction>>;
+    /// Moves an action from `from` to `to` in one conditional update; `None` when it was not
+    /// in `from` (already resolved by someone else). This is what makes Confirm idempotent.
+    async fn transition_pending(
+        &self,
+        id: &str,
+        from: PendingState,
+        to: PendingState,
+        by: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<PendingAction>>;
+    /// Records the outcome of an executed (or failed) action.
+    async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()>;
+    /// Remembers the platform message that shows the action (to edit it later).
+    async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()>;
+
+    // ----- audit and events -----
+    /// Writes an audit row.
+    async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()>;
+    /// Audit rows of a session, oldest first.
+    async fn audit_for_session(&self, session_id: i64) -> StoreResult<Vec<AuditRecord>>;
+    /// Records a platform event id; `false` when it was seen before (a redelivery).
+    async fn claim_event(&self, platform: &str, event_id: &str) -> StoreResult<bool>;
+
+    // ----- documents and chunks (retrieval) -----
+    /// Inserts or updates a document by (source, workspace); returns it and whether its hash changed.
+    async fn upsert_document(&self, doc: &NewDocument) -> StoreResult<(Document, bool)>;
+    /// Replaces all chunks of a document.
+    async fn replace_chunks(&self, document_id: i64, chunks: &[NewChunk]) -> StoreResult<Vec<i64>>;
+    /// Stores an embedding for a chunk under a model name (one per chunk and model).
+    async fn set_embedding(&self, chunk_id: i64, model: &str, embedding: &[f32])
+        -> StoreResult<()>;
+    /// Chunks of a model that still lack an embedding.
+    async fn chunks_missing_embedding(&self, model: &str, limit: usize) -> StoreResult<Vec<Chunk>>;
+    /// Full-text search, best first.
+    async fn search_text(
+        &self,
+        query: &str,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>>;
+    /// Nearest neighbours by cosine similarity for one embedding model, best first.
+    async fn search_vector(
+        &self,
+        embedding: &[f32],
+        model: &str,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>>;
+    /// Chunks whose section reference equals `section` (canonical form).
+    async fn chunks_by_section(
+        &self,
+        section: &str,
+        filter: &ChunkFilter,
+    ) -> StoreResult<Vec<Chunk>>;
+}

@@ -1,0 +1,326 @@
+//! Records stored for the agent core: messages, pending actions, audit, documents.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfirmPolicy;
+use crate::llm::{ChatMessage, ToolCall, ToolResult};
+
+/// A message to append to a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    /// The message in provider-neutral form.
+    pub message: ChatMessage,
+    /// Platform user id of the author, for user messages.
+    pub author: Option<String>,
+    /// Platform event id that produced it, if any.
+    pub event_id: Option<String>,
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    /// Database id (increasing within a session).
+    pub id: i64,
+    /// Owning session.
+    pub session_id: i64,
+    /// The message.
+    pub message: ChatMessage,
+    /// Author of a user message.
+    pub author: Option<String>,
+    /// Estimated tokens.
+    pub tokens: i64,
+    /// When stored.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Lifecycle of a pending action (DESIGN.md section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingState {
+    /// Waiting for a person.
+    Pending,
+    /// Confirmed; execution claimed by exactly one worker.
+    Confirmed,
+    /// Executed; `outcome` holds the results.
+    Executed,
+    /// Cancelled by a person.
+    Cancelled,
+    /// Replaced by a typed correction.
+    Superseded,
+    /// Timed out.
+    Expired,
+}
+
+impl PendingState {
+    /// Stable name used in storage.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Confirmed => "confirmed",
+            Self::Executed => "executed",
+            Self::Cancelled => "cancelled",
+            Self::Superseded => "superseded",
+            Self::Expired => "expired",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "confirmed" => Self::Confirmed,
+            "executed" => Self::Executed,
+            "cancelled" => Self::Cancelled,
+            "superseded" => Self::Superseded,
+            "expired" => Self::Expired,
+            _ => return None,
+        })
+    }
+}
+
+/// One item of an action plan, as shown to the person who confirms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionItem {
+    /// The tool call it comes from.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// Validated arguments.
+    pub args: serde_json::Value,
+    /// One line: what will change.
+    pub summary: String,
+    /// Details lines: the resulting state (e.g. panel load after the change).
+    #[serde(default)]
+    pub details: Vec<String>,
+}
+
+/// Who may confirm an action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmRule {
+    /// The policy in force.
+    pub policy: ConfirmPolicy,
+    /// The requester (always allowed).
+    pub requester: String,
+}
+
+/// A pending action to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewPendingAction {
+    /// Action id (UUID text).
+    pub id: String,
+    /// Owning session.
+    pub session_id: i64,
+    /// Who may confirm.
+    pub rule: ConfirmRule,
+    /// The write calls awaiting confirmation.
+    pub calls: Vec<ToolCall>,
+    /// Results already computed for the read-only calls of the same model turn.
+    pub prior_results: Vec<ToolResult>,
+    /// What the person sees.
+    pub items: Vec<ActionItem>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Expiry time.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A stored pending action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingAction {
+    /// Action id.
+    pub id: String,
+    /// Owning session.
+    pub session_id: i64,
+    /// State.
+    pub state: PendingState,
+    /// Who may confirm.
+    pub rule: ConfirmRule,
+    /// The write calls.
+    pub calls: Vec<ToolCall>,
+    /// Results of the read-only calls of the same turn.
+    pub prior_results: Vec<ToolResult>,
+    /// What the person sees.
+    pub items: Vec<ActionItem>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Expiry time.
+    pub expires_at: DateTime<Utc>,
+    /// Who resolved it.
+    pub resolved_by: Option<String>,
+    /// When.
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Execution results.
+    pub outcome: Option<serde_json::Value>,
+    /// Platform message showing the action.
+    pub message_ref: Option<String>,
+}
+
+/// Kinds of audited events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditKind {
+    /// A tool ran.
+    Execution,
+    /// A write action was proposed.
+    Proposed,
+    /// Confirmed by a person.
+    Confirmed,
+    /// Cancelled by a person.
+    Cancelled,
+    /// Superseded by a typed correction.
+    Corrected,
+    /// Expired.
+    Expired,
+    /// A confirm attempt by someone not allowed.
+    Refused,
+}
+
+impl AuditKind {
+    /// Stable name used in storage.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Execution => "execution",
+            Self::Proposed => "proposed",
+            Self::Confirmed => "confirmed",
+            Self::Cancelled => "cancelled",
+            Self::Corrected => "corrected",
+            Self::Expired => "expired",
+            Self::Refused => "refused",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "execution" => Self::Execution,
+            "proposed" => Self::Proposed,
+            "confirmed" => Self::Confirmed,
+            "cancelled" => Self::Cancelled,
+            "corrected" => Self::Corrected,
+            "expired" => Self::Expired,
+            "refused" => Self::Refused,
+            _ => return None,
+        })
+    }
+}
+
+/// An audit row to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    /// Session, when the event belongs to one.
+    pub session_id: Option<i64>,
+    /// Who: platform user id, or "model" / "system".
+    pub actor: String,
+    /// What happened.
+    pub kind: AuditKind,
+    /// Tool involved.
+    pub tool: Option<String>,
+    /// Pending action involved.
+    pub action_id: Option<String>,
+    /// Arguments.
+    pub args: serde_json::Value,
+    /// Result or details.
+    pub result: serde_json::Value,
+    /// Whether it failed.
+    pub is_error: bool,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored audit row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// Database id.
+    pub id: i64,
+    /// The entry.
+    pub entry: AuditEntry,
+}
+
+/// A document to ingest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDocument {
+    /// Where it came from (file name, URL, "sparky:summaries").
+    pub source: String,
+    /// Title.
+    pub title: String,
+    /// Workspace that may see it; `None` = everyone.
+    pub workspace: Option<String>,
+    /// SHA-256 of the whole content.
+    pub content_hash: String,
+}
+
+/// A stored document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Database id.
+    pub id: i64,
+    /// Source.
+    pub source: String,
+    /// Title.
+    pub title: String,
+    /// Visibility.
+    pub workspace: Option<String>,
+    /// Content hash.
+    pub content_hash: String,
+}
+
+/// A chunk to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewChunk {
+    /// Canonical section reference ("250.122", "Table 310.16"), if detected.
+    pub section: Option<String>,
+    /// NEC edition year, if known.
+    pub edition: Option<i32>,
+    /// Page in the source document.
+    pub page: Option<i32>,
+    /// Heading or title of the chunk.
+    pub heading: String,
+    /// Text.
+    pub text: String,
+    /// SHA-256 of the text.
+    pub content_hash: String,
+}
+
+/// A stored chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// Database id.
+    pub id: i64,
+    /// Owning document.
+    pub document_id: i64,
+    /// Source of the owning document.
+    pub source: String,
+    /// Section reference.
+    pub section: Option<String>,
+    /// Edition year.
+    pub edition: Option<i32>,
+    /// Page.
+    pub page: Option<i32>,
+    /// Heading.
+    pub heading: String,
+    /// Text.
+    pub text: String,
+    /// Content hash.
+    pub content_hash: String,
+}
+
+/// A chunk with a relevance score (higher is better).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredChunk {
+    /// The chunk.
+    pub chunk: Chunk,
+    /// Score: ts_rank / bm25-derived for text, cosine similarity for vectors.
+    pub score: f64,
+}
+
+/// Which chunks a search may see.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkFilter {
+    /// Only this edition (chunks without an edition always pass).
+    pub edition: Option<i32>,
+    /// The asking workspace: sees global chunks plus its own.
+    pub workspace: Option<String>,
+}
