@@ -4,9 +4,14 @@
 //! wire formats), `tools` (registry and tool packs), `nec` (tables and calculations),
 //! `store` (Postgres and SQLite), `platforms` (console, Discord, Slack adapters).
 
+pub mod app;
 pub mod config;
 pub mod core;
 pub mod llm;
 pub mod nec;
+pub mod platforms;
 pub mod project;
+pub mod server;
 pub mod store;
+pub mod telemetry;
+pub mod tools;

@@ -1,1 +1,251 @@
-fn main() {}
+//! The `sparky` command.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use sparky::app::App;
+use sparky::config::Config;
+use sparky::core::commands::{self, Command};
+use sparky::core::session::Mode;
+use sparky::platforms::console::{self, ConsoleOptions};
+
+/// Sparky: an NEC compliance copilot for Slack and Discord teams.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    /// Configuration file (default: ./bot-config.toml when present, else built-in defaults).
+    #[arg(long, global = true, env = "SPARKY_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Chat with Sparky in the terminal (works offline; scripts can pipe one input per line).
+    Chat {
+        /// Who you are (confirmations are checked against this name).
+        #[arg(long, env = "USER", default_value = "local")]
+        user: String,
+        /// Mode of a new conversation: general, load or source.
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<Mode>,
+        /// Conversation (thread) name; the same name continues the same conversation.
+        #[arg(long, default_value = "main")]
+        thread: String,
+        /// Project to work on (created when missing; default: the console's project or "default").
+        #[arg(long)]
+        project: Option<String>,
+        /// Print every effect as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the configured platforms (Discord, Slack) and the health/metrics server.
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Run one tool with JSON arguments and print its JSON result.
+    Tool {
+        /// Tool name (see --list).
+        name: Option<String>,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// Project the tool works on.
+        #[arg(long)]
+        project: Option<String>,
+        /// Apply changes without asking.
+        #[arg(long)]
+        yes: bool,
+        /// List the tools instead.
+        #[arg(long)]
+        list: bool,
+        /// With --list: print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
+    let path = path.or_else(|| {
+        let local = PathBuf::from("bot-config.toml");
+        local.exists().then_some(local)
+    });
+    Ok(Config::load_from_process(path.as_deref())?)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sparky: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = load_config(cli.config)?;
+    let quiet = matches!(cli.command, Cmd::Chat { .. } | Cmd::Tool { .. });
+    sparky::telemetry::init_logging(&config.log, quiet);
+    match cli.command {
+        Cmd::Migrate => {
+            let app = App::build(config).await?;
+            println!("database is up to date ({:?})", app.store.backend());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Chat {
+            user,
+            mode,
+            thread,
+            project,
+            json,
+        } => {
+            let app = App::build(config).await?;
+            console::run(
+                app.agent.clone(),
+                ConsoleOptions {
+                    user,
+                    mode,
+                    thread,
+                    project,
+                    json,
+                },
+            )
+            .await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Tool {
+            name,
+            args,
+            project,
+            yes,
+            list,
+            json,
+        } => {
+            let app = App::build(config).await?;
+            let key = console::session_key("cli");
+            if let Some(p) = &project {
+                let out = commands::execute(
+                    &app.agent,
+                    &key,
+                    "cli",
+                    Command::ProjectUse { name: p.clone() },
+                )
+                .await;
+                if out.is_error {
+                    println!("{}", out.json);
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            let command = match (list, name) {
+                (true, _) => Command::Tools,
+                (false, Some(name)) => {
+                    let approved = yes || confirm_on_terminal(&app, &key, &name, &args).await;
+                    Command::Tool {
+                        name,
+                        args,
+                        approved,
+                    }
+                }
+                (false, None) => anyhow::bail!("name a tool, or use --list"),
+            };
+            let out = commands::execute(&app.agent, &key, "cli", command).await;
+            let value = match &out.json {
+                v if list => v.get("tools").cloned().unwrap_or_default(),
+                v if !out.is_error => v.get("result").cloned().unwrap_or_default(),
+                v => serde_json::json!({"error": v.get("message").cloned().unwrap_or_default()}),
+            };
+            if list && !json {
+                println!("{}", out.text);
+            } else {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&value).context("encoding the result")?
+                );
+            }
+            Ok(if out.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::Serve => serve(config).await,
+    }
+}
+
+/// Shows a write tool's preview on a terminal and asks; false when not a terminal.
+async fn confirm_on_terminal(
+    app: &App,
+    key: &sparky::core::session::SessionKey,
+    name: &str,
+    args: &str,
+) -> bool {
+    use std::io::{IsTerminal, Write};
+    let Some(tool) = app.agent.tools().get(name) else {
+        return false;
+    };
+    if !tool.writes() || !std::io::stdin().is_terminal() {
+        return false;
+    }
+    let project_id = app
+        .store
+        .channel_project(&key.platform, &key.workspace, &key.channel)
+        .await
+        .ok()
+        .flatten();
+    let ctx = sparky::tools::ToolContext {
+        store: app.store.clone(),
+        project_id,
+        session_id: None,
+        user: "cli".into(),
+        workspace: None,
+    };
+    let Ok(call) = app.agent.tools().validate(name, args) else {
+        return false;
+    };
+    match call.tool.preview(&call.args, &ctx).await {
+        Ok(p) => {
+            eprintln!("{}", p.summary);
+            for d in &p.details {
+                eprintln!("  {d}");
+            }
+            eprint!("Apply this change? [y/N] ");
+            let _ = std::io::stderr().flush();
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        }
+        Err(_) => false,
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<ExitCode> {
+    let mut platforms = Vec::new();
+    if config.discord.enabled {
+        platforms.push("discord");
+    }
+    if config.slack.enabled {
+        platforms.push("slack");
+    }
+    if platforms.is_empty() {
+        anyhow::bail!(
+            "no platform is enabled. Set discord.enabled = true (with DISCORD_TOKEN) or slack.enabled = true \
+             (with SLACK_BOT_TOKEN and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET) in bot-config.toml, or the \
+             SPARKY_DISCORD__ENABLED / SPARKY_SLACK__ENABLED variables. To try Sparky without a platform, run `sparky chat`."
+        );
+    }
+    anyhow::bail!(
+        "the {} adapter is not available in this build yet; use `sparky chat` meanwhile",
+        platforms.join(" and ")
+    )
+}

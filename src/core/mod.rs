@@ -1,3 +1,14 @@
-//! The agent core: sessions, the turn loop and the confirmation gate. Platform-independent.
+//! The agent core: sessions, the turn loop and the confirmation gate. Platform-independent:
+//! adapters turn platform events into [`agent::Input`] and render [`effects::Effect`]s.
 
+pub mod agent;
+pub mod commands;
+pub mod context;
+pub mod effects;
+pub mod limits;
+pub mod modes;
 pub mod session;
+pub mod window;
+
+pub use agent::{Agent, CoreError, Input, InputAction};
+pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};

@@ -223,3 +223,13 @@ pub trait ChatProvider: Send + Sync {
     /// Starts a streamed turn. Errors before the first event are returned here.
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError>;
 }
+
+pub mod errors;
+pub mod gemini;
+pub mod openai;
+pub mod resilient;
+pub mod sse;
+pub mod tls;
+mod transport;
+
+pub use resilient::{build_provider, Resilient, RetryPolicy};

@@ -50,8 +50,16 @@ quantity!(/// Resistance or impedance in ohms.
 #[serde(rename_all = "lowercase")]
 pub enum Material {
     /// Copper.
+    #[serde(alias = "cu", alias = "Cu", alias = "Copper")]
     Copper,
     /// Aluminum or copper-clad aluminum.
+    #[serde(
+        alias = "al",
+        alias = "Al",
+        alias = "Aluminum",
+        alias = "aluminium",
+        alias = "cca"
+    )]
     Aluminum,
 }
 
@@ -316,6 +324,11 @@ impl FromStr for ConductorSize {
             ))
         };
         let size = match num {
+            // "0 kcmil" must not read as 1/0 AWG.
+            _ if unit == Some("kcmil") => {
+                let v: u16 = num.parse().map_err(|_| err())?;
+                Self::Kcmil(v)
+            }
             "1/0" | "0" => Self::Awg(0),
             "2/0" | "00" => Self::Awg(-1),
             "3/0" | "000" => Self::Awg(-2),

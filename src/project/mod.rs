@@ -3,6 +3,7 @@
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfirmPolicy;
@@ -59,7 +60,7 @@ impl MemberRole {
 }
 
 /// The utility service of a project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServiceSpec {
     /// Nominal line-to-line voltage (e.g. 240 for 120/240 V, 208 or 480).
     pub voltage: Volts,
@@ -76,7 +77,7 @@ pub struct ServiceSpec {
 }
 
 /// A panelboard or switchboard.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PanelSpec {
     /// Unique name within the project ("LP-1", "MDP").
     pub name: String,
@@ -120,7 +121,7 @@ pub struct Panel {
 }
 
 /// A branch circuit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CircuitSpec {
     /// First circuit (slot) number, unique within the panel.
     pub number: i32,
@@ -176,7 +177,7 @@ pub struct Circuit {
 }
 
 /// A feeder between two pieces of equipment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FeederSpec {
     /// Unique name within the project.
     pub name: String,
@@ -219,7 +220,7 @@ pub struct Feeder {
 }
 
 /// A transformer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TransformerSpec {
     /// Unique name within the project.
     pub name: String,
@@ -251,7 +252,7 @@ pub struct Transformer {
 }
 
 /// A piece of equipment that uses energy (for off-grid budgets).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoadItemSpec {
     /// What it is ("Dometic CFX3 45 fridge").
     pub name: String,
@@ -286,7 +287,7 @@ pub struct LoadItem {
 }
 
 /// Something that charges a battery bank.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ChargingSourceSpec {
     /// What it is ("400 W roof solar").
     pub name: String,
@@ -316,7 +317,7 @@ pub struct ChargingSource {
 }
 
 /// A punch-list task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskSpec {
     /// Short title.
     pub title: String,

@@ -2,7 +2,12 @@
 //!
 //! All state lives here so any replica can continue any session after a crash.
 
+mod common;
+mod connect;
+mod postgres;
 mod records;
+pub mod search;
+mod sqlite;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -15,7 +20,16 @@ use crate::project::{
     Transformer, TransformerSpec,
 };
 
+pub use connect::connect;
+pub use postgres::PostgresStore;
 pub use records::*;
+pub use sqlite::SqliteStore;
+
+/// Embedded migrations of each backend (their newest version is what this binary supports).
+pub mod migrations {
+    pub use super::postgres::{INDEXED_DIMS, MIGRATOR as POSTGRES};
+    pub use super::sqlite::MIGRATOR as SQLITE;
+}
 
 /// Store failures, typed so callers can tell a user's mistake from an outage.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,312 @@
+//! Commands people type or click (`/sparky project use X`, `/sparky tool ...`), handled the same
+//! way on every platform. Adapters parse their own syntax into [`Command`].
+
+use std::str::FromStr;
+
+use serde_json::{json, Value};
+
+use super::session::{Mode, SessionKey};
+use super::Agent;
+use crate::nec::units::Edition;
+use crate::store::StoreError;
+use crate::tools::{run_direct, ToolContext};
+
+/// A platform-neutral command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Create a project and bind the channel to it.
+    ProjectCreate {
+        /// Project name.
+        name: String,
+        /// Edition, default 2023.
+        edition: Edition,
+    },
+    /// Bind the channel to an existing project.
+    ProjectUse {
+        /// Project name.
+        name: String,
+    },
+    /// Show the bound project.
+    ProjectShow,
+    /// Export the bound project as JSON.
+    ProjectExport,
+    /// List projects.
+    ProjectList,
+    /// List the tools.
+    Tools,
+    /// Run a tool directly; `approved` is the person's answer for write tools.
+    Tool {
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text.
+        args: String,
+        /// Whether a write may proceed.
+        approved: bool,
+    },
+    /// Help text.
+    Help,
+}
+
+/// What a command produced: text for people and JSON for scripts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandOutput {
+    /// Text to show.
+    pub text: String,
+    /// The same as data.
+    pub json: Value,
+    /// Whether it failed.
+    pub is_error: bool,
+}
+
+impl CommandOutput {
+    fn ok(text: impl Into<String>, json: Value) -> Self {
+        Self {
+            text: text.into(),
+            json,
+            is_error: false,
+        }
+    }
+    fn err(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            json: json!({"type": "error", "message": text}),
+            text,
+            is_error: true,
+        }
+    }
+}
+
+impl FromStr for Command {
+    type Err = String;
+
+    /// Parses the text after `/sparky` (or the console's `/`): `project use X`, `tool NAME {json}`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let (head, rest) = s.split_once(char::is_whitespace).unwrap_or((s, ""));
+        let rest = rest.trim();
+        match head {
+            "help" => Ok(Self::Help),
+            "tools" => Ok(Self::Tools),
+            "tool" => {
+                let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, "{}"));
+                if name.is_empty() {
+                    return Err("usage: tool NAME {json arguments}".into());
+                }
+                Ok(Self::Tool {
+                    name: name.to_string(),
+                    args: args.trim().to_string(),
+                    approved: false,
+                })
+            }
+            "project" => {
+                let (sub, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let arg = arg.trim();
+                match sub {
+                    "create" if !arg.is_empty() => {
+                        let (name, edition) = match arg.rsplit_once(char::is_whitespace) {
+                            Some((n, e)) if e.parse::<Edition>().is_ok() => (
+                                n.trim().to_string(),
+                                e.parse::<Edition>().unwrap_or_default(),
+                            ),
+                            _ => (arg.to_string(), Edition::default()),
+                        };
+                        Ok(Self::ProjectCreate { name, edition })
+                    }
+                    "use" if !arg.is_empty() => Ok(Self::ProjectUse {
+                        name: arg.to_string(),
+                    }),
+                    "show" => Ok(Self::ProjectShow),
+                    "export" => Ok(Self::ProjectExport),
+                    "list" => Ok(Self::ProjectList),
+                    _ => Err(
+                        "usage: project create NAME [2020|2023] | use NAME | show | export | list"
+                            .into(),
+                    ),
+                }
+            }
+            other => Err(format!("unknown command '{other}'; try help")),
+        }
+    }
+}
+
+/// Help text shared by every front end.
+pub fn help_text() -> String {
+    "Ask me NEC questions or about your project in plain words.\n\
+     Commands:\n\
+     \x20 project create NAME [2020|2023]  create a project and bind this channel to it\n\
+     \x20 project use NAME                 bind this channel to a project\n\
+     \x20 project show | export | list     show the bound project, export it as JSON, list projects\n\
+     \x20 tools                            list the tools\n\
+     \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
+     \x20 confirm [ID] / cancel [ID]       resolve the proposed change\n\
+     Typing while a change is proposed corrects it instead of confirming it."
+        .into()
+}
+
+/// Runs a command for `user` in the conversation `key`.
+pub async fn execute(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    command: Command,
+) -> CommandOutput {
+    match run(agent, key, user, command).await {
+        Ok(out) => out,
+        Err(e) => CommandOutput::err(e.to_string()),
+    }
+}
+
+async fn run(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    command: Command,
+) -> Result<CommandOutput, StoreError> {
+    let store = agent.store();
+    let bound = store
+        .channel_project(&key.platform, &key.workspace, &key.channel)
+        .await?;
+    Ok(match command {
+        Command::Help => {
+            CommandOutput::ok(help_text(), json!({"type": "help", "text": help_text()}))
+        }
+        Command::ProjectCreate { name, edition } => {
+            let p = store.create_project(name.trim(), edition).await?;
+            store
+                .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
+                .await?;
+            store
+                .set_member_role(p.id, &key.platform, user, crate::project::MemberRole::Owner)
+                .await?;
+            CommandOutput::ok(
+                format!(
+                    "Created project \"{}\" (NEC {}) and bound this channel to it.",
+                    p.name, p.edition
+                ),
+                json!({"type": "project", "project": p}),
+            )
+        }
+        Command::ProjectUse { name } => match store.project_by_name(&name).await? {
+            Some(p) => {
+                store
+                    .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
+                    .await?;
+                CommandOutput::ok(
+                    format!("This channel now works on project \"{}\".", p.name),
+                    json!({"type": "project", "project": p}),
+                )
+            }
+            None => CommandOutput::err(format!("There is no project named \"{name}\".")),
+        },
+        Command::ProjectList => {
+            let list = store.list_projects().await?;
+            let text = if list.is_empty() {
+                "No projects yet.".to_string()
+            } else {
+                list.iter()
+                    .map(|p| format!("- {} (NEC {})", p.name, p.edition))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            CommandOutput::ok(text, json!({"type": "projects", "projects": list}))
+        }
+        Command::ProjectShow | Command::ProjectExport => {
+            let Some(id) = bound else {
+                return Ok(CommandOutput::err(
+                    "No project is bound to this channel; use `project use NAME`.",
+                ));
+            };
+            let data = store.load_project(id).await?;
+            if matches!(command, Command::ProjectExport) {
+                let text = serde_json::to_string_pretty(&data).unwrap_or_default();
+                CommandOutput::ok(text, json!({"type": "project_export", "project": data}))
+            } else {
+                CommandOutput::ok(
+                    super::context::project_context(&data),
+                    json!({"type": "project", "project": data.project}),
+                )
+            }
+        }
+        Command::Tools => {
+            let list: Vec<Value> = agent
+                .tools()
+                .all()
+                .map(|t| json!({"name": t.name(), "description": t.description(), "writes": t.writes(), "schema": t.schema()}))
+                .collect();
+            let text = agent
+                .tools()
+                .all()
+                .map(|t| {
+                    format!(
+                        "- {}{}: {}",
+                        t.name(),
+                        if t.writes() { " (change)" } else { "" },
+                        t.description()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            CommandOutput::ok(text, json!({"type": "tools", "tools": list}))
+        }
+        Command::Tool {
+            name,
+            args,
+            approved,
+        } => {
+            let ctx = ToolContext {
+                store: store.clone(),
+                project_id: bound,
+                session_id: None,
+                user: user.to_string(),
+                workspace: Some(key.workspace.clone()),
+            };
+            match run_direct(agent.tools(), &name, &args, &ctx, |_| approved).await {
+                Ok(v) => CommandOutput::ok(
+                    serde_json::to_string_pretty(&v).unwrap_or_default(),
+                    json!({"type": "tool_result", "tool": name, "result": v}),
+                ),
+                Err(e) => CommandOutput::err(e.to_string()),
+            }
+        }
+    })
+}
+
+/// Parses a mode name for the `mode` option of commands.
+pub fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(
+            "project create Shop 2020".parse::<Command>().unwrap(),
+            Command::ProjectCreate {
+                name: "Shop".into(),
+                edition: Edition::Nec2020
+            }
+        );
+        assert_eq!(
+            "project create Main St Garage".parse::<Command>().unwrap(),
+            Command::ProjectCreate {
+                name: "Main St Garage".into(),
+                edition: Edition::Nec2023
+            }
+        );
+        assert_eq!(
+            "tool calculator {\"expression\": \"1+1\"}"
+                .parse::<Command>()
+                .unwrap(),
+            Command::Tool {
+                name: "calculator".into(),
+                args: "{\"expression\": \"1+1\"}".into(),
+                approved: false
+            }
+        );
+        assert!("project".parse::<Command>().is_err());
+        assert!("frobnicate".parse::<Command>().is_err());
+    }
+}

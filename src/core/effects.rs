@@ -1,0 +1,136 @@
+//! What the core asks a front end to show. Adapters render these; they decide nothing.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::store::ActionItem;
+
+/// A source a final answer relied on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Citation {
+    /// Canonical section reference ("250.122", "Table 310.16").
+    pub section: String,
+    /// Edition year, if known.
+    pub edition: Option<i32>,
+    /// Where the passage came from.
+    pub source: String,
+}
+
+/// How a pending action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Confirmed and executed (results in `details`).
+    Executed,
+    /// Confirmed, but at least one change failed.
+    Failed,
+    /// Cancelled by a person.
+    Cancelled,
+    /// Replaced by a typed message.
+    Superseded,
+    /// Timed out before anyone confirmed.
+    Expired,
+    /// Someone else resolved it first (a second click or replica).
+    AlreadyResolved,
+}
+
+/// One platform-neutral effect of handling an input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Effect {
+    /// Transient status ("thinking", "running calculate_voltage_drop").
+    Status {
+        /// Status text.
+        text: String,
+    },
+    /// A piece of streamed answer text.
+    Delta {
+        /// The new text.
+        text: String,
+    },
+    /// The final answer text of a model turn (the deltas joined), with its citations.
+    Text {
+        /// Whole answer.
+        text: String,
+        /// Sources used.
+        citations: Vec<Citation>,
+    },
+    /// A proposed change waiting for Confirm or Cancel.
+    Confirmation {
+        /// Action id (goes into button ids).
+        action_id: String,
+        /// What will change.
+        items: Vec<ActionItem>,
+        /// Whose message led to it.
+        requested_by: String,
+        /// Who may confirm, in words.
+        confirmers: String,
+        /// When it expires.
+        expires_at: DateTime<Utc>,
+    },
+    /// A pending action was resolved.
+    Resolved {
+        /// Action id.
+        action_id: String,
+        /// How it ended.
+        outcome: Outcome,
+        /// Who resolved it.
+        by: Option<String>,
+        /// Result lines.
+        details: Vec<String>,
+    },
+    /// A message only `user` should see (e.g. "only alice can confirm").
+    Refusal {
+        /// Action concerned.
+        action_id: Option<String>,
+        /// The person it is for.
+        user: String,
+        /// Why.
+        message: String,
+    },
+    /// A user-facing error.
+    Error {
+        /// What went wrong, in plain words.
+        message: String,
+    },
+}
+
+/// Where effects go.
+#[async_trait]
+pub trait EffectSink: Send + Sync {
+    /// Shows one effect.
+    async fn emit(&self, effect: Effect);
+}
+
+#[async_trait]
+impl EffectSink for tokio::sync::mpsc::UnboundedSender<Effect> {
+    async fn emit(&self, effect: Effect) {
+        // A closed receiver means the front end went away; the state is already stored.
+        let _ = self.send(effect);
+    }
+}
+
+/// Collects effects in memory (tests, benchmarks, one-shot commands).
+#[derive(Default)]
+pub struct CollectSink(pub std::sync::Mutex<Vec<Effect>>);
+
+impl CollectSink {
+    /// The effects so far.
+    pub fn take(&self) -> Vec<Effect> {
+        match self.0.lock() {
+            Ok(mut v) => std::mem::take(&mut *v),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+}
+
+#[async_trait]
+impl EffectSink for CollectSink {
+    async fn emit(&self, effect: Effect) {
+        match self.0.lock() {
+            Ok(mut v) => v.push(effect),
+            Err(p) => p.into_inner().push(effect),
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The part of a session's history that is sent to the model.
+//!
+//! History is stored whole; the model sees a running summary of older turns plus the newest
+//! messages that fit a token budget. The window always starts at a user message and every
+//! tool call in it has a result, whatever happened to the process in between.
+
+use std::collections::HashSet;
+
+use crate::llm::{ChatMessage, ToolResult};
+use crate::store::{Store, StoreResult, StoredMessage};
+
+use super::session::Session;
+
+/// How many stored messages are considered at most when building a window.
+const SCAN_LIMIT: usize = 400;
+/// Upper bound on the running summary's length in characters.
+const SUMMARY_LIMIT: usize = 4000;
+
+/// The model's view of a session.
+pub struct Window {
+    /// Summary of turns older than `messages`.
+    pub summary: String,
+    /// Newest messages, oldest first.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// Builds the window, folding messages that no longer fit into the session's summary.
+pub async fn build(
+    store: &dyn Store,
+    session: &Session,
+    token_budget: usize,
+) -> StoreResult<Window> {
+    let stored = store
+        .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
+        .await?;
+    let cut = window_start(&stored, token_budget);
+    let mut summary = session.summary.clone();
+    if cut > 0 {
+        let dropped = &stored[..cut];
+        summary = fold_summary(&summary, dropped);
+        if let Some(last) = dropped.last() {
+            store
+                .set_session_summary(session.id, &summary, last.id)
+                .await?;
+        }
+    }
+    let messages = repair(stored[cut..].iter().map(|m| m.message.clone()).collect());
+    Ok(Window { summary, messages })
+}
+
+/// Index of the first message kept: the newest messages within budget, starting at a user turn.
+fn window_start(stored: &[StoredMessage], budget: usize) -> usize {
+    let mut used = 0usize;
+    let mut start = stored.len();
+    for (i, m) in stored.iter().enumerate().rev() {
+        used += m.message.estimated_tokens();
+        if used > budget && start < stored.len() {
+            break;
+        }
+        start = i;
+    }
+    // Move forward to a user message so no tool result is separated from its call.
+    while start < stored.len() && !matches!(stored[start].message, ChatMessage::User { .. }) {
+        start += 1;
+    }
+    if start == stored.len() {
+        // Nothing starts with a user message in budget: keep the last user turn whole.
+        start = stored
+            .iter()
+            .rposition(|m| matches!(m.message, ChatMessage::User { .. }))
+            .unwrap_or(0);
+    }
+    start
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let t = text.trim().replace('\n', " ");
+    if t.chars().count() <= max {
+        t
+    } else {
+        format!("{}…", t.chars().take(max).collect::<String>())
+    }
+}
+
+/// Extractive summary: what was asked and answered, kept short; oldest lines drop first.
+fn fold_summary(previous: &str, dropped: &[StoredMessage]) -> String {
+    let mut lines: Vec<String> = previous.lines().map(str::to_string).collect();
+    for m in dropped {
+        match &m.message {
+            ChatMessage::User { text } => lines.push(format!("- user: {}", clip(text, 200))),
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
+                if !text.trim().is_empty() {
+                    lines.push(format!("- assistant: {}", clip(text, 240)));
+                }
+                for c in tool_calls {
+                    lines.push(format!("- called {}({})", c.name, clip(&c.arguments, 120)));
+                }
+            }
+            ChatMessage::Tool { .. } => {}
+        }
+    }
+    let mut total: usize = lines.iter().map(|l| l.len() + 1).sum();
+    while total > SUMMARY_LIMIT && !lines.is_empty() {
+        total -= lines[0].len() + 1;
+        lines.remove(0);
+    }
+    lines.join("\n")
+}
+
+/// Gives every tool call a result (a process may have died between a call and its result)
+/// and merges consecutive user messages.
+pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    let mut iter = messages.into_iter().peekable();
+    while let Some(m) = iter.next() {
+        match m {
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            } => {
+                let calls = tool_calls.clone();
+                out.push(ChatMessage::Assistant {
+                    text,
+                    tool_calls,
+                    thought_signature,
+                });
+                if calls.is_empty() {
+                    continue;
+                }
+                let mut results: Vec<ToolResult> = match iter.peek() {
+                    Some(ChatMessage::Tool { .. }) => match iter.next() {
+                        Some(ChatMessage::Tool { results }) => results,
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                let ids: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+                results.retain(|r| ids.contains(r.call_id.as_str()));
+                for c in &calls {
+                    if !results.iter().any(|r| r.call_id == c.id) {
+                        results.push(ToolResult {
+                            call_id: c.id.clone(),
+                            name: c.name.clone(),
+                            content: serde_json::json!({"error": "this call was interrupted and did not run"}),
+                            is_error: true,
+                        });
+                    }
+                }
+                // Keep call order, which some providers expect.
+                results.sort_by_key(|r| calls.iter().position(|c| c.id == r.call_id));
+                out.push(ChatMessage::Tool { results });
+            }
+            ChatMessage::User { text } => match out.last_mut() {
+                Some(ChatMessage::User { text: prev }) => {
+                    prev.push_str("\n\n");
+                    prev.push_str(&text);
+                }
+                _ => out.push(ChatMessage::User { text }),
+            },
+            // A result without its call (cut by the window) is dropped.
+            ChatMessage::Tool { .. } => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+    use chrono::Utc;
+
+    fn stored(id: i64, message: ChatMessage) -> StoredMessage {
+        StoredMessage {
+            id,
+            session_id: 1,
+            tokens: message.estimated_tokens() as i64,
+            message,
+            author: None,
+            created_at: Utc::now(),
+        }
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "calculator".into(),
+            arguments: "{}".into(),
+            thought_signature: None,
+        }
+    }
+
+    #[test]
+    fn unanswered_calls_get_an_interrupted_result() {
+        let msgs = vec![
+            ChatMessage::user("hi"),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b")],
+                thought_signature: None,
+            },
+            ChatMessage::user("hello?"),
+        ];
+        let out = repair(msgs);
+        assert_eq!(out.len(), 4);
+        match &out[2] {
+            ChatMessage::Tool { results } => {
+                assert_eq!(results.len(), 2);
+                assert!(results.iter().all(|r| r.is_error));
+                assert_eq!(results[0].call_id, "a");
+            }
+            other => panic!("expected tool results, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn consecutive_user_messages_merge_and_orphan_results_drop() {
+        let msgs = vec![
+            ChatMessage::Tool { results: vec![] },
+            ChatMessage::user("one"),
+            ChatMessage::user("two"),
+        ];
+        let out = repair(msgs);
+        assert_eq!(out, vec![ChatMessage::user("one\n\ntwo")]);
+    }
+
+    #[test]
+    fn window_keeps_newest_within_budget_starting_at_a_user_message() {
+        let long = "x".repeat(4000); // ~1000 tokens each
+        let mut v = Vec::new();
+        for i in 0..10 {
+            v.push(stored(2 * i + 1, ChatMessage::user(long.clone())));
+            v.push(stored(2 * i + 2, ChatMessage::assistant(long.clone())));
+        }
+        let start = window_start(&v, 3000);
+        assert!(matches!(v[start].message, ChatMessage::User { .. }));
+        let kept: usize = v[start..]
+            .iter()
+            .map(|m| m.message.estimated_tokens())
+            .sum();
+        assert!(kept <= 3000, "kept {kept}");
+        assert!(start >= 16);
+        let summary = fold_summary("", &v[..start]);
+        assert!(summary.contains("- user:"));
+        assert!(summary.len() <= SUMMARY_LIMIT);
+    }
+}

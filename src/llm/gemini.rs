@@ -1,0 +1,578 @@
+//! Google Gemini `streamGenerateContent?alt=sse`.
+//!
+//! Each SSE event is a whole `GenerateContentResponse`: `candidates[0].content.parts` hold
+//! text (thought summaries are marked `thought: true` and not shown), whole `functionCall`s
+//! (usually without an id: we assign `call_sparky_<n>_<random>` and never send such ids back)
+//! and `thoughtSignature`s, which must be echoed unchanged on the same part. `finishReason`
+//! is `STOP` even when the turn called functions, so we report `ToolCalls` when calls came.
+//! `usageMetadata` is cumulative; the last one is reported once at the end of the turn.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use super::errors::{self, ErrorDialect};
+use super::transport::{self, EventDecoder, LOCAL_CALL_ID_PREFIX};
+use super::{
+    ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
+    ToolCall, ToolSpec, Usage,
+};
+use crate::config::Secret;
+
+/// A Gemini API endpoint.
+#[derive(Debug, Clone)]
+pub struct GeminiProvider {
+    base_url: String,
+    model: String,
+    api_key: Option<Secret>,
+    temperature: Option<f32>,
+    timeout: Duration,
+    client: reqwest::Client,
+}
+
+impl GeminiProvider {
+    /// A provider for `base_url` (e.g. `https://generativelanguage.googleapis.com/v1beta`) and
+    /// `model` (with or without the `models/` prefix). The key goes in `x-goog-api-key`; the
+    /// real service requires it. `temperature` is used when the request sets none. `timeout`
+    /// bounds connecting, the wait for the response headers and every gap in the stream.
+    pub fn new(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+        api_key: Option<Secret>,
+        temperature: Option<f32>,
+        timeout: Duration,
+    ) -> Self {
+        let model: String = model.into();
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            model: model.trim_start_matches("models/").to_string(),
+            api_key,
+            temperature,
+            timeout,
+            client: transport::client(timeout),
+        }
+    }
+
+    /// The streaming URL.
+    pub fn endpoint(&self) -> String {
+        format!(
+            "{}/models/{}:streamGenerateContent?alt=sse",
+            self.base_url, self.model
+        )
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn encode_request(&self, request: &ChatRequest) -> Value {
+        let mut body = Map::new();
+        body.insert(
+            "contents".into(),
+            Value::Array(encode_contents(&request.messages)),
+        );
+        if !request.system.is_empty() {
+            body.insert(
+                "systemInstruction".into(),
+                json!({"parts": [{"text": request.system}]}),
+            );
+        }
+        if !request.tools.is_empty() {
+            let declarations: Vec<Value> = request.tools.iter().map(encode_tool).collect();
+            body.insert(
+                "tools".into(),
+                json!([{ "functionDeclarations": declarations }]),
+            );
+        }
+        let mut generation = Map::new();
+        if let Some(t) = request.temperature.or(self.temperature) {
+            generation.insert("temperature".into(), json!(t));
+        }
+        if let Some(max) = request.max_output_tokens {
+            generation.insert("maxOutputTokens".into(), json!(max));
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".into(), Value::Object(generation));
+        }
+        Value::Object(body)
+    }
+}
+
+/// One function declaration, with the schema in `parametersJsonSchema`.
+fn encode_tool(tool: &ToolSpec) -> Value {
+    let mut decl = json!({"name": tool.name, "description": tool.description});
+    if let Some(schema) = sanitize_schema(&tool.parameters) {
+        decl["parametersJsonSchema"] = schema;
+    }
+    decl
+}
+
+/// Prepares a JSON Schema for `parametersJsonSchema`: drops the keywords Gemini rejects
+/// (`$schema`, `$comment`) at every level (property names are left alone) and makes sure the
+/// top level is an object schema. Returns `None` for a schema that is not a JSON object (the
+/// function is then declared without parameters).
+pub fn sanitize_schema(schema: &Value) -> Option<Value> {
+    fn clean(value: &Value, is_property_map: bool) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, _)| {
+                        is_property_map || !matches!(k.as_str(), "$schema" | "$comment")
+                    })
+                    .map(|(k, v)| {
+                        let child_is_map = !is_property_map
+                            && matches!(
+                                k.as_str(),
+                                "properties" | "$defs" | "definitions" | "patternProperties"
+                            );
+                        (k.clone(), clean(v, child_is_map))
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| clean(v, false)).collect()),
+            other => other.clone(),
+        }
+    }
+    if !schema.is_object() {
+        return None;
+    }
+    let mut cleaned = clean(schema, false);
+    if let Value::Object(map) = &mut cleaned {
+        map.entry("type").or_insert_with(|| json!("object"));
+    }
+    Some(cleaned)
+}
+
+/// Whether an id may be sent to Gemini: ids it assigned itself. Ids we made up, and the
+/// `call_…` ids of OpenAI-style providers (a conversation may move between providers), are
+/// not sent; Gemini then pairs calls and responses by name and order.
+fn sendable_id(id: &str) -> bool {
+    !id.is_empty() && !id.starts_with(LOCAL_CALL_ID_PREFIX) && !id.starts_with("call_")
+}
+
+/// Encodes the conversation as Gemini `contents`.
+pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            ChatMessage::User { text } => {
+                out.push(json!({"role": "user", "parts": [{"text": text}]}));
+            }
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            } => {
+                let mut parts = Vec::new();
+                if !text.is_empty() || thought_signature.is_some() {
+                    let mut part = json!({"text": text});
+                    if let Some(sig) = thought_signature {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                    parts.push(part);
+                }
+                for call in tool_calls {
+                    let mut function_call =
+                        json!({"name": call.name, "args": arguments_object(&call.arguments)});
+                    if sendable_id(&call.id) {
+                        function_call["id"] = json!(call.id);
+                    }
+                    let mut part = json!({ "functionCall": function_call });
+                    if let Some(sig) = &call.thought_signature {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                    parts.push(part);
+                }
+                if parts.is_empty() {
+                    parts.push(json!({"text": ""}));
+                }
+                out.push(json!({"role": "model", "parts": parts}));
+            }
+            ChatMessage::Tool { results } => {
+                let parts: Vec<Value> = results
+                    .iter()
+                    .map(|r| {
+                        let response = match &r.content {
+                            Value::Object(_) => r.content.clone(),
+                            other => json!({ "result": other }),
+                        };
+                        let mut function_response = json!({"name": r.name, "response": response});
+                        if sendable_id(&r.call_id) {
+                            function_response["id"] = json!(r.call_id);
+                        }
+                        json!({ "functionResponse": function_response })
+                    })
+                    .collect();
+                if !parts.is_empty() {
+                    out.push(json!({"role": "user", "parts": parts}));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The arguments text as the JSON object `args` must be; text that is not an object (the
+/// model of another provider may write anything) is wrapped so nothing is lost.
+fn arguments_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ if arguments.trim().is_empty() => json!({}),
+        _ => json!({ "raw_arguments": arguments }),
+    }
+}
+
+#[async_trait]
+impl ChatProvider for GeminiProvider {
+    fn name(&self) -> String {
+        format!("gemini:{}", self.model)
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
+        let body = self.encode_request(request);
+        let mut builder = self.client.post(self.endpoint()).json(&body);
+        if let Some(key) = &self.api_key {
+            builder = builder.header("x-goog-api-key", key.expose());
+        }
+        let response = transport::send(builder, self.timeout, ErrorDialect::Gemini).await?;
+        if transport::is_json(&response) {
+            let value = transport::read_json(response, self.timeout).await?;
+            return Ok(transport::ready_stream(decode_response(&value)?));
+        }
+        Ok(transport::decode_events(
+            transport::body_stream(response),
+            GeminiStreamDecoder::new(),
+            Some(self.timeout),
+        ))
+    }
+}
+
+/// Decodes an `alt=sse` body (as byte chunks) into neutral events: the same code path the
+/// provider uses on the network.
+pub fn decode_sse<S>(bytes: S) -> ChatStream
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, LlmError>> + Send + 'static,
+{
+    transport::decode_events(Box::pin(bytes), GeminiStreamDecoder::new(), None)
+}
+
+/// Decodes a whole `generateContent` response, or the JSON array `streamGenerateContent`
+/// returns without `alt=sse`, into the events a stream would give.
+pub fn decode_response(body: &Value) -> Result<Vec<StreamEvent>, LlmError> {
+    let mut decoder = GeminiStreamDecoder::new();
+    let mut out = Vec::new();
+    match body {
+        Value::Array(items) => {
+            for item in items {
+                decoder.feed_chunk(item, &mut out)?;
+            }
+        }
+        other => decoder.feed_chunk(other, &mut out)?,
+    }
+    decoder.on_end(&mut out)?;
+    Ok(out)
+}
+
+/// Turns `GenerateContentResponse` chunks into neutral events.
+#[derive(Debug, Default)]
+pub struct GeminiStreamDecoder {
+    finish: Option<FinishReason>,
+    calls: usize,
+    usage: Option<Usage>,
+    ended: bool,
+}
+
+impl GeminiStreamDecoder {
+    /// A decoder at the start of a turn.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Handles one `GenerateContentResponse`.
+    pub fn feed_chunk(
+        &mut self,
+        chunk: &Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
+        if !chunk.is_object() {
+            return Err(LlmError::Protocol("response chunk is not an object".into()));
+        }
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(errors::from_stream_error(ErrorDialect::Gemini, error));
+        }
+        if chunk
+            .pointer("/promptFeedback/blockReason")
+            .and_then(Value::as_str)
+            .is_some()
+        {
+            self.finish = Some(FinishReason::ContentFilter);
+        }
+        if let Some(candidate) = chunk
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        {
+            let parts = candidate
+                .pointer("/content/parts")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for part in parts {
+                let signature = part
+                    .get("thoughtSignature")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
+                    let name = call
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    let arguments = match call.get("args") {
+                        Some(v @ Value::Object(_)) => v.to_string(),
+                        _ => "{}".to_string(),
+                    };
+                    let id = call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| transport::local_call_id(self.calls));
+                    self.calls += 1;
+                    out.push(StreamEvent::ToolCall(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        thought_signature: signature,
+                    }));
+                    continue;
+                }
+                let thought = part
+                    .get("thought")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    if !thought && !text.is_empty() {
+                        out.push(StreamEvent::TextDelta(text.to_string()));
+                    }
+                }
+                if let Some(sig) = signature {
+                    out.push(StreamEvent::TextSignature(sig));
+                }
+            }
+            if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+                self.finish = Some(map_finish(reason));
+            }
+        }
+        if let Some(usage) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
+            let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            self.usage = Some(Usage {
+                input_tokens: get("promptTokenCount"),
+                output_tokens: get("candidatesTokenCount") + get("thoughtsTokenCount"),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl EventDecoder for GeminiStreamDecoder {
+    fn on_data(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Protocol(format!("invalid chunk JSON: {e}")))?;
+        match &value {
+            Value::Array(items) => items.iter().try_for_each(|i| self.feed_chunk(i, out)),
+            other => self.feed_chunk(other, out),
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        if self.ended {
+            return Ok(());
+        }
+        let Some(reason) = self.finish else {
+            return Err(LlmError::Transport(
+                "the stream ended before the model finished its turn".into(),
+            ));
+        };
+        self.ended = true;
+        if let Some(usage) = self.usage {
+            out.push(StreamEvent::Usage(usage));
+        }
+        let reason = match reason {
+            FinishReason::Stop if self.calls > 0 => FinishReason::ToolCalls,
+            r => r,
+        };
+        out.push(StreamEvent::Done(reason));
+        Ok(())
+    }
+
+    fn is_complete(&self) -> bool {
+        self.ended
+    }
+}
+
+fn map_finish(reason: &str) -> FinishReason {
+    match reason {
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            FinishReason::ContentFilter
+        }
+        _ => FinishReason::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolResult;
+
+    #[test]
+    fn schema_sanitizing_keeps_property_names_and_adds_type() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$comment": "x",
+            "properties": {
+                "$schema": {"type": "string", "$comment": "a property really named $schema"},
+                "items": {"type": "array", "items": {"$schema": "x", "type": "integer"}}
+            },
+            "required": ["items"],
+            "additionalProperties": false
+        });
+        let clean = sanitize_schema(&schema).unwrap_or_default();
+        assert_eq!(
+            clean,
+            json!({
+                "type": "object",
+                "properties": {
+                    "$schema": {"type": "string"},
+                    "items": {"type": "array", "items": {"type": "integer"}}
+                },
+                "required": ["items"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(sanitize_schema(&json!("nope")), None);
+        let p = GeminiProvider::new(
+            "http://g/v1beta/",
+            "models/m",
+            None,
+            None,
+            Duration::from_secs(1),
+        );
+        let body = p.encode_request(&ChatRequest {
+            tools: vec![ToolSpec {
+                name: "f".into(),
+                description: "d".into(),
+                parameters: schema,
+            }],
+            ..Default::default()
+        });
+        let decl = &body["tools"][0]["functionDeclarations"][0];
+        assert!(decl.get("parameters").is_none());
+        assert!(decl["parametersJsonSchema"].get("$schema").is_none());
+        assert_eq!(
+            p.endpoint(),
+            "http://g/v1beta/models/m:streamGenerateContent?alt=sse"
+        );
+    }
+
+    #[test]
+    fn encodes_calls_signatures_and_grouped_responses() {
+        let local = transport::local_call_id(0);
+        let messages = vec![
+            ChatMessage::user("q"),
+            ChatMessage::Assistant {
+                text: "checking".into(),
+                tool_calls: vec![
+                    ToolCall {
+                        id: local.clone(),
+                        name: "a".into(),
+                        arguments: "{\"x\":1}".into(),
+                        thought_signature: Some("SIG".into()),
+                    },
+                    ToolCall {
+                        id: "gem-id-2".into(),
+                        name: "b".into(),
+                        arguments: "not json".into(),
+                        thought_signature: None,
+                    },
+                ],
+                thought_signature: Some("TSIG".into()),
+            },
+            ChatMessage::Tool {
+                results: vec![
+                    ToolResult {
+                        call_id: local,
+                        name: "a".into(),
+                        content: json!({"v": 1}),
+                        is_error: false,
+                    },
+                    ToolResult {
+                        call_id: "gem-id-2".into(),
+                        name: "b".into(),
+                        content: json!("plain"),
+                        is_error: false,
+                    },
+                ],
+            },
+        ];
+        let c = encode_contents(&messages);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[1]["role"], "model");
+        assert_eq!(
+            c[1]["parts"][0],
+            json!({"text": "checking", "thoughtSignature": "TSIG"})
+        );
+        assert_eq!(
+            c[1]["parts"][1],
+            json!({"functionCall": {"name": "a", "args": {"x": 1}}, "thoughtSignature": "SIG"})
+        );
+        assert_eq!(
+            c[1]["parts"][2],
+            json!({"functionCall": {"name": "b", "args": {"raw_arguments": "not json"}, "id": "gem-id-2"}})
+        );
+        assert_eq!(c[2]["role"], "user");
+        assert_eq!(
+            c[2]["parts"],
+            json!([
+                {"functionResponse": {"name": "a", "response": {"v": 1}}},
+                {"functionResponse": {"name": "b", "response": {"result": "plain"}, "id": "gem-id-2"}}
+            ])
+        );
+    }
+
+    #[test]
+    fn decoder_reports_tool_calls_and_requires_finish() {
+        let mut d = GeminiStreamDecoder::new();
+        let mut out = Vec::new();
+        d.on_data(
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi","thoughtSignature":"T"},{"functionCall":{"name":"f","args":{"a":1},"id":"x1"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":4,"thoughtsTokenCount":5}}"#,
+            &mut out,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        d.on_end(&mut out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out[0], StreamEvent::TextDelta("Hi".into()));
+        assert_eq!(out[1], StreamEvent::TextSignature("T".into()));
+        assert!(
+            matches!(&out[2], StreamEvent::ToolCall(c) if c.id == "x1" && c.arguments == "{\"a\":1}")
+        );
+        assert_eq!(
+            out[3],
+            StreamEvent::Usage(Usage {
+                input_tokens: 3,
+                output_tokens: 9
+            })
+        );
+        assert_eq!(out[4], StreamEvent::Done(FinishReason::ToolCalls));
+        let mut d = GeminiStreamDecoder::new();
+        d.on_data(
+            r#"{"candidates":[{"content":{"parts":[{"text":"par"}]}}]}"#,
+            &mut out,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(d.on_end(&mut out).is_err());
+    }
+}

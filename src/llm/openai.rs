@@ -1,0 +1,598 @@
+//! OpenAI Chat Completions (streamed), also spoken by Azure, Ollama, vLLM, llama.cpp and
+//! LM Studio.
+//!
+//! Requests carry `stream: true` with `stream_options.include_usage`, so a turn arrives as
+//! `chat.completion.chunk` objects: text in `choices[0].delta.content`, tool calls as
+//! fragments keyed by `index` (id and name in the first, arguments spread over later ones),
+//! a chunk with `finish_reason`, a usage chunk with empty `choices`, then `data: [DONE]`.
+//! Tool calls are emitted whole once the turn finishes. Servers that send each call whole in
+//! one chunk (Ollama), or that ignore `stream` and answer one JSON document, work too.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use super::errors::{self, ErrorDialect};
+use super::transport::{self, EventDecoder};
+use super::{
+    ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
+    ToolCall, Usage,
+};
+use crate::config::Secret;
+
+/// A Chat Completions endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    base_url: String,
+    model: String,
+    api_key: Option<Secret>,
+    temperature: Option<f32>,
+    timeout: Duration,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    /// A provider for `base_url` (e.g. `https://api.openai.com/v1`, or a local server's `/v1`
+    /// URL) and `model`. Without a key no `Authorization` header is sent. `temperature` is
+    /// used when the request sets none. `timeout` bounds connecting, the wait for the response
+    /// headers and every gap between two chunks of the stream.
+    pub fn new(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+        api_key: Option<Secret>,
+        temperature: Option<f32>,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            model: model.into(),
+            api_key,
+            temperature,
+            timeout,
+            client: transport::client(timeout),
+        }
+    }
+
+    /// The Chat Completions URL.
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn encode_request(&self, request: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": encode_messages(&request.system, &request.messages),
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    let parameters = if t.parameters.is_object() {
+                        t.parameters.clone()
+                    } else {
+                        json!({"type": "object", "properties": {}})
+                    };
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": parameters,
+                        }
+                    })
+                })
+                .collect();
+        }
+        if let Some(t) = request.temperature.or(self.temperature) {
+            body["temperature"] = json!(t);
+        }
+        if let Some(max) = request.max_output_tokens {
+            // OpenAI's own service wants the newer name (reasoning models reject the old one);
+            // compatible servers know `max_tokens`.
+            let key = if self.base_url.contains("openai.com") || self.base_url.contains("azure") {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[key] = json!(max);
+        }
+        body
+    }
+}
+
+/// Encodes the system instruction and the conversation as Chat Completions messages.
+pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if !system.is_empty() {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for message in messages {
+        match message {
+            ChatMessage::User { text } => out.push(json!({"role": "user", "content": text})),
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
+                let mut m = Map::new();
+                m.insert("role".into(), json!("assistant"));
+                if tool_calls.is_empty() {
+                    m.insert("content".into(), json!(text));
+                } else {
+                    m.insert(
+                        "content".into(),
+                        if text.is_empty() {
+                            Value::Null
+                        } else {
+                            json!(text)
+                        },
+                    );
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                }
+                out.push(Value::Object(m));
+            }
+            ChatMessage::Tool { results } => {
+                for r in results {
+                    let content = match &r.content {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    out.push(json!({
+                        "role": "tool",
+                        "tool_call_id": r.call_id,
+                        "content": content,
+                    }));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl ChatProvider for OpenAiProvider {
+    fn name(&self) -> String {
+        format!("openai:{}", self.model)
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
+        let body = self.encode_request(request);
+        let mut builder = self
+            .client
+            .post(self.endpoint())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(&body);
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        let response = transport::send(builder, self.timeout, ErrorDialect::OpenAi).await?;
+        if transport::is_json(&response) {
+            let value = transport::read_json(response, self.timeout).await?;
+            return Ok(transport::ready_stream(decode_completion(&value)?));
+        }
+        Ok(transport::decode_events(
+            transport::body_stream(response),
+            OpenAiStreamDecoder::new(),
+            Some(self.timeout),
+        ))
+    }
+}
+
+/// Decodes an SSE body (as byte chunks) of a streamed Chat Completion into neutral events:
+/// the same code path the provider uses on the network.
+pub fn decode_sse<S>(bytes: S) -> ChatStream
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, LlmError>> + Send + 'static,
+{
+    transport::decode_events(Box::pin(bytes), OpenAiStreamDecoder::new(), None)
+}
+
+/// Decodes a non-streamed `chat.completion` document into the events a stream would give.
+pub fn decode_completion(body: &Value) -> Result<Vec<StreamEvent>, LlmError> {
+    if let Some(error) = body.get("error") {
+        return Err(errors::from_stream_error(ErrorDialect::OpenAi, error));
+    }
+    if body.get("choices").and_then(Value::as_array).is_none() {
+        return Err(LlmError::Protocol("completion without choices".into()));
+    }
+    let mut decoder = OpenAiStreamDecoder::new();
+    let mut out = Vec::new();
+    decoder.feed_chunk(body, &mut out)?;
+    decoder.on_data("[DONE]", &mut out)?;
+    Ok(out)
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles streamed `chat.completion.chunk` objects into neutral events.
+#[derive(Debug, Default)]
+pub struct OpenAiStreamDecoder {
+    calls: Vec<PartialCall>,
+    by_index: HashMap<u64, usize>,
+    finish: Option<FinishReason>,
+    calls_flushed: bool,
+    any_calls: bool,
+    done: bool,
+}
+
+impl OpenAiStreamDecoder {
+    /// A decoder at the start of a turn.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Handles one parsed chunk (or a whole completion document, whose `message` is read like
+    /// a `delta`).
+    pub fn feed_chunk(
+        &mut self,
+        chunk: &Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(errors::from_stream_error(ErrorDialect::OpenAi, error));
+        }
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        // Only the first choice is used (we never ask for n > 1).
+        if let Some(choice) = choices.and_then(|c| {
+            c.iter()
+                .find(|ch| ch.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+        }) {
+            let delta = choice.get("delta").or_else(|| choice.get("message"));
+            if let Some(delta) = delta {
+                for key in ["content", "refusal"] {
+                    if let Some(text) = delta.get(key).and_then(Value::as_str) {
+                        if !text.is_empty() {
+                            out.push(StreamEvent::TextDelta(text.to_string()));
+                        }
+                    }
+                }
+                if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
+                    for fragment in fragments {
+                        self.add_fragment(fragment)?;
+                    }
+                }
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish = Some(map_finish(reason));
+                self.flush_calls(out);
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            out.push(StreamEvent::Usage(Usage {
+                input_tokens: get("prompt_tokens"),
+                output_tokens: get("completion_tokens"),
+            }));
+        }
+        Ok(())
+    }
+
+    fn add_fragment(&mut self, fragment: &Value) -> Result<(), LlmError> {
+        if !fragment.is_object() {
+            return Err(LlmError::Protocol(
+                "tool call fragment is not an object".into(),
+            ));
+        }
+        let index = fragment.get("index").and_then(Value::as_u64);
+        let id = fragment
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let function = fragment.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let slot = match (index, id) {
+            (Some(i), id) => match self.by_index.get(&i).copied() {
+                // Some servers (Ollama) send several whole calls all with index 0: a new id
+                // under a known index is a new call.
+                Some(s)
+                    if id.is_some_and(|id| {
+                        !self.calls[s].id.is_empty() && self.calls[s].id != id
+                    }) =>
+                {
+                    self.new_slot(Some(i))
+                }
+                Some(s) => s,
+                None => self.new_slot(Some(i)),
+            },
+            (None, Some(id)) => match self.calls.iter().position(|c| c.id == id) {
+                Some(s) => s,
+                None => self.new_slot(None),
+            },
+            (None, None) => match self.calls.len() {
+                0 => self.new_slot(None),
+                n => n - 1,
+            },
+        };
+        let call = &mut self.calls[slot];
+        if let Some(id) = id {
+            if call.id.is_empty() {
+                call.id = id.to_string();
+            }
+        }
+        if let Some(name) = name {
+            if call.name.is_empty() {
+                call.name = name.to_string();
+            }
+        }
+        match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => call.arguments.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => {
+                if call.arguments.is_empty() {
+                    call.arguments = other.to_string();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn new_slot(&mut self, index: Option<u64>) -> usize {
+        self.calls.push(PartialCall::default());
+        self.any_calls = true;
+        let slot = self.calls.len() - 1;
+        if let Some(i) = index {
+            self.by_index.insert(i, slot);
+        }
+        slot
+    }
+
+    fn flush_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.calls_flushed {
+            return;
+        }
+        self.calls_flushed = true;
+        for (n, call) in std::mem::take(&mut self.calls).into_iter().enumerate() {
+            let arguments = if call.arguments.trim().is_empty() {
+                "{}".to_string()
+            } else {
+                call.arguments
+            };
+            let id = if call.id.is_empty() {
+                transport::local_call_id(n)
+            } else {
+                call.id
+            };
+            out.push(StreamEvent::ToolCall(ToolCall {
+                id,
+                name: call.name,
+                arguments,
+                thought_signature: None,
+            }));
+        }
+        self.by_index.clear();
+    }
+
+    fn finish_turn(&mut self, out: &mut Vec<StreamEvent>) {
+        self.flush_calls(out);
+        let reason = match self.finish {
+            Some(FinishReason::Stop) | None if self.any_calls => FinishReason::ToolCalls,
+            Some(r) => r,
+            None => FinishReason::Stop,
+        };
+        out.push(StreamEvent::Done(reason));
+        self.done = true;
+    }
+}
+
+impl EventDecoder for OpenAiStreamDecoder {
+    fn on_data(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.finish_turn(out);
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Protocol(format!("invalid chunk JSON: {e}")))?;
+        self.feed_chunk(&chunk, out)
+    }
+
+    fn on_end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.finish.is_some() {
+            // Some servers close without `[DONE]`; the turn itself was complete.
+            self.finish_turn(out);
+            return Ok(());
+        }
+        Err(LlmError::Transport(
+            "the stream ended before the model finished its turn".into(),
+        ))
+    }
+
+    fn is_complete(&self) -> bool {
+        self.done
+    }
+}
+
+fn map_finish(reason: &str) -> FinishReason {
+    match reason {
+        "stop" | "end_turn" | "eos" => FinishReason::Stop,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" | "max_tokens" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        _ => FinishReason::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ToolResult, ToolSpec};
+
+    fn provider() -> OpenAiProvider {
+        OpenAiProvider::new("http://x/v1/", "m", None, Some(0.2), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn encodes_history_with_tool_round_trip() {
+        let req = ChatRequest {
+            system: "be brief".into(),
+            messages: vec![
+                ChatMessage::user("hi"),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "a".into(),
+                            name: "f".into(),
+                            arguments: "{\"x\":1}".into(),
+                            thought_signature: None,
+                        },
+                        ToolCall {
+                            id: "b".into(),
+                            name: "g".into(),
+                            arguments: "{}".into(),
+                            thought_signature: None,
+                        },
+                    ],
+                    thought_signature: None,
+                },
+                ChatMessage::Tool {
+                    results: vec![
+                        ToolResult {
+                            call_id: "a".into(),
+                            name: "f".into(),
+                            content: json!({"ok": 1}),
+                            is_error: false,
+                        },
+                        ToolResult {
+                            call_id: "b".into(),
+                            name: "g".into(),
+                            content: json!({"error": "no"}),
+                            is_error: true,
+                        },
+                    ],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "f".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+            }],
+            temperature: None,
+            max_output_tokens: Some(100),
+        };
+        let p = provider();
+        assert_eq!(p.endpoint(), "http://x/v1/chat/completions");
+        let body = p.encode_request(&req);
+        let m = body["messages"].as_array().cloned().unwrap_or_default();
+        assert_eq!(m.len(), 5);
+        assert_eq!(m[0], json!({"role": "system", "content": "be brief"}));
+        assert_eq!(m[2]["content"], Value::Null);
+        assert_eq!(m[2]["tool_calls"][1]["id"], "b");
+        assert_eq!(m[2]["tool_calls"][0]["function"]["arguments"], "{\"x\":1}");
+        assert_eq!(
+            m[3],
+            json!({"role": "tool", "tool_call_id": "a", "content": "{\"ok\":1}"})
+        );
+        assert_eq!(m[4]["tool_call_id"], "b");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["max_tokens"], 100);
+        assert!((body["temperature"].as_f64().unwrap_or(0.0) - 0.2).abs() < 1e-6);
+    }
+
+    fn run(chunks: &[Value]) -> Vec<StreamEvent> {
+        let mut d = OpenAiStreamDecoder::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            d.on_data(&c.to_string(), &mut out)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        d.on_data("[DONE]", &mut out)
+            .unwrap_or_else(|e| panic!("{e}"));
+        out
+    }
+
+    #[test]
+    fn ollama_whole_calls_in_one_chunk() {
+        let out = run(&[
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[
+                {"id":"call_1","index":0,"type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},
+                {"id":"call_2","index":0,"type":"function","function":{"name":"g","arguments":"{}"}}
+            ]},"finish_reason":null}]}),
+            json!({"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}]}),
+        ]);
+        let calls: Vec<_> = out
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall(c) => {
+                    Some((c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![("call_1", "f", "{\"a\":1}"), ("call_2", "g", "{}")]
+        );
+        assert_eq!(
+            out.last(),
+            Some(&StreamEvent::Done(FinishReason::ToolCalls))
+        );
+    }
+
+    #[test]
+    fn missing_ids_and_empty_arguments_are_filled() {
+        let out = run(&[json!({"choices":[{"index":0,"delta":{"tool_calls":[
+            {"index":0,"function":{"name":"now","arguments":""}}]},"finish_reason":"tool_calls"}]})]);
+        match &out[0] {
+            StreamEvent::ToolCall(c) => {
+                assert!(c.id.starts_with(transport::LOCAL_CALL_ID_PREFIX));
+                assert!(c.id.len() <= 40);
+                assert_eq!(c.arguments, "{}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn end_without_finish_is_an_error() {
+        let mut d = OpenAiStreamDecoder::new();
+        let mut out = Vec::new();
+        d.on_data(
+            &json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}).to_string(),
+            &mut out,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(d.on_end(&mut out).is_err());
+        let mut d = OpenAiStreamDecoder::new();
+        let err = d
+            .on_data(
+                r#"{"error":{"message":"overloaded","type":"server_error"}}"#,
+                &mut out,
+            )
+            .unwrap_err();
+        assert!(matches!(err, LlmError::Overloaded(_)));
+    }
+}

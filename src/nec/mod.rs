@@ -1,0 +1,40 @@
+//! The pure NEC (NFPA 70) calculation engine: typed tables and calculations with no I/O.
+//!
+//! Tables live as CSV under `data/` (sources in `data/SOURCES.md`) and are parsed once.
+//! Every calculation takes a serde-friendly input struct and returns a result struct that
+//! states its inputs, method, NEC references, assumptions and numbers, or a [`NecError`].
+//! Editions 2020 and 2023 are supported where numbering or values differ.
+//!
+//! Entry points:
+//! - [`voltage_drop::voltage_drop`], [`voltage_drop::smallest_conductor_for_drop`]
+//! - [`conductors::size_conductor`], [`conductors::check_conductor`]
+//! - [`grounding::egc_size`] (250.122), [`grounding::gec_size`] (250.66)
+//! - [`fault_current::transformer_fault_current`], [`fault_current::point_to_point`],
+//!   [`fault_current::point_to_point_chain`], [`fault_current::check_interrupting_rating`]
+//! - [`arc_flash::arc_flash`] (IEEE 1584-2018 or NFPA 70E table), [`arc_flash::ieee1584`],
+//!   [`arc_flash::arcing_currents`], [`arc_flash::ppe_category_ac`], [`arc_flash::ppe_category_dc`]
+//! - [`panel::panel_capacity`]
+//! - [`dwelling::dwelling_standard`], [`dwelling::dwelling_optional`] (220.82),
+//!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
+//!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
+//! - [`motors::motor_flc`], [`motors::motor_branch_protection`] (430.52),
+//!   [`motors::motor_feeder_protection`] (430.24, 430.62(A))
+//! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
+//!   standard ratings, EGC/GEC, unit loads, motor FLC, C values).
+
+pub mod arc_flash;
+pub mod conductors;
+pub mod dwelling;
+pub mod error;
+pub mod fault_current;
+pub mod grounding;
+pub mod motors;
+pub mod panel;
+pub mod tables;
+pub mod units;
+pub mod voltage_drop;
+
+#[cfg(test)]
+mod worked_examples;
+
+pub use error::NecError;

@@ -1,0 +1,222 @@
+//! The console adapter: the same core in a terminal. Buttons become numbered choices
+//! (`/1` confirm, `/2` cancel); with stdin not a terminal it reads one input per line, so
+//! scripts and tests drive it.
+
+pub mod render;
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use tokio::io::AsyncBufReadExt;
+
+use crate::core::commands::{self, Command};
+use crate::core::session::{Mode, SessionKey};
+use crate::core::{Agent, Input, InputAction};
+use crate::nec::units::Edition;
+use crate::store::StoreError;
+
+use render::{Format, Renderer};
+
+/// Console session settings.
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    /// The user this console acts as.
+    pub user: String,
+    /// Mode of a new session.
+    pub mode: Option<Mode>,
+    /// Thread (session) name.
+    pub thread: String,
+    /// Project to bind; "default" is created when the console has none.
+    pub project: Option<String>,
+    /// JSON lines output.
+    pub json: bool,
+}
+
+/// The session key of a console thread.
+pub fn session_key(thread: &str) -> SessionKey {
+    SessionKey::new("console", "local", "console", thread)
+}
+
+/// Runs the console until end of input or `/quit`.
+pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreError> {
+    let key = session_key(&opts.thread);
+    let interactive = std::io::stdin().is_terminal() && !opts.json;
+    let format = if opts.json {
+        Format::Json
+    } else if interactive {
+        Format::Interactive
+    } else {
+        Format::Plain
+    };
+    let mut out = Renderer::new(std::io::stdout(), format);
+    let project = bind_project(&agent, &key, opts.project.as_deref()).await?;
+
+    if format != Format::Json {
+        out.line(
+            &serde_json::Value::Null,
+            &format!(
+                "Sparky console: user {}, thread {}, project \"{}\". Type /help for commands.",
+                opts.user, opts.thread, project
+            ),
+        );
+        if !agent.has_model() {
+            out.line(
+                &serde_json::Value::Null,
+                &crate::core::agent::offline_reply(),
+            );
+        }
+    }
+
+    let mut lines = LineSource::new(interactive);
+    while let Some(line) = lines.next().await {
+        let line = line.trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        if matches!(line.as_str(), "/quit" | "/exit") {
+            break;
+        }
+        let action = if let Some(rest) = line.strip_prefix('/') {
+            let rest = rest.strip_prefix("sparky ").unwrap_or(rest);
+            let (head, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let id = Some(arg.trim().to_string()).filter(|s| !s.is_empty());
+            match head {
+                "confirm" | "1" => InputAction::Confirm { action_id: id },
+                "cancel" | "2" => InputAction::Cancel { action_id: id },
+                _ => {
+                    match rest.parse::<Command>() {
+                        Ok(mut cmd) => {
+                            if let Command::Tool { approved, .. } = &mut cmd {
+                                // A person at the terminal approves writes; scripts get the preview only.
+                                *approved =
+                                    interactive && lines.ask("Apply this change? [y/N] ").await;
+                            }
+                            let r = commands::execute(&agent, &key, &opts.user, cmd).await;
+                            out.line(&r.json, &r.text);
+                        }
+                        Err(e) => out.line(
+                            &serde_json::json!({"type": "error", "message": e}),
+                            &format!("error: {e}"),
+                        ),
+                    }
+                    continue;
+                }
+            }
+        } else {
+            InputAction::Message {
+                text: line.clone(),
+                mode: opts.mode,
+            }
+        };
+        let input = Input {
+            key: key.clone(),
+            user: opts.user.clone(),
+            event_id: None,
+            action,
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let agent2 = agent.clone();
+        let turn = tokio::spawn(async move {
+            let r = agent2.handle(input, &tx).await;
+            drop(tx);
+            r
+        });
+        while let Some(effect) = rx.recv().await {
+            out.effect(&effect);
+        }
+        match turn.await {
+            Ok(Ok(())) => {}
+            // Already shown to the user as an error effect.
+            Ok(Err(e)) => tracing::warn!(error = %e, "turn ended with an error"),
+            Err(e) => out.line(
+                &serde_json::json!({"type": "error", "message": format!("internal error: {e}")}),
+                &format!("error: internal error: {e}"),
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// Binds the console channel to `name` (created if missing), or to "default" when unbound.
+async fn bind_project(
+    agent: &Agent,
+    key: &SessionKey,
+    name: Option<&str>,
+) -> Result<String, StoreError> {
+    let store = agent.store();
+    if name.is_none() {
+        if let Some(id) = store
+            .channel_project(&key.platform, &key.workspace, &key.channel)
+            .await?
+        {
+            if let Some(p) = store.project(id).await? {
+                return Ok(p.name);
+            }
+        }
+    }
+    let name = name.unwrap_or("default");
+    let project = match store.project_by_name(name).await? {
+        Some(p) => p,
+        None => match store.create_project(name, Edition::default()).await {
+            Ok(p) => p,
+            // Another console created it at the same moment.
+            Err(StoreError::Conflict(_)) => store
+                .project_by_name(name)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("project {name}")))?,
+            Err(e) => return Err(e),
+        },
+    };
+    store
+        .bind_channel(&key.platform, &key.workspace, &key.channel, project.id)
+        .await?;
+    Ok(project.name)
+}
+
+/// Lines from a line editor (terminal) or from stdin (scripts).
+enum LineSource {
+    Editor(Option<Box<rustyline::DefaultEditor>>),
+    Stdin(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+impl LineSource {
+    fn new(interactive: bool) -> Self {
+        if interactive {
+            if let Ok(ed) = rustyline::DefaultEditor::new() {
+                return Self::Editor(Some(Box::new(ed)));
+            }
+        }
+        Self::Stdin(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+    }
+
+    async fn read(&mut self, prompt: &'static str) -> Option<String> {
+        match self {
+            Self::Editor(slot) => {
+                let mut ed = slot.take()?;
+                let (ed, line) = tokio::task::spawn_blocking(move || {
+                    let line = ed.readline(prompt);
+                    if let Ok(l) = &line {
+                        let _ = ed.add_history_entry(l.as_str());
+                    }
+                    (ed, line.ok())
+                })
+                .await
+                .ok()?;
+                *slot = Some(ed);
+                line
+            }
+            Self::Stdin(lines) => lines.next_line().await.ok().flatten(),
+        }
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        self.read("you> ").await
+    }
+
+    async fn ask(&mut self, prompt: &'static str) -> bool {
+        matches!(
+            self.read(prompt).await.as_deref().map(str::trim),
+            Some("y" | "Y" | "yes")
+        )
+    }
+}

@@ -1,0 +1,6 @@
+//! Platform adapters: translate platform events into core inputs and render core effects.
+//! They hold no business rules.
+
+pub mod console;
+pub mod render;
+pub mod surface;

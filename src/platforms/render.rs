@@ -1,0 +1,285 @@
+//! What Discord and Slack both need, written once: splitting long answers, pacing message
+//! edits while streaming, and the view of a confirmation (items and buttons).
+
+use std::time::{Duration, Instant};
+
+use crate::core::{Citation, Effect, Outcome};
+use crate::store::ActionItem;
+
+/// Button id prefix for Confirm.
+pub const CONFIRM_PREFIX: &str = "sparky:confirm:";
+/// Button id prefix for Cancel.
+pub const CANCEL_PREFIX: &str = "sparky:cancel:";
+
+/// A button click decoded from its custom id / action id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ButtonAction {
+    /// Confirm the action.
+    Confirm(String),
+    /// Cancel the action.
+    Cancel(String),
+}
+
+/// Decodes a button id; `None` for ids that are not ours.
+pub fn parse_button(id: &str) -> Option<ButtonAction> {
+    if let Some(a) = id.strip_prefix(CONFIRM_PREFIX) {
+        return (!a.is_empty()).then(|| ButtonAction::Confirm(a.to_string()));
+    }
+    if let Some(a) = id.strip_prefix(CANCEL_PREFIX) {
+        return (!a.is_empty()).then(|| ButtonAction::Cancel(a.to_string()));
+    }
+    None
+}
+
+/// Splits `text` into pieces of at most `max` characters, preferring paragraph, then line,
+/// then word boundaries, and keeping fenced code blocks valid across pieces.
+pub fn split_message(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(16);
+    let mut out = Vec::new();
+    let mut rest = text.trim_end().to_string();
+    let mut reopen: Option<String> = None;
+    while !rest.is_empty() {
+        if let Some(fence) = reopen.take() {
+            rest = format!("{fence}\n{rest}");
+        }
+        if rest.chars().count() <= max {
+            out.push(rest);
+            break;
+        }
+        // Leave room to close a code block.
+        let budget = max - 4;
+        let head: String = rest.chars().take(budget).collect();
+        let cut = ["\n\n", "\n", " "]
+            .iter()
+            .filter_map(|sep| head.rfind(sep).map(|i| i + sep.len()))
+            .find(|&i| i > budget / 2)
+            .unwrap_or(head.len());
+        let mut piece = rest[..cut].trim_end().to_string();
+        let open_fence = open_code_fence(&piece);
+        if let Some(fence) = &open_fence {
+            piece.push_str("\n```");
+            reopen = Some(fence.clone());
+        }
+        out.push(piece);
+        rest = rest[cut..].trim_start_matches(['\n']).to_string();
+    }
+    out
+}
+
+/// The opening line of a code fence left open in `text`, if any.
+fn open_code_fence(text: &str) -> Option<String> {
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") {
+            open = match open {
+                Some(_) => None,
+                None => Some(t.to_string()),
+            };
+        }
+    }
+    open
+}
+
+/// Paces edits of a streamed message: deltas are merged and flushed at most once per interval.
+pub struct EditPacer {
+    interval: Duration,
+    last: Option<Instant>,
+    text: String,
+    shown: usize,
+}
+
+impl EditPacer {
+    /// A pacer allowing one edit per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            last: None,
+            text: String::new(),
+            shown: 0,
+        }
+    }
+
+    /// Adds a delta; returns the whole text to show when an edit is due now.
+    pub fn push(&mut self, delta: &str, now: Instant) -> Option<String> {
+        self.text.push_str(delta);
+        self.due(now)
+    }
+
+    /// The text to show if an edit is due and there is something new.
+    pub fn due(&mut self, now: Instant) -> Option<String> {
+        let ready = self
+            .last
+            .is_none_or(|t| now.duration_since(t) >= self.interval);
+        if ready && self.text.len() > self.shown {
+            self.last = Some(now);
+            self.shown = self.text.len();
+            return Some(self.text.clone());
+        }
+        None
+    }
+
+    /// When the next edit may happen.
+    pub fn next_allowed(&self) -> Option<Instant> {
+        self.last.map(|t| t + self.interval)
+    }
+
+    /// Everything streamed so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether some text has not been shown yet.
+    pub fn has_unshown(&self) -> bool {
+        self.text.len() > self.shown
+    }
+}
+
+/// A confirmation as both platforms show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmationView {
+    /// Heading line.
+    pub title: String,
+    /// One block per item: summary and detail lines.
+    pub items: Vec<(String, Vec<String>)>,
+    /// Footer: who may confirm and until when.
+    pub footer: String,
+    /// Confirm button id.
+    pub confirm_id: String,
+    /// Cancel button id.
+    pub cancel_id: String,
+}
+
+/// Builds the view of a confirmation effect's fields.
+pub fn confirmation_view(
+    action_id: &str,
+    items: &[ActionItem],
+    confirmers: &str,
+    expires_at: chrono::DateTime<chrono::Utc>,
+) -> ConfirmationView {
+    ConfirmationView {
+        title: if items.len() == 1 {
+            "Proposed change".into()
+        } else {
+            format!("Proposed changes ({})", items.len())
+        },
+        items: items
+            .iter()
+            .map(|i| (i.summary.clone(), i.details.clone()))
+            .collect(),
+        footer: format!(
+            "{confirmers} can confirm. Typing a reply instead corrects the proposal. Expires {}.",
+            expires_at.format("%Y-%m-%d %H:%M UTC")
+        ),
+        confirm_id: format!("{CONFIRM_PREFIX}{action_id}"),
+        cancel_id: format!("{CANCEL_PREFIX}{action_id}"),
+    }
+}
+
+/// The line that replaces the buttons once an action is resolved.
+pub fn outcome_line(outcome: Outcome, by: Option<&str>) -> String {
+    let who = by.map(|b| format!(" by {b}")).unwrap_or_default();
+    match outcome {
+        Outcome::Executed => format!("✅ Confirmed{who} and applied."),
+        Outcome::Failed => format!("⚠️ Confirmed{who}; some changes failed."),
+        Outcome::Cancelled => format!("✖️ Cancelled{who}."),
+        Outcome::Superseded => "↩️ Superseded by a newer message.".into(),
+        Outcome::Expired => "⌛ Expired; nothing was changed.".into(),
+        Outcome::AlreadyResolved => "This change was already resolved.".into(),
+    }
+}
+
+/// Compact citation line: "Sources: NEC 2023 Table 310.16 · NEC 2023 250.122".
+pub fn citations_line(citations: &[Citation]) -> Option<String> {
+    if citations.is_empty() {
+        return None;
+    }
+    let refs: Vec<String> = citations
+        .iter()
+        .map(|c| match c.edition {
+            Some(e) => format!("NEC {e} {}", c.section),
+            None => c.section.clone(),
+        })
+        .collect();
+    Some(format!("Sources: {}", refs.join(" · ")))
+}
+
+/// Whether an effect ends the visible part of a turn (adapters stop typing indicators).
+pub fn is_terminal(effect: &Effect) -> bool {
+    matches!(
+        effect,
+        Effect::Text { .. }
+            | Effect::Confirmation { .. }
+            | Effect::Error { .. }
+            | Effect::Resolved { .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_respects_limit_and_lines() {
+        let text = (0..300)
+            .map(|i| format!("line {i} of the answer"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let parts = split_message(&text, 2000);
+        assert!(parts.len() >= 3);
+        assert!(parts.iter().all(|p| p.chars().count() <= 2000));
+        assert_eq!(parts.join("\n"), text);
+        assert!(parts.iter().all(|p| p.starts_with("line ")));
+    }
+
+    #[test]
+    fn split_keeps_code_blocks_closed() {
+        let code = (0..200)
+            .map(|i| format!("x = {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = format!("Here:\n```rust\n{code}\n```\nDone.");
+        let parts = split_message(&text, 500);
+        for p in &parts {
+            assert_eq!(p.matches("```").count() % 2, 0, "unbalanced fence in:\n{p}");
+            assert!(p.chars().count() <= 500);
+        }
+        assert!(parts[1].starts_with("```rust"));
+    }
+
+    #[test]
+    fn split_of_2500_characters_gives_two_messages() {
+        let text = "word ".repeat(500);
+        let parts = split_message(&text, 2000);
+        assert_eq!(parts.len(), 2);
+    }
+
+    #[test]
+    fn pacer_merges_deltas_within_the_interval() {
+        let t0 = Instant::now();
+        let mut p = EditPacer::new(Duration::from_secs(1));
+        assert_eq!(p.push("a", t0).as_deref(), Some("a"));
+        assert_eq!(p.push("b", t0 + Duration::from_millis(200)), None);
+        assert_eq!(p.push("c", t0 + Duration::from_millis(400)), None);
+        assert_eq!(
+            p.due(t0 + Duration::from_millis(1000)).as_deref(),
+            Some("abc")
+        );
+        assert_eq!(p.due(t0 + Duration::from_millis(3000)), None);
+    }
+
+    #[test]
+    fn buttons_round_trip() {
+        let v = confirmation_view("abc-1", &[], "alice", chrono::Utc::now());
+        assert_eq!(
+            parse_button(&v.confirm_id),
+            Some(ButtonAction::Confirm("abc-1".into()))
+        );
+        assert_eq!(
+            parse_button(&v.cancel_id),
+            Some(ButtonAction::Cancel("abc-1".into()))
+        );
+        assert_eq!(parse_button("other:thing"), None);
+        assert_eq!(parse_button(CONFIRM_PREFIX), None);
+    }
+}

@@ -1,0 +1,282 @@
+//! SQLite backend: the embedded default, one file, no server.
+//!
+//! Session locks are in-process (one bot process per file); full text uses FTS5 and vector
+//! search is an exact cosine scan.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+
+use super::common::scored_chunk_from;
+use super::common::{
+    check_schema_version, chunk_cols, chunk_from, db, filter_sql, impl_store, limit,
+    newest_version, violation,
+};
+use super::search::{embedding_to_bytes, fts5_query, CosineQuery};
+use super::{Backend, ChunkFilter, ScoredChunk, SessionLock, StoreError, StoreResult};
+
+/// Migrations for SQLite, embedded at build time.
+pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// Default pool size of [`SqliteStore::open`].
+const DEFAULT_CONNECTIONS: u32 = 8;
+
+type LockKey = (PathBuf, i64);
+
+/// Per-session async mutexes, shared by every store opened on the same file in this process.
+static SESSION_LOCKS: LazyLock<Mutex<HashMap<LockKey, Arc<tokio::sync::Mutex<()>>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// A [`Store`](super::Store) in an SQLite file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    /// Canonical file path: the namespace of this file's session locks.
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    const BACKEND: Backend = Backend::Sqlite;
+    /// SQLite has no row locks; write transactions start with `BEGIN IMMEDIATE` instead.
+    const FOR_UPDATE: &'static str = "";
+
+    /// Opens (creating the file and its directory if needed) and migrates the database at
+    /// `path`, refusing a schema newer than this binary.
+    pub async fn open(path: &Path) -> StoreResult<Self> {
+        Self::open_with(path, DEFAULT_CONNECTIONS).await
+    }
+
+    /// Like [`open`](Self::open) with a pool of at most `max_connections`.
+    pub async fn open_with(path: &Path, max_connections: u32) -> StoreResult<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options)
+            .await
+            .map_err(db)?;
+        let found = applied_version(&pool).await?;
+        check_schema_version(found, &MIGRATOR)?;
+        MIGRATOR.run(&pool).await?;
+        tracing::debug!(
+            path = %path.display(),
+            version = newest_version(&MIGRATOR),
+            "sqlite store ready"
+        );
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Self { pool, path })
+    }
+
+    /// The underlying pool (for tests and benchmarks).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Closes every pooled connection (checkpointing the WAL).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        // Taking the write lock up front avoids SQLITE_BUSY when a reader upgrades.
+        self.pool.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    async fn begin_read(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        self.pool.begin().await
+    }
+
+    async fn backend_lock_session(&self, session_id: i64) -> StoreResult<SessionLock> {
+        let mutex = {
+            let mut locks = SESSION_LOCKS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if locks.len() > 1024 {
+                // Only the map holds an unused entry; nobody can clone it without this lock.
+                locks.retain(|_, m| Arc::strong_count(m) > 1);
+            }
+            locks
+                .entry((self.path.clone(), session_id))
+                .or_default()
+                .clone()
+        };
+        let guard = mutex.lock_owned().await;
+        Ok(SessionLock::new(Box::new(guard)))
+    }
+
+    async fn backend_set_embedding(
+        &self,
+        chunk_id: i64,
+        model: &str,
+        embedding: &[f32],
+    ) -> StoreResult<()> {
+        let dims = i64::try_from(embedding.len()).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO chunk_embeddings (chunk_id, model, dims, embedding) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (chunk_id, model) \
+             DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+        )
+        .bind(chunk_id)
+        .bind(model)
+        .bind(dims)
+        .bind(embedding_to_bytes(embedding))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| violation(e, None, Some(format!("chunk {chunk_id} does not exist"))))?;
+        Ok(())
+    }
+
+    async fn backend_search_text(
+        &self,
+        query: &str,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>> {
+        let Some(fts) = fts5_query(query) else {
+            return Ok(Vec::new());
+        };
+        // bm25 is lower-is-better; negated so higher is better like ts_rank. Section and
+        // heading matches weigh more than body text.
+        let sql = format!(
+            concat!(
+                "SELECT ",
+                chunk_cols!(),
+                ", -bm25(chunks_fts, 4.0, 2.0, 1.0) AS score \
+                 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid \
+                 JOIN documents d ON d.id = c.document_id \
+                 WHERE chunks_fts MATCH $1 AND {} ORDER BY score DESC, c.id LIMIT $4"
+            ),
+            filter_sql(2, 3)
+        );
+        sqlx::query(&sql)
+            .bind(fts)
+            .bind(filter.edition)
+            .bind(&filter.workspace)
+            .bind(limit(k))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db)?
+            .iter()
+            .map(scored_chunk_from)
+            .collect()
+    }
+
+    async fn backend_search_vector(
+        &self,
+        embedding: &[f32],
+        model: &str,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>> {
+        let Some(query) = CosineQuery::new(embedding) else {
+            return Ok(Vec::new());
+        };
+        let dims = i64::try_from(embedding.len()).unwrap_or(i64::MAX);
+        // Exact scan: stream (id, vector) pairs, keep the best k, then load those chunks.
+        let sql = format!(
+            "SELECT e.chunk_id, e.embedding FROM chunk_embeddings e \
+             JOIN chunks c ON c.id = e.chunk_id JOIN documents d ON d.id = c.document_id \
+             WHERE e.model = $1 AND e.dims = $2 AND {}",
+            filter_sql(3, 4)
+        );
+        let mut best: Vec<(f64, i64)> = Vec::with_capacity(k + 1);
+        {
+            let mut rows = sqlx::query(&sql)
+                .bind(model)
+                .bind(dims)
+                .bind(filter.edition)
+                .bind(&filter.workspace)
+                .fetch(&self.pool);
+            while let Some(row) = rows.try_next().await.map_err(db)? {
+                let id: i64 = row.try_get("chunk_id").map_err(db)?;
+                let bytes: &[u8] = row.try_get("embedding").map_err(db)?;
+                let Some(score) = query.similarity_le_bytes(bytes) else {
+                    continue;
+                };
+                if best.len() == k {
+                    match best.last() {
+                        Some(&(worst, _)) if score > worst => {
+                            best.pop();
+                        }
+                        _ => continue,
+                    }
+                }
+                let at = best.partition_point(|&(s, i)| s > score || (s == score && i < id));
+                best.insert(at, (score, id));
+            }
+        }
+        if best.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = best.iter().map(|&(_, id)| id).collect();
+        let ids_json =
+            serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            chunk_cols!(),
+            " FROM chunks c JOIN documents d ON d.id = c.document_id \
+             WHERE c.id IN (SELECT value FROM json_each($1))"
+        ))
+        .bind(ids_json)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?;
+        let mut chunks: HashMap<i64, super::Chunk> = rows
+            .iter()
+            .map(|r| chunk_from(r).map(|c| (c.id, c)))
+            .collect::<StoreResult<_>>()?;
+        Ok(best
+            .into_iter()
+            .filter_map(|(score, id)| chunks.remove(&id).map(|chunk| ScoredChunk { chunk, score }))
+            .collect())
+    }
+}
+
+/// The newest applied migration, if the database has been migrated before.
+async fn applied_version(pool: &SqlitePool) -> StoreResult<Option<i64>> {
+    let exists: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(pool)
+    .await
+    .map_err(db)?;
+    if exists == 0 {
+        return Ok(None);
+    }
+    sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations")
+        .fetch_one(pool)
+        .await
+        .map_err(db)
+}
+
+impl_store!(SqliteStore);

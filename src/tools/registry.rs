@@ -1,0 +1,144 @@
+//! The tool registry: lookup, schema validation and per-tool rate limits.
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use serde_json::Value;
+
+use super::{Tool, ToolError};
+use crate::llm::ToolSpec;
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// A call whose tool exists and whose arguments passed the schema.
+#[derive(Clone)]
+pub struct ValidatedCall {
+    /// The tool.
+    pub tool: Arc<dyn Tool>,
+    /// Parsed, schema-valid arguments.
+    pub args: Value,
+}
+
+/// Every tool by name, with compiled schemas and an execution rate limiter.
+pub struct ToolRegistry {
+    tools: BTreeMap<&'static str, Entry>,
+    limiter: DefaultKeyedRateLimiter<&'static str>,
+}
+
+impl ToolRegistry {
+    /// An empty registry allowing `per_minute` executions of each tool.
+    pub fn new(per_minute: u32) -> Self {
+        let per_minute = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+        Self {
+            tools: BTreeMap::new(),
+            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+        }
+    }
+
+    /// Adds a tool.
+    ///
+    /// # Panics
+    /// When the tool's own schema is not a valid JSON Schema: that is a programming error
+    /// caught by the registry tests.
+    pub fn register(&mut self, tool: impl Tool + 'static) {
+        let schema = tool.schema();
+        let validator = match jsonschema::validator_for(&schema) {
+            Ok(v) => v,
+            Err(e) => panic!("tool {} has an invalid schema: {e}", tool.name()),
+        };
+        self.tools.insert(
+            tool.name(),
+            Entry {
+                tool: Arc::new(tool),
+                validator,
+            },
+        );
+    }
+
+    /// A tool by name.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).map(|e| e.tool.clone())
+    }
+
+    /// Every tool, by name.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.values().map(|e| &e.tool)
+    }
+
+    /// Specs for the tools named in `names` (unknown names are skipped).
+    pub fn specs(&self, names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: e.tool.description().to_string(),
+                parameters: e.tool.schema(),
+            })
+            .collect()
+    }
+
+    /// Looks up `name` and validates the raw argument text against its schema. Every failure
+    /// is a message for the model, never a crash.
+    pub fn validate(&self, name: &str, raw_arguments: &str) -> Result<ValidatedCall, ToolError> {
+        let entry = self.tools.get(name).ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "there is no tool named '{name}'; available tools: {}",
+                self.tools.keys().copied().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let text = if raw_arguments.trim().is_empty() {
+            "{}"
+        } else {
+            raw_arguments
+        };
+        let args: Value = serde_json::from_str(text).map_err(|e| {
+            ToolError::InvalidArguments(format!("arguments are not valid JSON ({e})"))
+        })?;
+        if !args.is_object() {
+            return Err(ToolError::InvalidArguments(
+                "arguments must be a JSON object".into(),
+            ));
+        }
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(&args)
+            .map(|e| {
+                let path = e.instance_path.to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{path}: {e}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(ToolError::InvalidArguments(problems.join("; ")));
+        }
+        Ok(ValidatedCall {
+            tool: entry.tool.clone(),
+            args,
+        })
+    }
+
+    /// Takes one execution slot for `name`; the error says how long to wait.
+    pub fn check_rate(&self, name: &str) -> Result<(), ToolError> {
+        let Some((key, _)) = self.tools.get_key_value(name) else {
+            return Ok(());
+        };
+        self.limiter.check_key(key).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                &governor::clock::DefaultClock::default(),
+            ));
+            ToolError::RateLimited(format!(
+                "{name} is being called too often; try again in {} s",
+                wait.as_secs().max(1)
+            ))
+        })
+    }
+}

@@ -1,0 +1,408 @@
+//! The turn loop and the confirmation gate in-process, with extra tools that misbehave,
+//! against the fake providers over real HTTP and a real database.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use serde_json::{json, Value};
+use sparky::config::Config;
+use sparky::core::session::SessionKey;
+use sparky::core::{Agent, CollectSink, Effect, Input, InputAction, Outcome};
+use sparky::nec::units::Edition;
+use sparky::store::{AuditKind, ConfirmRule, NewPendingAction, Store};
+use sparky::tools::{default_registry, Tool, ToolContext, ToolError};
+use support::bot::{fresh_postgres_url, Db};
+use support::fake_llm::{Dialect, FakeLlm, Reply};
+
+struct Panics;
+#[async_trait]
+impl Tool for Panics {
+    fn name(&self) -> &'static str {
+        "explode"
+    }
+    fn description(&self) -> &'static str {
+        "always panics"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    async fn execute(&self, _: Value, _: &ToolContext) -> Result<Value, ToolError> {
+        panic!("boom")
+    }
+}
+
+struct Sleeps;
+#[async_trait]
+impl Tool for Sleeps {
+    fn name(&self) -> &'static str {
+        "sleep_forever"
+    }
+    fn description(&self) -> &'static str {
+        "never finishes"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    async fn execute(&self, _: Value, _: &ToolContext) -> Result<Value, ToolError> {
+        tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+        Ok(json!({}))
+    }
+}
+
+struct Counts(Arc<AtomicUsize>);
+#[async_trait]
+impl Tool for Counts {
+    fn name(&self) -> &'static str {
+        "count_me"
+    }
+    fn description(&self) -> &'static str {
+        "counts executions"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"x": {"type": "integer"}}})
+    }
+    async fn execute(&self, args: Value, _: &ToolContext) -> Result<Value, ToolError> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(json!({"x": args["x"], "executions": n}))
+    }
+}
+
+struct Harness {
+    agent: Agent,
+    store: Arc<dyn Store>,
+    counter: Arc<AtomicUsize>,
+    _dir: tempfile::TempDir,
+}
+
+async fn harness(fake: &FakeLlm, db: Db) -> Harness {
+    sparky::llm::tls::install_default_crypto_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let mut env: BTreeMap<String, String> = fake.env().into_iter().collect();
+    env.insert("SPARKY_AGENT__TOOL_TIMEOUT_SECS".into(), "1".into());
+    env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
+    match db {
+        Db::Sqlite => {
+            env.insert(
+                "SPARKY_DATABASE__SQLITE_PATH".into(),
+                dir.path().join("t.db").display().to_string(),
+            );
+        }
+        Db::Postgres => {
+            env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
+        }
+    }
+    let config = Config::load(None, &env).unwrap();
+    let store = sparky::store::connect(&config).await.unwrap();
+    let provider = sparky::llm::resilient::build_provider(&config);
+    let counter = Arc::new(AtomicUsize::new(0));
+    let mut tools = default_registry(1000);
+    tools.register(Panics);
+    tools.register(Sleeps);
+    tools.register(Counts(counter.clone()));
+    let agent = Agent::new(
+        store.clone(),
+        provider,
+        Arc::new(tools),
+        config.agent.clone(),
+        &config.limits,
+    );
+    let project = store.create_project("p", Edition::Nec2023).await.unwrap();
+    store
+        .bind_channel("test", "w", "c", project.id)
+        .await
+        .unwrap();
+    Harness {
+        agent,
+        store,
+        counter,
+        _dir: dir,
+    }
+}
+
+fn key() -> SessionKey {
+    SessionKey::new("test", "w", "c", "thread-1")
+}
+
+fn say(text: &str) -> Input {
+    Input {
+        key: key(),
+        user: "alice".into(),
+        event_id: None,
+        action: InputAction::Message {
+            text: text.into(),
+            mode: None,
+        },
+    }
+}
+
+async fn run(h: &Harness, input: Input) -> Vec<Effect> {
+    let sink = CollectSink::default();
+    h.agent.handle(input, &sink).await.unwrap();
+    sink.take()
+}
+
+fn final_text(effects: &[Effect]) -> Option<String> {
+    effects.iter().find_map(|e| match e {
+        Effect::Text { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn a_panicking_or_hanging_tool_becomes_an_error_result() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        fake.push(Reply::ToolCalls(vec![
+            ("explode".into(), json!({})),
+            ("sleep_forever".into(), json!({})),
+        ]));
+        fake.push(Reply::Text("Both tools failed, sorry.".into()));
+        let effects = run(&h, say("try the tools")).await;
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            Some("Both tools failed, sorry."),
+            "{dialect:?}"
+        );
+        let second = fake.requests()[1].to_string();
+        assert!(second.contains("crashed"), "{second}");
+        assert!(second.contains("did not finish within 1 s"), "{second}");
+        let session = h
+            .store
+            .open_session(&key(), Default::default(), None)
+            .await
+            .unwrap();
+        let audit = h.store.audit_for_session(session.id).await.unwrap();
+        let failed: Vec<_> = audit
+            .iter()
+            .filter(|a| a.entry.kind == AuditKind::Execution && a.entry.is_error)
+            .filter_map(|a| a.entry.tool.clone())
+            .collect();
+        assert!(
+            failed.contains(&"explode".to_string())
+                && failed.contains(&"sleep_forever".to_string()),
+            "{failed:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn identical_read_calls_in_one_turn_run_once() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    fake.push(Reply::ToolCalls(vec![
+        ("count_me".into(), json!({"x": 1})),
+        ("count_me".into(), json!({"x": 1})),
+        ("count_me".into(), json!({"x": 2})),
+    ]));
+    fake.push(Reply::Text("done".into()));
+    run(&h, say("count")).await;
+    assert_eq!(h.counter.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_turn_stops_after_ten_model_calls_with_every_call_answered() {
+    let fake = FakeLlm::start(Dialect::Gemini).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    for i in 0..12 {
+        fake.push(Reply::ToolCalls(vec![("count_me".into(), json!({"x": i}))]));
+    }
+    let effects = run(&h, say("loop forever")).await;
+    assert_eq!(fake.requests().len(), 10);
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Error { message } if message.contains("10 model calls"))),
+        "{effects:#?}"
+    );
+    // The next turn is accepted by the strict fake: the last calls got results.
+    fake.push(Reply::Text("ok".into()));
+    fake.push(Reply::Text("ok".into()));
+    let effects = run(&h, say("and now?")).await;
+    assert_eq!(final_text(&effects).as_deref(), Some("ok"), "{effects:#?}");
+}
+
+async fn mixed_read_and_write_calls(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    fake.push(Reply::ToolCalls(vec![
+        ("count_me".into(), json!({"x": 7})),
+        ("create_task".into(), json!({"title": "Label panel LP-1"})),
+    ]));
+    let effects = run(&h, say("count and add a task")).await;
+    assert_eq!(
+        h.counter.load(Ordering::SeqCst),
+        1,
+        "the read call ran at once"
+    );
+    let action_id = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Confirmation {
+                action_id, items, ..
+            } => {
+                assert_eq!(items.len(), 1);
+                assert_eq!(items[0].tool, "create_task");
+                Some(action_id.clone())
+            }
+            _ => None,
+        })
+        .expect("a confirmation");
+    let p = h.store.project_by_name("p").await.unwrap().unwrap();
+    assert!(h.store.load_project(p.id).await.unwrap().tasks.is_empty());
+
+    fake.push(Reply::Text("Task added.".into()));
+    let effects = run(
+        &h,
+        Input {
+            key: key(),
+            user: "alice".into(),
+            event_id: Some("click-1".into()),
+            action: InputAction::Confirm {
+                action_id: Some(action_id.clone()),
+            },
+        },
+    )
+    .await;
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::Resolved {
+            outcome: Outcome::Executed,
+            ..
+        }
+    )));
+    let req = fake.requests()[1].to_string();
+    assert!(
+        req.contains("\\\"executions\\\":1") || req.contains("executions"),
+        "{req}"
+    );
+    assert!(req.contains("Label panel LP-1"), "{req}");
+    assert_eq!(h.store.load_project(p.id).await.unwrap().tasks.len(), 1);
+
+    // The same click delivered again is ignored entirely.
+    let effects = run(
+        &h,
+        Input {
+            key: key(),
+            user: "alice".into(),
+            event_id: Some("click-1".into()),
+            action: InputAction::Confirm {
+                action_id: Some(action_id.clone()),
+            },
+        },
+    )
+    .await;
+    assert!(effects.is_empty(), "{effects:#?}");
+    assert_eq!(fake.requests().len(), 2);
+
+    let session = h
+        .store
+        .open_session(&key(), Default::default(), None)
+        .await
+        .unwrap();
+    let kinds: Vec<AuditKind> = h
+        .store
+        .audit_for_session(session.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|a| a.entry.kind)
+        .collect();
+    assert!(
+        kinds.contains(&AuditKind::Proposed) && kinds.contains(&AuditKind::Confirmed),
+        "{kinds:?}"
+    );
+}
+
+#[tokio::test]
+async fn read_calls_run_at_once_and_writes_wait_for_confirm_sqlite() {
+    mixed_read_and_write_calls(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn read_calls_run_at_once_and_writes_wait_for_confirm_postgres() {
+    mixed_read_and_write_calls(Db::Postgres).await;
+}
+
+#[tokio::test]
+async fn an_expired_action_says_so_and_changes_nothing() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    let p = h.store.project_by_name("p").await.unwrap().unwrap();
+    let session = h
+        .store
+        .open_session(&key(), Default::default(), Some(p.id))
+        .await
+        .unwrap();
+    let past = Utc::now() - chrono::Duration::hours(30);
+    let call = sparky::llm::ToolCall {
+        id: "call_1".into(),
+        name: "create_task".into(),
+        arguments: "{\"title\":\"x\"}".into(),
+        thought_signature: None,
+    };
+    h.store
+        .append_message(
+            session.id,
+            &sparky::store::NewMessage {
+                message: sparky::llm::ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call.clone()],
+                    thought_signature: None,
+                },
+                author: None,
+                event_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    h.store
+        .create_pending(&NewPendingAction {
+            id: "old-action".into(),
+            session_id: session.id,
+            rule: ConfirmRule {
+                policy: sparky::config::ConfirmPolicy::Requester,
+                requester: "alice".into(),
+            },
+            calls: vec![call],
+            prior_results: vec![],
+            items: vec![],
+            created_at: past,
+            expires_at: past + chrono::Duration::hours(24),
+        })
+        .await
+        .unwrap();
+    let effects = run(
+        &h,
+        Input {
+            key: key(),
+            user: "alice".into(),
+            event_id: None,
+            action: InputAction::Confirm {
+                action_id: Some("old-action".into()),
+            },
+        },
+    )
+    .await;
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Resolved {
+                outcome: Outcome::Expired,
+                ..
+            }
+        )),
+        "{effects:#?}"
+    );
+    assert!(h.store.load_project(p.id).await.unwrap().tasks.is_empty());
+    assert_eq!(
+        fake.requests().len(),
+        0,
+        "nobody to answer: the model is not called"
+    );
+}

@@ -1,0 +1,356 @@
+//! The agent core through the console contract (`sparky chat --json`), for both providers,
+//! against the fake OpenAI and Gemini servers and a real database.
+
+mod support;
+
+use serde_json::json;
+use support::bot::{of_type, one, Bot, Db};
+use support::fake_llm::{Dialect, FakeLlm, Reply};
+
+const DIALECTS: [Dialect; 2] = [Dialect::OpenAi, Dialect::Gemini];
+
+fn fridge(watts: f64) -> Reply {
+    Reply::ToolCalls(vec![(
+        "add_load_item".into(),
+        json!({
+            "name": "Dometic CFX3 45 fridge",
+            "watts": watts,
+            "hours_per_day": 24,
+            "duty_cycle": 0.35,
+            "quantity": 1,
+            "notes": "typical compressor draw"
+        }),
+    )])
+}
+
+async fn loads(bot: &Bot, project: &str) -> usize {
+    let store = bot.store().await;
+    let p = store
+        .project_by_name(project)
+        .await
+        .unwrap()
+        .expect("project exists");
+    store.load_project(p.id).await.unwrap().loads.len()
+}
+
+#[tokio::test]
+async fn load_mode_proposes_then_confirm_writes_exactly_one_row() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(fridge(45.0));
+        let args = ["--mode", "load", "--project", "van", "--thread", "t1"];
+        let out = bot
+            .chat("alice", &args, "I have a Dometic CFX3 45 fridge\n")
+            .await;
+        let c = one(&out, "confirmation");
+        assert_eq!(c["items"][0]["tool"], "add_load_item", "{dialect:?}");
+        assert_eq!(c["items"][0]["args"]["watts"], 45.0, "{dialect:?}");
+        let summary = c["items"][0]["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("Dometic CFX3 45 fridge")
+                && summary.contains("45 W")
+                && summary.contains("35%"),
+            "{summary}"
+        );
+        assert_eq!(
+            loads(&bot, "van").await,
+            0,
+            "nothing is written before Confirm ({dialect:?})"
+        );
+
+        fake.push(Reply::Text(
+            "Added the fridge: about 378 Wh per day.".into(),
+        ));
+        let out = bot.chat("alice", &args, "/confirm\n").await;
+        let r = one(&out, "resolved");
+        assert_eq!(r["outcome"], "executed", "{dialect:?}: {out:#?}");
+        assert_eq!(
+            one(&out, "text")["text"],
+            "Added the fridge: about 378 Wh per day."
+        );
+        assert_eq!(loads(&bot, "van").await, 1, "{dialect:?}");
+        // The model's follow-up request carried the tool's result.
+        let last = fake.requests().last().cloned().unwrap();
+        assert!(
+            last.to_string().contains("wh_per_day"),
+            "{dialect:?}: {last}"
+        );
+
+        // A second confirm finds nothing pending and writes nothing.
+        let out = bot.chat("alice", &args, "/confirm\n").await;
+        assert!(!of_type(&out, "error").is_empty(), "{out:#?}");
+        assert_eq!(loads(&bot, "van").await, 1);
+    }
+}
+
+#[tokio::test]
+async fn cancel_writes_nothing_and_tells_the_model() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(fridge(45.0));
+        fake.push(Reply::Text("OK, not added.".into()));
+        let args = ["--mode", "load", "--project", "van"];
+        let out = bot
+            .chat("alice", &args, "I have a Dometic CFX3 45 fridge\n/cancel\n")
+            .await;
+        assert_eq!(one(&out, "resolved")["outcome"], "cancelled", "{dialect:?}");
+        assert_eq!(loads(&bot, "van").await, 0);
+        let last = fake.requests().last().cloned().unwrap().to_string();
+        assert!(last.contains("cancelled"), "{dialect:?}: {last}");
+    }
+}
+
+#[tokio::test]
+async fn typing_while_pending_supersedes_and_reaches_the_model() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(fridge(45.0));
+        fake.push(fridge(100.0));
+        let args = ["--mode", "load", "--project", "van"];
+        let out = bot
+            .chat(
+                "alice",
+                &args,
+                "I have a Dometic CFX3 45 fridge\nActually it's 100 watts\n",
+            )
+            .await;
+        let confirmations = of_type(&out, "confirmation");
+        assert_eq!(confirmations.len(), 2, "{dialect:?}: {out:#?}");
+        assert_eq!(one(&out, "resolved")["outcome"], "superseded");
+        assert_eq!(confirmations[1]["items"][0]["args"]["watts"], 100.0);
+        let second = fake.requests()[1].to_string();
+        assert!(
+            second.contains("Actually it's 100 watts"),
+            "{dialect:?}: {second}"
+        );
+        assert_eq!(
+            loads(&bot, "van").await,
+            0,
+            "a correction is not a confirmation"
+        );
+    }
+}
+
+#[tokio::test]
+async fn general_mode_runs_read_only_tools_without_confirmation() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"expression": "2*12.9*16*150/6530"}),
+        )]));
+        fake.push(Reply::Text("The drop is about 9.48 V.".into()));
+        let out = bot
+            .chat("bob", &[], "voltage drop for 16 A over 150 ft of 12 AWG?\n")
+            .await;
+        assert!(
+            of_type(&out, "confirmation").is_empty(),
+            "{dialect:?}: {out:#?}"
+        );
+        assert_eq!(one(&out, "text")["text"], "The drop is about 9.48 V.");
+        let second = fake.requests()[1].to_string();
+        assert!(
+            second.contains("9.48"),
+            "the calculator's result went back: {second}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn malformed_arguments_and_unknown_tools_become_tool_errors() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(Reply::ToolCalls(vec![(
+            "launch_rockets".into(),
+            json!({"count": 3}),
+        )]));
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"expr": "1+1"}),
+        )]));
+        if dialect == Dialect::OpenAi {
+            fake.push(Reply::RawToolCall {
+                name: "calculator".into(),
+                arguments: "{\"expression\": \"1+".into(),
+            });
+        }
+        fake.push(Reply::Text("Recovered.".into()));
+        let out = bot.chat("bob", &[], "do something odd\n").await;
+        assert_eq!(
+            one(&out, "text")["text"],
+            "Recovered.",
+            "{dialect:?}: {out:#?}"
+        );
+        let reqs: Vec<String> = fake.requests().iter().map(|r| r.to_string()).collect();
+        assert!(
+            reqs[1].contains("no tool named 'launch_rockets'"),
+            "{}",
+            reqs[1]
+        );
+        assert!(reqs[2].contains("invalid arguments"), "{}", reqs[2]);
+        if dialect == Dialect::OpenAi {
+            assert!(reqs[3].contains("not valid JSON"), "{}", reqs[3]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn provider_faults_give_clear_messages_or_recover() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        // 429 with retry-after, then success: retried transparently.
+        fake.push(Reply::Status {
+            code: 429,
+            body: json!("slow down"),
+            retry_after_secs: Some(1),
+        });
+        fake.push(Reply::Text("First answer.".into()));
+        // 503 three times (max_retries = 2): the user gets a clear message.
+        for _ in 0..3 {
+            fake.push(Reply::Status {
+                code: 503,
+                body: json!("overloaded"),
+                retry_after_secs: None,
+            });
+        }
+        // A stream cut after its first text: never retried once it has started.
+        fake.push(Reply::CutMidStream("Partial ans".into()));
+        fake.push(Reply::Text("Third answer.".into()));
+        let out = bot
+            .chat(
+                "bob",
+                &[],
+                "first question\nsecond question\nthird question\nfourth question\n",
+            )
+            .await;
+        let texts: Vec<&str> = of_type(&out, "text")
+            .iter()
+            .map(|t| t["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            texts,
+            vec!["First answer.", "Third answer."],
+            "{dialect:?}: {out:#?}"
+        );
+        let errors = of_type(&out, "error");
+        assert_eq!(errors.len(), 2, "{dialect:?}: {out:#?}");
+        assert!(
+            errors[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("overloaded"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1]["message"].as_str().unwrap().contains("saved"),
+            "{errors:?}"
+        );
+        // Nothing was lost: the last request still carries the earlier questions.
+        let last = fake.requests().last().unwrap().to_string();
+        assert!(
+            last.contains("second question") && last.contains("third question"),
+            "{last}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn only_the_requester_confirms_and_a_restart_loses_nothing() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(fridge(45.0));
+        let args = ["--mode", "load", "--project", "van", "--thread", "shared"];
+        // Process 1 proposes and exits.
+        let out = bot
+            .chat("alice", &args, "I have a Dometic CFX3 45 fridge\n")
+            .await;
+        let id = one(&out, "confirmation")["action_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Process 2: bob may not confirm.
+        let out = bot.chat("bob", &args, &format!("/confirm {id}\n")).await;
+        let refusal = one(&out, "refusal");
+        assert!(
+            refusal["message"].as_str().unwrap().contains("alice"),
+            "{refusal}"
+        );
+        assert_eq!(loads(&bot, "van").await, 0);
+        // Process 3: alice confirms after the "restart".
+        fake.push(Reply::Text("Done.".into()));
+        let out = bot.chat("alice", &args, &format!("/confirm {id}\n")).await;
+        assert_eq!(one(&out, "resolved")["outcome"], "executed", "{dialect:?}");
+        assert_eq!(loads(&bot, "van").await, 1);
+    }
+}
+
+async fn racing_confirms_execute_once(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let bot = Bot::new(db, Some(&fake)).await;
+    fake.push(fridge(45.0));
+    let args = ["--mode", "load", "--project", "van", "--thread", "race"];
+    let out = bot
+        .chat("alice", &args, "I have a Dometic CFX3 45 fridge\n")
+        .await;
+    let id = one(&out, "confirmation")["action_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fake.push(Reply::Text("Done.".into()));
+    fake.push(Reply::Text("Done.".into()));
+    let input = format!("/confirm {id}\n");
+    let (a, b) = tokio::join!(
+        bot.chat("alice", &args, &input),
+        bot.chat("alice", &args, &input)
+    );
+    let outcomes: Vec<String> = a
+        .iter()
+        .chain(b.iter())
+        .filter(|e| e["type"] == "resolved")
+        .map(|e| e["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "executed").count(),
+        1,
+        "{db:?}: {outcomes:?}"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "already_resolved").count(),
+        1,
+        "{db:?}: {outcomes:?}"
+    );
+    assert_eq!(loads(&bot, "van").await, 1, "{db:?}");
+}
+
+#[tokio::test]
+async fn two_processes_racing_to_confirm_execute_once_on_sqlite() {
+    racing_confirms_execute_once(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn two_processes_racing_to_confirm_execute_once_on_postgres() {
+    racing_confirms_execute_once(Db::Postgres).await;
+}
+
+#[tokio::test]
+async fn offline_console_starts_and_says_how_to_configure() {
+    let bot = Bot::new(Db::Sqlite, None).await;
+    let (lines, ok) = bot
+        .run(
+            &["chat", "--user", "carol"],
+            "what is 240.4(D)?\n/tool calculator {\"expression\": \"3*4\"}\n",
+        )
+        .await;
+    assert!(ok, "{lines:?}");
+    let text = lines.join("\n");
+    assert!(text.contains("No language model is configured"), "{text}");
+    assert!(text.contains("SPARKY_LLM__PROVIDER"), "{text}");
+    assert!(text.contains("\"value\": 12.0"), "{text}");
+}

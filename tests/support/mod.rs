@@ -1,0 +1,5 @@
+//! Shared test harnesses.
+#![allow(dead_code)]
+
+pub mod bot;
+pub mod fake_llm;
