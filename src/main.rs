@@ -244,8 +244,33 @@ async fn serve(config: Config) -> anyhow::Result<ExitCode> {
              SPARKY_DISCORD__ENABLED / SPARKY_SLACK__ENABLED variables. To try Sparky without a platform, run `sparky chat`."
         );
     }
-    anyhow::bail!(
-        "the {} adapter is not available in this build yet; use `sparky chat` meanwhile",
-        platforms.join(" and ")
-    )
+    let app = App::build(config).await?;
+    let inflight = std::sync::Arc::new(sparky::server::InFlight::default());
+    let router = sparky::server::router(app.store.clone(), inflight.clone());
+    let listener = tokio::net::TcpListener::bind(&app.config.server.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", app.config.server.bind))?;
+    tracing::info!(bind = %app.config.server.bind, platforms = ?platforms, "serving");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut stop_http = stop_rx.clone();
+    let http = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = stop_http.changed().await;
+            })
+            .await
+    });
+    sparky::server::shutdown_signal().await;
+    tracing::info!("shutting down: finishing turns in flight");
+    let left = inflight
+        .drain(std::time::Duration::from_secs(
+            app.config.server.shutdown_grace_secs,
+        ))
+        .await;
+    if left > 0 {
+        tracing::warn!(left, "turns still running at the end of the grace period");
+    }
+    let _ = stop_tx.send(true);
+    let _ = http.await;
+    Ok(ExitCode::SUCCESS)
 }

@@ -163,6 +163,28 @@ pub struct DiscordConfig {
     pub enabled: bool,
     /// REST API base URL.
     pub api_base_url: String,
+    /// Guild ids the bot answers in, comma-separated; empty answers in every guild.
+    pub allowed_guilds: String,
+    /// Channel ids the bot answers in (a thread counts as its parent), comma-separated; empty
+    /// answers in every channel.
+    pub allowed_channels: String,
+    /// Outside its own threads, answer only messages that mention the bot.
+    pub require_mention: bool,
+    /// Answer direct messages.
+    pub respond_in_dms: bool,
+    /// Total shard count; 0 lets Discord recommend it.
+    pub shard_count: u32,
+    /// First shard this process runs (with `shard_count` > 0).
+    pub shard_range_start: u32,
+    /// One past the last shard this process runs; 0 means up to `shard_count`.
+    pub shard_range_end: u32,
+    /// Guild that `register-commands` registers in (instant, for development); empty registers
+    /// globally.
+    pub dev_guild_id: String,
+    /// Oldest signed request timestamp the HTTP interactions endpoint accepts, in seconds.
+    pub interactions_max_age_secs: u64,
+    /// Minutes of inactivity before the threads the bot starts are archived.
+    pub thread_auto_archive_minutes: u16,
 }
 
 /// Slack transport.
@@ -185,6 +207,18 @@ pub struct SlackConfig {
     pub transport: SlackTransport,
     /// Web API base URL.
     pub api_base_url: String,
+    /// Team ids the bot answers in (empty: all).
+    pub allowed_workspaces: Vec<String>,
+    /// Channel ids the bot answers in (empty: all).
+    pub allowed_channels: Vec<String>,
+    /// Whether direct messages are answered.
+    pub allow_direct_messages: bool,
+    /// Minimum milliseconds between edits of one streamed reply.
+    pub edit_interval_ms: u64,
+    /// Reaction shown while working ("" for none).
+    pub working_reaction: String,
+    /// The registered slash command, e.g. "/sparky".
+    pub slash_command: String,
 }
 
 /// The whole validated configuration.
@@ -384,6 +418,54 @@ impl Config {
                     .push("slack.transport is \"http\" but SLACK_SIGNING_SECRET is not set".into()),
                 _ => {}
             }
+        }
+        if self.slack.edit_interval_ms < 1000 {
+            problems.push("slack.edit_interval_ms must be at least 1000 (Slack allows about one edit per second)".into());
+        }
+        if !self.slack.slash_command.starts_with('/')
+            || self.slack.slash_command.contains(char::is_whitespace)
+        {
+            problems.push("slack.slash_command must look like \"/sparky\"".into());
+        }
+        if self.slack.working_reaction.contains([':', ' ']) {
+            problems.push(
+                "slack.working_reaction must be an emoji name without colons or spaces".into(),
+            );
+        }
+        let d = &self.discord;
+        for (key, list) in [
+            ("discord.allowed_guilds", &d.allowed_guilds),
+            ("discord.allowed_channels", &d.allowed_channels),
+            ("discord.dev_guild_id", &d.dev_guild_id),
+        ] {
+            if list
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .any(|v| v.parse::<u64>().is_err())
+            {
+                problems.push(format!("{key} must be comma-separated numeric Discord ids"));
+            }
+        }
+        if d.shard_count == 0 && (d.shard_range_start != 0 || d.shard_range_end != 0) {
+            problems.push("discord.shard_range_start/end need discord.shard_count > 0".into());
+        }
+        if d.shard_count > 0 {
+            let end = if d.shard_range_end == 0 {
+                d.shard_count
+            } else {
+                d.shard_range_end
+            };
+            if d.shard_range_start >= end || end > d.shard_count {
+                problems.push("discord.shard_range_start must be below shard_range_end, and shard_range_end at most shard_count".into());
+            }
+        }
+        if d.interactions_max_age_secs == 0 {
+            problems.push("discord.interactions_max_age_secs must be at least 1".into());
+        }
+        if ![60, 1440, 4320, 10080].contains(&d.thread_auto_archive_minutes) {
+            problems
+                .push("discord.thread_auto_archive_minutes must be 60, 1440, 4320 or 10080".into());
         }
         for (key, url) in [
             ("discord.api_base_url", &self.discord.api_base_url),

@@ -1,23 +1,22 @@
-//! Arc-flash incident energy: IEEE 1584-2018 (through the `arcflash` crate, which reproduces
-//! the standard's Annex D examples) with the reduced-arcing-current case always evaluated, and
-//! the NFPA 70E arc-flash PPE category tables as the fallback when the model's inputs are not
-//! known. Clearing times are always inputs: the engine never assumes one.
+//! Arc-flash incident energy: the IEEE 1584-2018 model (implemented here with its coefficient
+//! tables shipped as CSV, see `data/SOURCES.md`) with the reduced-arcing-current case always
+//! evaluated, and the NFPA 70E arc-flash PPE category tables as the fallback when the model's
+//! inputs are not known. Clearing times are always inputs: the engine never assumes one.
 
-use arcflash::ElectrodeConfiguration as Ec;
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
-use uom::si::electric_current::kiloampere;
-use uom::si::electric_potential::volt;
-use uom::si::f64::{ElectricCurrent, ElectricPotential, Length, Time};
-use uom::si::length::millimeter;
-use uom::si::radiant_exposure::joule_per_square_centimeter;
-use uom::si::time::millisecond;
 
 use super::error::{in_range, positive, NecError};
-use super::tables::{self, PpeAcRow};
+use super::tables::{self, parse_csv, PpeAcRow};
 use super::units::Volts;
 
 /// J/cm² per cal/cm².
 const J_PER_CAL: f64 = 4.184;
+/// 1.2 cal/cm² in J/cm², the arc-flash boundary energy.
+const AFB_J_CM2: f64 = 5.0208;
+/// The mm-to-inch factor printed in IEEE 1584-2018 (used as printed to match its examples).
+const MM_TO_IN: f64 = 0.03937;
 
 /// Electrode configuration of IEEE 1584-2018.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,13 +42,406 @@ impl ElectrodeConfiguration {
     fn enclosed(self) -> bool {
         matches!(self, Self::VCB | Self::VCBB | Self::HCB)
     }
-    fn to_model(self) -> Ec {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "VCB" => Self::VCB,
+            "VCBB" => Self::VCBB,
+            "HCB" => Self::HCB,
+            "VOA" => Self::VOA,
+            "HOA" => Self::HOA,
+            _ => return None,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// IEEE 1584-2018 model.
+
+/// Coefficient tables 1, 2, 3–5 and 7 of IEEE 1584-2018.
+struct Coefficients {
+    /// Table 1 (arcing current), by configuration and 0.6/2.7/14.3 kV level: k1..k10.
+    t1: Vec<(ElectrodeConfiguration, usize, Vec<f64>)>,
+    /// Table 2 (variation factor): k1..k7.
+    t2: Vec<(ElectrodeConfiguration, Vec<f64>)>,
+    /// Tables 3, 4, 5 (incident energy) by level: k1..k13.
+    t345: Vec<(ElectrodeConfiguration, usize, Vec<f64>)>,
+    /// Table 7 (enclosure size correction): (shallow, config, b1..b3).
+    t7: Vec<(bool, ElectrodeConfiguration, Vec<f64>)>,
+}
+
+const F_T1: &str = "ieee1584_2018_table1_arcing_current.csv";
+const F_T2: &str = "ieee1584_2018_table2_variation_factor.csv";
+const F_T345: &str = "ieee1584_2018_tables3_5_incident_energy.csv";
+const F_T7: &str = "ieee1584_2018_table7_enclosure.csv";
+
+fn data_err(file: &'static str, line: usize, message: impl Into<String>) -> NecError {
+    NecError::Data {
+        file,
+        line,
+        message: message.into(),
+    }
+}
+
+/// Rows of a coefficient CSV: leading text cells and the numbers after them.
+type CoeffRows = Vec<(Vec<String>, Vec<f64>)>;
+
+/// Reads a coefficient CSV: leading text columns, then numbers.
+fn read_coeffs(
+    file: &'static str,
+    text: &str,
+    text_cols: usize,
+    n: usize,
+) -> Result<CoeffRows, NecError> {
+    let csv = parse_csv(file, text)?;
+    csv.rows
+        .iter()
+        .map(|(line, cells)| {
+            if cells.len() != text_cols + n {
+                return Err(data_err(
+                    file,
+                    *line,
+                    format!("expected {} cells", text_cols + n),
+                ));
+            }
+            let nums = cells[text_cols..]
+                .iter()
+                .map(|c| {
+                    c.trim()
+                        .parse::<f64>()
+                        .map_err(|_| data_err(file, *line, format!("'{c}' is not a number")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((cells[..text_cols].to_vec(), nums))
+        })
+        .collect()
+}
+
+fn config(file: &'static str, s: &str) -> Result<ElectrodeConfiguration, NecError> {
+    ElectrodeConfiguration::parse(s.trim())
+        .ok_or_else(|| data_err(file, 0, format!("unknown configuration {s}")))
+}
+
+fn level(file: &'static str, s: &str) -> Result<usize, NecError> {
+    match s.trim() {
+        "0.6" => Ok(0),
+        "2.7" => Ok(1),
+        "14.3" => Ok(2),
+        other => Err(data_err(file, 0, format!("unknown voltage level {other}"))),
+    }
+}
+
+fn load_coefficients() -> Result<Coefficients, NecError> {
+    let t1 = read_coeffs(
+        F_T1,
+        include_str!("data/ieee1584_2018_table1_arcing_current.csv"),
+        2,
+        10,
+    )?
+    .into_iter()
+    .map(|(t, k)| Ok((config(F_T1, &t[0])?, level(F_T1, &t[1])?, k)))
+    .collect::<Result<Vec<_>, NecError>>()?;
+    let t2 = read_coeffs(
+        F_T2,
+        include_str!("data/ieee1584_2018_table2_variation_factor.csv"),
+        1,
+        7,
+    )?
+    .into_iter()
+    .map(|(t, k)| Ok((config(F_T2, &t[0])?, k)))
+    .collect::<Result<Vec<_>, NecError>>()?;
+    let t345 = read_coeffs(
+        F_T345,
+        include_str!("data/ieee1584_2018_tables3_5_incident_energy.csv"),
+        2,
+        13,
+    )?
+    .into_iter()
+    .map(|(t, k)| Ok((config(F_T345, &t[0])?, level(F_T345, &t[1])?, k)))
+    .collect::<Result<Vec<_>, NecError>>()?;
+    let t7 = read_coeffs(
+        F_T7,
+        include_str!("data/ieee1584_2018_table7_enclosure.csv"),
+        2,
+        3,
+    )?
+    .into_iter()
+    .map(|(t, k)| {
+        let shallow = match t[0].trim() {
+            "typical" => false,
+            "shallow" => true,
+            o => return Err(data_err(F_T7, 0, format!("unknown enclosure type {o}"))),
+        };
+        Ok((shallow, config(F_T7, &t[1])?, k))
+    })
+    .collect::<Result<Vec<_>, NecError>>()?;
+    Ok(Coefficients { t1, t2, t345, t7 })
+}
+
+fn coefficients() -> Result<&'static Coefficients, NecError> {
+    static CELL: OnceLock<Result<Coefficients, NecError>> = OnceLock::new();
+    CELL.get_or_init(load_coefficients)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn missing(table: &'static str, ec: ElectrodeConfiguration) -> NecError {
+    NecError::not_in_table(table, format!("{ec:?}"))
+}
+
+/// Intermediate arcing current at level `lvl` (Equation 1), kA.
+fn i_arc_intermediate(
+    c: &Coefficients,
+    ec: ElectrodeConfiguration,
+    lvl: usize,
+    ibf: f64,
+    gap: f64,
+) -> Result<f64, NecError> {
+    let k = &c
+        .t1
+        .iter()
+        .find(|(e, l, _)| *e == ec && *l == lvl)
+        .ok_or_else(|| missing("IEEE 1584-2018 Table 1", ec))?
+        .2;
+    let x1 = k[0] + k[1] * ibf.log10() + k[2] * gap.log10();
+    let poly = k[3] * ibf.powi(6)
+        + k[4] * ibf.powi(5)
+        + k[5] * ibf.powi(4)
+        + k[6] * ibf.powi(3)
+        + k[7] * ibf.powi(2)
+        + k[8] * ibf
+        + k[9];
+    Ok(10f64.powf(x1) * poly)
+}
+
+/// Arcing current variation correction factor (Equation 2's VarCf).
+fn variation_factor(
+    c: &Coefficients,
+    ec: ElectrodeConfiguration,
+    v_kv: f64,
+) -> Result<f64, NecError> {
+    let k = &c
+        .t2
+        .iter()
+        .find(|(e, _)| *e == ec)
+        .ok_or_else(|| missing("IEEE 1584-2018 Table 2", ec))?
+        .1;
+    Ok(k.iter()
+        .enumerate()
+        .map(|(i, ki)| ki * v_kv.powi(6 - i as i32))
+        .sum())
+}
+
+/// Enclosure size correction factor (Equations 11–15, Tables 6 and 7).
+fn enclosure_cf(
+    c: &Coefficients,
+    ec: ElectrodeConfiguration,
+    v_kv: f64,
+    e: EnclosureMm,
+) -> Result<f64, NecError> {
+    if !ec.enclosed() {
+        return Ok(1.0);
+    }
+    let shallow = v_kv < 0.6 && e.height < 508.0 && e.width < 508.0 && e.depth <= 203.2;
+    let (a, b) = match ec {
+        ElectrodeConfiguration::VCB => (4.0, 20.0),
+        ElectrodeConfiguration::VCBB => (10.0, 24.0),
+        _ => (10.0, 22.0),
+    };
+    let eq11 = |dim: f64| (660.4 + (dim - 660.4) * (v_kv + a) / b) / 25.4;
+    let small = |dim: f64| if shallow { MM_TO_IN * dim } else { 20.0 };
+    let width = if e.width < 508.0 {
+        small(e.width)
+    } else if e.width <= 660.4 {
+        MM_TO_IN * e.width
+    } else {
+        eq11(e.width.min(1244.6))
+    };
+    let height = if e.height < 508.0 {
+        small(e.height)
+    } else if e.height <= 660.4 || ec == ElectrodeConfiguration::VCB {
+        MM_TO_IN * e.height.min(1244.6)
+    } else {
+        eq11(e.height.min(1244.6))
+    };
+    let ees = (height + width) / 2.0;
+    let bs = &c
+        .t7
+        .iter()
+        .find(|(s, e2, _)| *s == shallow && *e2 == ec)
+        .ok_or_else(|| missing("IEEE 1584-2018 Table 7", ec))?
+        .2;
+    let x = bs[0] * ees * ees + bs[1] * ees + bs[2];
+    Ok(if shallow { 1.0 / x } else { x })
+}
+
+fn t345(c: &Coefficients, ec: ElectrodeConfiguration, lvl: usize) -> Result<&[f64], NecError> {
+    c.t345
+        .iter()
+        .find(|(e, l, _)| *e == ec && *l == lvl)
+        .map(|(_, _, k)| k.as_slice())
+        .ok_or_else(|| missing("IEEE 1584-2018 Tables 3-5", ec))
+}
+
+/// Intermediate incident energy (Equations 3–6), J/cm².
+#[allow(clippy::too_many_arguments)]
+fn e_intermediate(
+    k: &[f64],
+    i_arc: f64,
+    ibf: f64,
+    t_ms: f64,
+    gap: f64,
+    cf: f64,
+    d: f64,
+    i_arc_600_lv: Option<f64>,
+) -> f64 {
+    let x1 = 12.552 / 50.0 * t_ms;
+    let x2 = k[0] + k[1] * gap.log10();
+    let num = k[2] * i_arc_600_lv.unwrap_or(i_arc);
+    let den = k[3] * ibf.powi(7)
+        + k[4] * ibf.powi(6)
+        + k[5] * ibf.powi(5)
+        + k[6] * ibf.powi(4)
+        + k[7] * ibf.powi(3)
+        + k[8] * ibf.powi(2)
+        + k[9] * ibf;
+    let x4 = k[10] * ibf.log10() + k[12] * i_arc.log10() + (1.0 / cf).log10();
+    let x5 = k[11] * d.log10();
+    x1 * 10f64.powf(x2 + num / den + x4 + x5)
+}
+
+/// Arc-flash boundary from an incident energy at distance `d` (Equations 7–10 rearranged).
+fn afb_from_e(k: &[f64], e: f64, d: f64) -> f64 {
+    let f = e / d.powf(k[11]);
+    (AFB_J_CM2 / f).powf(1.0 / k[11])
+}
+
+/// Interpolation between the 0.6, 2.7 and 14.3 kV values (Equations 16–24), V > 0.6 kV.
+fn interpolate(v_kv: f64, x: [f64; 3]) -> f64 {
+    let x1 = (x[1] - x[0]) / 2.1 * (v_kv - 2.7) + x[1];
+    let x2 = (x[2] - x[1]) / 11.6 * (v_kv - 14.3) + x[2];
+    if v_kv <= 2.7 {
+        x1 * (2.7 - v_kv) / 2.1 + x2 * (v_kv - 0.6) / 2.1
+    } else {
+        x2
+    }
+}
+
+/// Final arcing current below 600 V (Equation 25), kA.
+fn i_arc_lv(v_kv: f64, i600: f64, ibf: f64) -> f64 {
+    let x1 = (0.6 / v_kv).powi(2);
+    let x2 = 1.0 / (i600 * i600);
+    let x3 = (0.36 - v_kv * v_kv) / (0.36 * ibf * ibf);
+    1.0 / (x1 * (x2 - x3)).sqrt()
+}
+
+/// Arcing currents per level (HV) or the 600 V intermediate and final value (LV).
+enum Arcing {
+    Lv { i600_full: f64, i_arc: f64 },
+    Hv { levels: [f64; 3], i_arc: f64 },
+}
+
+impl Arcing {
+    fn i_arc(&self) -> f64 {
         match self {
-            Self::VCB => Ec::VCB,
-            Self::VCBB => Ec::VCBB,
-            Self::HCB => Ec::HCB,
-            Self::VOA => Ec::VOA,
-            Self::HOA => Ec::HOA,
+            Self::Lv { i_arc, .. } | Self::Hv { i_arc, .. } => *i_arc,
+        }
+    }
+}
+
+struct Model {
+    coeffs: &'static Coefficients,
+    ec: ElectrodeConfiguration,
+    v_kv: f64,
+    ibf: f64,
+    gap: f64,
+    d: f64,
+    cf: f64,
+    var_cf: f64,
+}
+
+impl Model {
+    fn new(input: &Ieee1584Input) -> Result<Self, NecError> {
+        let coeffs = coefficients()?;
+        let v_kv = input.voltage.0 / 1000.0;
+        let ec = input.electrode_configuration;
+        let e = input.enclosure.unwrap_or(EnclosureMm {
+            height: 508.0,
+            width: 508.0,
+            depth: 508.0,
+        });
+        Ok(Self {
+            coeffs,
+            ec,
+            v_kv,
+            ibf: input.bolted_fault_ka,
+            gap: input.gap_mm,
+            d: input.working_distance_mm,
+            cf: enclosure_cf(coeffs, ec, v_kv, e)?,
+            var_cf: variation_factor(coeffs, ec, v_kv)?,
+        })
+    }
+
+    fn arcing(&self, reduced: bool) -> Result<Arcing, NecError> {
+        let red = if reduced {
+            1.0 - 0.5 * self.var_cf
+        } else {
+            1.0
+        };
+        if self.v_kv <= 0.6 {
+            let i600 = i_arc_intermediate(self.coeffs, self.ec, 0, self.ibf, self.gap)?;
+            Ok(Arcing::Lv {
+                i600_full: i600,
+                i_arc: i_arc_lv(self.v_kv, i600, self.ibf) * red,
+            })
+        } else {
+            let mut levels = [0.0; 3];
+            for (lvl, slot) in levels.iter_mut().enumerate() {
+                *slot = i_arc_intermediate(self.coeffs, self.ec, lvl, self.ibf, self.gap)? * red;
+            }
+            Ok(Arcing::Hv {
+                i_arc: interpolate(self.v_kv, levels),
+                levels,
+            })
+        }
+    }
+
+    /// (incident energy J/cm², arc-flash boundary mm).
+    fn energy(&self, a: &Arcing, t_ms: f64) -> Result<(f64, f64), NecError> {
+        match a {
+            Arcing::Lv { i600_full, i_arc } => {
+                // The 600 V intermediate current of the full case is used in both cases.
+                let k = t345(self.coeffs, self.ec, 0)?;
+                let e = e_intermediate(
+                    k,
+                    *i_arc,
+                    self.ibf,
+                    t_ms,
+                    self.gap,
+                    self.cf,
+                    self.d,
+                    Some(*i600_full),
+                );
+                Ok((e, afb_from_e(k, e, self.d)))
+            }
+            Arcing::Hv { levels, .. } => {
+                let mut es = [0.0; 3];
+                let mut afbs = [0.0; 3];
+                for lvl in 0..3 {
+                    let k = t345(self.coeffs, self.ec, lvl)?;
+                    es[lvl] = e_intermediate(
+                        k,
+                        levels[lvl],
+                        self.ibf,
+                        t_ms,
+                        self.gap,
+                        self.cf,
+                        self.d,
+                        None,
+                    );
+                    afbs[lvl] = afb_from_e(k, es[lvl], self.d);
+                }
+                Ok((interpolate(self.v_kv, es), interpolate(self.v_kv, afbs)))
+            }
         }
     }
 }
@@ -183,30 +575,6 @@ fn validate(input: &Ieee1584Input) -> Result<(), NecError> {
     Ok(())
 }
 
-fn cubicle(input: &Ieee1584Input) -> Result<arcflash::Cubicle, NecError> {
-    // Open-air configurations need no box; the model still takes dimensions (and checks
-    // width ≥ 4 × gap), so pass a neutral cube it ignores for VOA/HOA.
-    let side = (4.0 * input.gap_mm).max(508.0);
-    let e = match (input.electrode_configuration.enclosed(), input.enclosure) {
-        (true, Some(e)) => e,
-        _ => EnclosureMm {
-            height: side,
-            width: side,
-            depth: side,
-        },
-    };
-    arcflash::Cubicle::new(
-        ElectricPotential::new::<volt>(input.voltage.0),
-        input.electrode_configuration.to_model(),
-        Length::new::<millimeter>(input.gap_mm),
-        Length::new::<millimeter>(input.working_distance_mm),
-        Length::new::<millimeter>(e.height),
-        Length::new::<millimeter>(e.width),
-        Length::new::<millimeter>(e.depth),
-    )
-    .map_err(|e| NecError::ArcFlashModel(e.to_string()))
-}
-
 fn check_finite(what: &str, v: f64) -> Result<f64, NecError> {
     if v.is_finite() && v >= 0.0 {
         Ok(v)
@@ -220,15 +588,11 @@ fn check_finite(what: &str, v: f64) -> Result<f64, NecError> {
 /// Full and reduced arcing currents, for reading clearing times from device curves.
 pub fn arcing_currents(input: &Ieee1584Input) -> Result<ArcingCurrents, NecError> {
     validate(input)?;
-    let c = cubicle(input)?;
-    let ibf = ElectricCurrent::new::<kiloampere>(input.bolted_fault_ka);
-    let full =
-        arcflash::i_arc(&c, ibf, false).map_err(|e| NecError::ArcFlashModel(e.to_string()))?;
-    let red = arcflash::i_arc(&c, ibf, true).map_err(|e| NecError::ArcFlashModel(e.to_string()))?;
+    let m = Model::new(input)?;
     Ok(ArcingCurrents {
-        full_ka: check_finite("arcing current", full.i_arc().get::<kiloampere>())?,
-        reduced_ka: check_finite("reduced arcing current", red.i_arc().get::<kiloampere>())?,
-        variation_factor: c.var_cf,
+        full_ka: check_finite("arcing current", m.arcing(false)?.i_arc())?,
+        reduced_ka: check_finite("reduced arcing current", m.arcing(true)?.i_arc())?,
+        variation_factor: m.var_cf,
     })
 }
 
@@ -237,11 +601,9 @@ pub fn arcing_currents(input: &Ieee1584Input) -> Result<ArcingCurrents, NecError
 /// to read it from the device curve.
 pub fn ieee1584(input: &Ieee1584Input) -> Result<Ieee1584Result, NecError> {
     validate(input)?;
-    let c = cubicle(input)?;
-    let ibf = ElectricCurrent::new::<kiloampere>(input.bolted_fault_ka);
-    let full =
-        arcflash::i_arc(&c, ibf, false).map_err(|e| NecError::ArcFlashModel(e.to_string()))?;
-    let red = arcflash::i_arc(&c, ibf, true).map_err(|e| NecError::ArcFlashModel(e.to_string()))?;
+    let m = Model::new(input)?;
+    let full = m.arcing(false)?;
+    let red = m.arcing(true)?;
     let t_red = match input.reduced_clearing_time_ms {
         Some(t) => positive("reduced_clearing_time_ms", t)?,
         None => {
@@ -249,29 +611,25 @@ pub fn ieee1584(input: &Ieee1584Input) -> Result<Ieee1584Result, NecError> {
                 field: "reduced_clearing_time_ms",
                 reason: format!(
                     "IEEE 1584-2018 requires the arc duration at the reduced arcing current {:.3} kA (full: {:.3} kA); read it from the protective device's time-current curve",
-                    red.i_arc().get::<kiloampere>(),
-                    full.i_arc().get::<kiloampere>()
+                    red.i_arc(),
+                    full.i_arc()
                 ),
             })
         }
     };
-    let case = |i: arcflash::IArc, t_ms: f64| -> Result<ArcCase, NecError> {
-        let ka = check_finite("arcing current", i.i_arc().get::<kiloampere>())?;
-        let r = arcflash::e_afb(&c, i, Time::new::<millisecond>(t_ms));
-        let e = check_finite(
-            "incident energy",
-            r.e().get::<joule_per_square_centimeter>(),
-        )?;
+    let case = |a: &Arcing, t_ms: f64| -> Result<ArcCase, NecError> {
+        let (e, afb) = m.energy(a, t_ms)?;
+        let e = check_finite("incident energy", e)?;
         Ok(ArcCase {
-            arcing_current_ka: ka,
+            arcing_current_ka: check_finite("arcing current", a.i_arc())?,
             clearing_time_ms: t_ms,
             incident_energy_j_cm2: e,
             incident_energy_cal_cm2: e / J_PER_CAL,
-            arc_flash_boundary_mm: check_finite("arc-flash boundary", r.afb().get::<millimeter>())?,
+            arc_flash_boundary_mm: check_finite("arc-flash boundary", afb)?,
         })
     };
-    let f = case(full, input.clearing_time_ms)?;
-    let r = case(red, t_red)?;
+    let f = case(&full, input.clearing_time_ms)?;
+    let r = case(&red, t_red)?;
     let reduced_governs = r.incident_energy_j_cm2 > f.incident_energy_j_cm2;
     let mut assumptions = Vec::new();
     if !input.electrode_configuration.enclosed() {
@@ -287,11 +645,11 @@ pub fn ieee1584(input: &Ieee1584Input) -> Result<Ieee1584Result, NecError> {
         arc_flash_boundary_mm: f.arc_flash_boundary_mm.max(r.arc_flash_boundary_mm),
         full: f,
         reduced: r,
-        enclosure_correction_factor: c.cf,
-        variation_factor: c.var_cf,
+        enclosure_correction_factor: m.cf,
+        variation_factor: m.var_cf,
         method: "IEEE 1584-2018 empirical model (arcing current, enclosure correction, incident energy, arc-flash boundary), full and reduced arcing current".into(),
         references: vec![
-            "IEEE Std 1584-2018".into(),
+            "IEEE Std 1584-2018 (Equations 1–25, Tables 1–7)".into(),
             "NFPA 70E 130.5(G) (incident energy analysis)".into(),
             "NEC 110.16 (arc-flash hazard warning)".into(),
         ],

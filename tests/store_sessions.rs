@@ -1,0 +1,458 @@
+//! Store: sessions, history, session locks, event de-duplication and audit, on SQLite and
+//! Postgres.
+
+#[path = "support/db.rs"]
+mod db;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
+use sparky::core::session::Mode;
+use sparky::llm::ChatMessage;
+use sparky::nec::units::Edition;
+use sparky::store::{AuditEntry, AuditKind, StoreError};
+
+async fn open_session_is_idempotent(db: TestDb) {
+    let store = db.store();
+    let p = store
+        .create_project("P", Edition::Nec2023)
+        .await
+        .expect("p");
+    let s = store
+        .open_session(&key("t1"), Mode::Load, Some(p.id))
+        .await
+        .expect("open");
+    assert_eq!(s.key, key("t1"));
+    assert_eq!(s.mode, Mode::Load);
+    assert_eq!(s.project_id, Some(p.id));
+    assert_eq!(s.summary, "");
+    assert_eq!(s.summarized_through, 0);
+
+    // The same key finds the same session, unchanged by the new arguments.
+    let again = store
+        .open_session(&key("t1"), Mode::General, None)
+        .await
+        .expect("again");
+    assert_eq!(again, s);
+    let other = store
+        .open_session(&key("t2"), Mode::General, None)
+        .await
+        .expect("other");
+    assert_ne!(other.id, s.id);
+    assert_eq!(store.session(s.id).await.expect("get"), Some(s.clone()));
+    assert_eq!(store.session(other.id + 100).await.expect("none"), None);
+
+    assert!(matches!(
+        store
+            .open_session(&key("t3"), Mode::General, Some(p.id + 100))
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn concurrent_opens_share_one_session(db: TestDb) {
+    let store = db.store();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .open_session(&key("race"), Mode::General, None)
+                .await
+                .expect("open")
+                .id
+        }));
+    }
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.push(t.await.expect("task"));
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+}
+
+async fn session_settings_are_saved(db: TestDb) {
+    let store = db.store();
+    let p = store
+        .create_project("P", Edition::Nec2023)
+        .await
+        .expect("p");
+    let s = store
+        .open_session(&key("t"), Mode::General, None)
+        .await
+        .expect("open");
+    store
+        .set_session_mode(s.id, Mode::Source)
+        .await
+        .expect("mode");
+    store
+        .set_session_project(s.id, Some(p.id))
+        .await
+        .expect("project");
+    store
+        .set_session_summary(s.id, "They added LP-1.", 42)
+        .await
+        .expect("summary");
+    let back = store.session(s.id).await.expect("get").expect("exists");
+    assert_eq!(back.mode, Mode::Source);
+    assert_eq!(back.project_id, Some(p.id));
+    assert_eq!(back.summary, "They added LP-1.");
+    assert_eq!(back.summarized_through, 42);
+    store
+        .set_session_project(s.id, None)
+        .await
+        .expect("unset project");
+    assert_eq!(
+        store
+            .session(s.id)
+            .await
+            .expect("get")
+            .expect("exists")
+            .project_id,
+        None
+    );
+
+    let missing = s.id + 100;
+    assert!(matches!(
+        store.set_session_mode(missing, Mode::Load).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.set_session_project(missing, None).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.set_session_project(s.id, Some(p.id + 100)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.set_session_summary(missing, "x", 1).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn messages_round_trip_and_windows(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("t"), Mode::General, None)
+        .await
+        .expect("open");
+    let other = store
+        .open_session(&key("other"), Mode::General, None)
+        .await
+        .expect("other");
+    let before = Utc::now() - chrono::Duration::seconds(5);
+    let m1 = store
+        .append_message(s.id, &user_msg("add a 20 A circuit to LP-1"))
+        .await
+        .expect("m1");
+    let m2 = store
+        .append_message(s.id, &tool_call_msg("call_1"))
+        .await
+        .expect("m2");
+    store
+        .append_message(other.id, &user_msg("noise"))
+        .await
+        .expect("noise");
+    let m3 = store
+        .append_message(s.id, &tool_result_msg("call_1"))
+        .await
+        .expect("m3");
+    let m4 = store
+        .append_message(
+            s.id,
+            &sparky::store::NewMessage {
+                message: ChatMessage::assistant("Done: circuit 12 added. ✅ «ünïcode»"),
+                author: None,
+                event_id: None,
+            },
+        )
+        .await
+        .expect("m4");
+    assert!(m1.id < m2.id && m2.id < m3.id && m3.id < m4.id);
+    assert_eq!(m1.session_id, s.id);
+    assert_eq!(m1.author.as_deref(), Some("U1"));
+    assert_eq!(m1.message, user_msg("add a 20 A circuit to LP-1").message);
+    assert_eq!(
+        m1.tokens,
+        i64::try_from(m1.message.estimated_tokens()).expect("fits")
+    );
+    assert!(m1.created_at > before);
+
+    let all = store.recent_messages(s.id, 0, 100).await.expect("all");
+    assert_eq!(all, vec![m1.clone(), m2.clone(), m3.clone(), m4.clone()]);
+    // The newest `limit`, oldest first.
+    let last2 = store.recent_messages(s.id, 0, 2).await.expect("last 2");
+    assert_eq!(last2, vec![m3.clone(), m4.clone()]);
+    // Only messages after a summarized id.
+    let after = store
+        .recent_messages(s.id, m2.id, 100)
+        .await
+        .expect("after");
+    assert_eq!(after, vec![m3.clone(), m4.clone()]);
+    let after_window = store.recent_messages(s.id, m1.id, 1).await.expect("one");
+    assert_eq!(after_window, vec![m4.clone()]);
+    assert!(store
+        .recent_messages(s.id, 0, 0)
+        .await
+        .expect("zero")
+        .is_empty());
+    assert!(store
+        .recent_messages(s.id, m4.id, 10)
+        .await
+        .expect("none after")
+        .is_empty());
+    assert!(store
+        .recent_messages(s.id + other.id + 100, 0, 10)
+        .await
+        .expect("missing session")
+        .is_empty());
+
+    assert!(matches!(
+        store
+            .append_message(s.id + other.id + 100, &user_msg("x"))
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn history_survives_reopening(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("durable"), Mode::Load, None)
+        .await
+        .expect("open");
+    let mut written = Vec::new();
+    for i in 0..5 {
+        written.push(
+            store
+                .append_message(s.id, &user_msg(&format!("message {i}")))
+                .await
+                .expect("append"),
+        );
+    }
+    written.push(
+        store
+            .append_message(s.id, &tool_call_msg("c1"))
+            .await
+            .expect("call"),
+    );
+    store
+        .set_session_summary(s.id, "summary so far", written[1].id)
+        .await
+        .expect("summary");
+    drop(store);
+    // As if the process stopped: every pool closed, then the database opened afresh.
+    db.close_all().await;
+
+    let reopened = db.reopen().await;
+    let back = reopened
+        .open_session(&key("durable"), Mode::General, None)
+        .await
+        .expect("reopen session");
+    assert_eq!(back.id, s.id);
+    assert_eq!(back.mode, Mode::Load);
+    assert_eq!(back.summary, "summary so far");
+    assert_eq!(back.summarized_through, written[1].id);
+    let history = reopened
+        .recent_messages(s.id, 0, 50)
+        .await
+        .expect("history");
+    assert_eq!(history, written);
+    let next = reopened
+        .append_message(s.id, &user_msg("after restart"))
+        .await
+        .expect("append after restart");
+    assert!(next.id > written[5].id);
+}
+
+async fn claim_event_deduplicates(db: TestDb) {
+    let store = db.store();
+    assert!(store.claim_event("slack", "Ev1").await.expect("first"));
+    assert!(!store.claim_event("slack", "Ev1").await.expect("retry"));
+    assert!(store.claim_event("discord", "Ev1").await.expect("other platform"));
+    assert!(store.claim_event("slack", "Ev2").await.expect("other event"));
+
+    // Many replicas receiving the same delivery: exactly one claims it.
+    let second = db.reopen().await;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let store = if i % 2 == 0 {
+            store.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            store.claim_event("slack", "Ev-race").await.expect("claim")
+        }));
+    }
+    let mut claimed = 0;
+    for t in tasks {
+        if t.await.expect("task") {
+            claimed += 1;
+        }
+    }
+    assert_eq!(claimed, 1);
+}
+
+/// Two holders of one session's lock never overlap; the second waits for the first.
+async fn lock_serialises(first: Arc<dyn sparky::store::Store>, second: Arc<dyn sparky::store::Store>, session_id: i64) {
+    let held = first.lock_session(session_id).await.expect("first lock");
+    let acquired = Arc::new(AtomicUsize::new(0));
+    let waiter = {
+        let acquired = acquired.clone();
+        tokio::spawn(async move {
+            let lock = second.lock_session(session_id).await.expect("second lock");
+            acquired.store(1, Ordering::SeqCst);
+            lock
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        acquired.load(Ordering::SeqCst),
+        0,
+        "the second caller got the lock while the first held it"
+    );
+    held.release();
+    let lock = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the second caller gets the lock once it is released")
+        .expect("task");
+    assert_eq!(acquired.load(Ordering::SeqCst), 1);
+    drop(lock);
+}
+
+async fn lock_session_serialises(db: TestDb) {
+    let store = db.store();
+    let a = store
+        .open_session(&key("a"), Mode::General, None)
+        .await
+        .expect("a");
+    let b = store
+        .open_session(&key("b"), Mode::General, None)
+        .await
+        .expect("b");
+    lock_serialises(store.clone(), store.clone(), a.id).await;
+
+    // Another session is not blocked by a held lock.
+    let held = store.lock_session(a.id).await.expect("a");
+    let other = tokio::time::timeout(Duration::from_secs(5), store.lock_session(b.id))
+        .await
+        .expect("a different session's lock is free")
+        .expect("b");
+    drop(other);
+    drop(held);
+
+    // Critical sections on one session never interleave.
+    let inside = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let store = store.clone();
+        let inside = inside.clone();
+        let id = a.id;
+        tasks.push(tokio::spawn(async move {
+            let _lock = store.lock_session(id).await.expect("lock");
+            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "overlap");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            inside.fetch_sub(1, Ordering::SeqCst);
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+}
+
+async fn lock_session_serialises_across_pools(db: TestDb) {
+    // On Postgres a second pool stands for another bot process; on SQLite, a second store on
+    // the same file in this process.
+    let first = db.store();
+    let second = db.reopen().await;
+    let s = first
+        .open_session(&key("shared"), Mode::General, None)
+        .await
+        .expect("open");
+    lock_serialises(first.clone(), second.clone(), s.id).await;
+    lock_serialises(second, first, s.id).await;
+}
+
+async fn audit_round_trip(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("t"), Mode::General, None)
+        .await
+        .expect("open");
+    let at = Utc::now();
+    let entries = vec![
+        AuditEntry {
+            session_id: Some(s.id),
+            actor: "model".to_string(),
+            kind: AuditKind::Execution,
+            tool: Some("calculate_voltage_drop".to_string()),
+            action_id: None,
+            args: serde_json::json!({"length_ft": 150, "amps": 16.0}),
+            result: serde_json::json!({"percent": 2.9}),
+            is_error: false,
+            duration_ms: 3,
+            at,
+        },
+        AuditEntry {
+            session_id: Some(s.id),
+            actor: "U9".to_string(),
+            kind: AuditKind::Refused,
+            tool: None,
+            action_id: Some("act-1".to_string()),
+            args: serde_json::json!({}),
+            result: serde_json::json!({"error": "only U1 can confirm"}),
+            is_error: true,
+            duration_ms: 0,
+            at,
+        },
+    ];
+    for e in &entries {
+        store.record_audit(e).await.expect("record");
+    }
+    store
+        .record_audit(&AuditEntry {
+            session_id: None,
+            actor: "system".to_string(),
+            kind: AuditKind::Expired,
+            tool: None,
+            action_id: Some("act-0".to_string()),
+            args: serde_json::Value::Null,
+            result: serde_json::json!("expired"),
+            is_error: false,
+            duration_ms: 0,
+            at,
+        })
+        .await
+        .expect("sessionless");
+    let back = store.audit_for_session(s.id).await.expect("audit");
+    assert_eq!(back.len(), 2);
+    assert!(back[0].id < back[1].id);
+    for (got, want) in back.iter().zip(&entries) {
+        let mut want = want.clone();
+        want.at = got.entry.at;
+        assert_eq!(&got.entry, &want);
+        assert!((got.entry.at - at).num_milliseconds().abs() < 1);
+    }
+    assert!(store
+        .audit_for_session(s.id + 100)
+        .await
+        .expect("none")
+        .is_empty());
+}
+
+db::both_backends!(
+    open_session_is_idempotent,
+    concurrent_opens_share_one_session,
+    session_settings_are_saved,
+    messages_round_trip_and_windows,
+    history_survives_reopening,
+    claim_event_deduplicates,
+    lock_session_serialises,
+    lock_session_serialises_across_pools,
+    audit_round_trip,
+);
