@@ -11,6 +11,7 @@ pub mod llm;
 pub mod nec;
 pub mod platforms;
 pub mod project;
+pub mod rag;
 pub mod server;
 pub mod store;
 pub mod telemetry;

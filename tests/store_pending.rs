@@ -58,7 +58,9 @@ async fn pending_round_trip(db: TestDb) {
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
-        store.create_pending(&new_pending("act-x", s.id + 100)).await,
+        store
+            .create_pending(&new_pending("act-x", s.id + 100))
+            .await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -184,7 +186,11 @@ async fn pending_resolves_exactly_once_under_race(db: TestDb) {
     let (won, by, to) = winners.remove(0);
     assert_eq!(won.state, to);
     assert_eq!(won.resolved_by.as_deref(), Some(by.as_str()));
-    let stored = first.pending("act-race").await.expect("get").expect("exists");
+    let stored = first
+        .pending("act-race")
+        .await
+        .expect("get")
+        .expect("exists");
     assert_eq!(stored, won);
 }
 

@@ -173,7 +173,10 @@ async fn channel_bindings_and_roles(db: TestDb) {
         Some(MemberRole::Viewer)
     );
     assert_eq!(
-        store.member_role(a.id, "discord", "U1").await.expect("none"),
+        store
+            .member_role(a.id, "discord", "U1")
+            .await
+            .expect("none"),
         None
     );
     assert!(matches!(
@@ -367,7 +370,10 @@ async fn corrupt_values_are_errors_not_panics(db: TestDb) {
         .await
         .expect("p");
     let lp = store.add_panel(p.id, &panel("LP-1")).await.expect("panel");
-    store.add_circuit(lp.id, &circuit(1)).await.expect("circuit");
+    store
+        .add_circuit(lp.id, &circuit(1))
+        .await
+        .expect("circuit");
     db.execute("UPDATE circuits SET conductor_size = 'a lot of copper'")
         .await;
     match store.load_project(p.id).await {
@@ -582,10 +588,7 @@ async fn load_project_returns_everything(db: TestDb) {
             .collect::<Vec<_>>(),
         vec![(lp1.id, 1), (lp1.id, 2), (lp1.id, 3), (lp2.id, 7)]
     );
-    assert_eq!(
-        data.panel_by_name("lp-2").map(|p| p.id),
-        Some(lp2.id)
-    );
+    assert_eq!(data.panel_by_name("lp-2").map(|p| p.id), Some(lp2.id));
     assert_eq!(data.tasks.len(), 1);
     assert!(data.feeders.is_empty() && data.transformers.is_empty());
     assert!(data.loads.is_empty() && data.charging_sources.is_empty());

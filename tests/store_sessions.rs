@@ -273,8 +273,14 @@ async fn claim_event_deduplicates(db: TestDb) {
     let store = db.store();
     assert!(store.claim_event("slack", "Ev1").await.expect("first"));
     assert!(!store.claim_event("slack", "Ev1").await.expect("retry"));
-    assert!(store.claim_event("discord", "Ev1").await.expect("other platform"));
-    assert!(store.claim_event("slack", "Ev2").await.expect("other event"));
+    assert!(store
+        .claim_event("discord", "Ev1")
+        .await
+        .expect("other platform"));
+    assert!(store
+        .claim_event("slack", "Ev2")
+        .await
+        .expect("other event"));
 
     // Many replicas receiving the same delivery: exactly one claims it.
     let second = db.reopen().await;
@@ -299,7 +305,11 @@ async fn claim_event_deduplicates(db: TestDb) {
 }
 
 /// Two holders of one session's lock never overlap; the second waits for the first.
-async fn lock_serialises(first: Arc<dyn sparky::store::Store>, second: Arc<dyn sparky::store::Store>, session_id: i64) {
+async fn lock_serialises(
+    first: Arc<dyn sparky::store::Store>,
+    second: Arc<dyn sparky::store::Store>,
+    session_id: i64,
+) {
     let held = first.lock_session(session_id).await.expect("first lock");
     let acquired = Arc::new(AtomicUsize::new(0));
     let waiter = {
@@ -445,6 +455,22 @@ async fn audit_round_trip(db: TestDb) {
         .is_empty());
 }
 
+async fn nul_characters_are_stored_safely(db: TestDb) {
+    // Postgres refuses NUL in text and JSON; the store replaces it on both backends alike.
+    let store = db.store();
+    let s = store
+        .open_session(&key("nul"), Mode::General, None)
+        .await
+        .expect("open");
+    let m = store
+        .append_message(s.id, &user_msg("bad\0byte"))
+        .await
+        .expect("append");
+    assert_eq!(m.message, ChatMessage::user("bad\u{FFFD}byte"));
+    let back = store.recent_messages(s.id, 0, 10).await.expect("read");
+    assert_eq!(back, vec![m]);
+}
+
 db::both_backends!(
     open_session_is_idempotent,
     concurrent_opens_share_one_session,
@@ -455,4 +481,5 @@ db::both_backends!(
     lock_session_serialises,
     lock_session_serialises_across_pools,
     audit_round_trip,
+    nul_characters_are_stored_safely,
 );

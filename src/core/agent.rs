@@ -271,7 +271,100 @@ impl Agent {
             input.event_id.clone(),
         )
         .await?;
+        if self.provider.is_none() {
+            return self
+                .offline_answer(&session, &input.user, &text, sink)
+                .await;
+        }
         self.run_model(&session, &input.user, sink).await
+    }
+
+    /// Without a model, a question is answered with the best passages and their citations.
+    async fn offline_answer(
+        &self,
+        session: &Session,
+        user: &str,
+        text: &str,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
+        let Ok(call) = self
+            .tools
+            .validate("search_code", &json!({ "query": text }).to_string())
+        else {
+            sink.emit(Effect::Text {
+                text: offline_reply(),
+                citations: vec![],
+            })
+            .await;
+            return Ok(());
+        };
+        let ctx = self.tool_context(session, user);
+        let tool_call = ToolCall {
+            id: "offline".into(),
+            name: "search_code".into(),
+            arguments: call.args.to_string(),
+            thought_signature: None,
+        };
+        let result = self
+            .run_tool(&tool_call, call, &ctx, Some(session.id), user, None)
+            .await;
+        let mut citations = BTreeSet::new();
+        collect_citations(&result.content, &mut citations);
+        let passages = result
+            .content
+            .get("passages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut answer = String::new();
+        if passages.is_empty() {
+            answer.push_str("I found nothing in the knowledge base that answers this.\n\n");
+        } else {
+            answer.push_str(
+                "No language model is configured, so here are the most relevant passages:\n",
+            );
+            for p in passages.iter().take(3) {
+                let section = p
+                    .get("section")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no section)");
+                let edition = p
+                    .get("edition")
+                    .and_then(Value::as_i64)
+                    .map(|e| format!("NEC {e} "))
+                    .unwrap_or_default();
+                let body = p.get("text").and_then(Value::as_str).unwrap_or("");
+                let clipped: String = body.chars().take(700).collect();
+                let more = if body.chars().count() > 700 {
+                    "…"
+                } else {
+                    ""
+                };
+                answer.push_str(&format!("\n**{edition}{section}**\n{clipped}{more}\n"));
+            }
+            answer.push('\n');
+        }
+        answer.push_str(&offline_reply());
+        self.append(
+            session.id,
+            ChatMessage::assistant(answer.clone()),
+            None,
+            None,
+        )
+        .await?;
+        sink.emit(Effect::Text {
+            text: answer,
+            citations: citations
+                .into_iter()
+                .map(|(section, edition, source)| Citation {
+                    section,
+                    edition,
+                    source,
+                })
+                .collect(),
+        })
+        .await;
+        Ok(())
     }
 
     async fn append(
@@ -572,12 +665,8 @@ impl Agent {
         user: &str,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
+        // Offline, a resolved confirmation needs no follow-up: its outcome was already shown.
         let Some(provider) = self.provider.clone() else {
-            sink.emit(Effect::Text {
-                text: offline_reply(),
-                citations: vec![],
-            })
-            .await;
             return Ok(());
         };
         let ctx = self.tool_context(session, user);

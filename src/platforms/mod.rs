@@ -2,5 +2,7 @@
 //! They hold no business rules.
 
 pub mod console;
+pub mod discord;
 pub mod render;
+pub mod slack;
 pub mod surface;

@@ -131,6 +131,51 @@ pub(crate) fn newest_version(migrator: &sqlx::migrate::Migrator) -> i64 {
         .unwrap_or(0)
 }
 
+// ----- text the databases refuse -----
+
+/// Text without NUL characters, which Postgres cannot store in TEXT or JSONB (they turn up in
+/// text extracted from PDFs). Both backends apply it so they store the same thing.
+pub(crate) fn clean_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// Optional text through [`clean_text`].
+pub(crate) fn clean_opt(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+    s.as_deref().map(clean_text)
+}
+
+/// A value as JSON for storage, with NUL characters in strings and keys replaced.
+pub(crate) fn db_json<T: serde::Serialize + ?Sized>(v: &T) -> StoreResult<Json<serde_json::Value>> {
+    fn scrub(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                if s.contains('\0') {
+                    *s = s.replace('\0', "\u{FFFD}");
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(scrub),
+            serde_json::Value::Object(map) => {
+                if map.keys().any(|k| k.contains('\0')) {
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        map.insert(k.replace('\0', "\u{FFFD}"), v);
+                    }
+                }
+                map.values_mut().for_each(scrub);
+            }
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(v)
+        .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))?;
+    scrub(&mut value);
+    Ok(Json(value))
+}
+
 // ----- typed values -----
 
 fn corrupt(what: &str, value: impl std::fmt::Display) -> StoreError {
@@ -558,7 +603,6 @@ macro_rules! impl_store {
         const _: () = {
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};
-            use sqlx::types::Json;
             use sqlx::Row as _;
 
             use $crate::core::session::{Mode, Session, SessionKey};
@@ -1320,9 +1364,9 @@ macro_rules! impl_store {
                     )
                     .bind(session_id)
                     .bind(message_role(&message.message))
-                    .bind(Json(&message.message))
-                    .bind(&message.author)
-                    .bind(&message.event_id)
+                    .bind(db_json(&message.message)?)
+                    .bind(clean_opt(&message.author))
+                    .bind(clean_opt(&message.event_id))
                     .bind(tokens)
                     .bind(now())
                     .fetch_one(&self.pool)
@@ -1368,10 +1412,10 @@ macro_rules! impl_store {
                     )
                     .bind(&action.id)
                     .bind(action.session_id)
-                    .bind(Json(&action.rule))
-                    .bind(Json(&action.calls))
-                    .bind(Json(&action.prior_results))
-                    .bind(Json(&action.items))
+                    .bind(db_json(&action.rule)?)
+                    .bind(db_json(&action.calls)?)
+                    .bind(db_json(&action.prior_results)?)
+                    .bind(db_json(&action.items)?)
                     .bind(micros(action.created_at))
                     .bind(micros(action.expires_at))
                     .fetch_one(&self.pool)
@@ -1463,7 +1507,7 @@ macro_rules! impl_store {
                 async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()> {
                     let done = sqlx::query("UPDATE pending_actions SET outcome = $2 WHERE id = $1")
                         .bind(id)
-                        .bind(Json(outcome))
+                        .bind(db_json(outcome)?)
                         .execute(&self.pool)
                         .await
                         .map_err(db)?;
@@ -1498,8 +1542,8 @@ macro_rules! impl_store {
                     .bind(entry.kind.as_str())
                     .bind(&entry.tool)
                     .bind(&entry.action_id)
-                    .bind(Json(&entry.args))
-                    .bind(Json(&entry.result))
+                    .bind(db_json(&entry.args)?)
+                    .bind(db_json(&entry.result)?)
                     .bind(entry.is_error)
                     .bind(entry.duration_ms)
                     .bind(micros(entry.at))
@@ -1571,7 +1615,7 @@ macro_rules! impl_store {
                                      WHERE id = $1 RETURNING *",
                                 )
                                 .bind(id)
-                                .bind(&doc.title)
+                                .bind(clean_text(&doc.title))
                                 .bind(&doc.content_hash)
                                 .bind(now())
                                 .fetch_one(&mut *tx)
@@ -1583,7 +1627,7 @@ macro_rules! impl_store {
                                  created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING *",
                             )
                             .bind(&doc.source)
-                            .bind(&doc.title)
+                            .bind(clean_text(&doc.title))
                             .bind(&doc.workspace)
                             .bind(&doc.content_hash)
                             .bind(now())
@@ -1662,11 +1706,11 @@ macro_rules! impl_store {
                                 )
                                 .bind(id)
                                 .bind(ord)
-                                .bind(&chunk.section)
+                                .bind(clean_opt(&chunk.section))
                                 .bind(chunk.edition)
                                 .bind(chunk.page)
-                                .bind(&chunk.heading)
-                                .bind(&chunk.text)
+                                .bind(clean_text(&chunk.heading))
+                                .bind(clean_text(&chunk.text))
                                 .execute(&mut *tx)
                                 .await
                                 .map_err(db)?;
@@ -1678,11 +1722,11 @@ macro_rules! impl_store {
                             )
                             .bind(document_id)
                             .bind(ord)
-                            .bind(&chunk.section)
+                            .bind(clean_opt(&chunk.section))
                             .bind(chunk.edition)
                             .bind(chunk.page)
-                            .bind(&chunk.heading)
-                            .bind(&chunk.text)
+                            .bind(clean_text(&chunk.heading))
+                            .bind(clean_text(&chunk.text))
                             .bind(&chunk.content_hash)
                             .fetch_one(&mut *tx)
                             .await
@@ -1757,7 +1801,7 @@ macro_rules! impl_store {
                         ),
                         filter_sql(2, 3)
                     ))
-                    .bind(section.trim())
+                    .bind(clean_text(section.trim()))
                     .bind(filter.edition)
                     .bind(&filter.workspace)
                     .fetch_all(&self.pool)

@@ -8,8 +8,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Postgres, Transaction};
 
 use super::common::{
-    check_schema_version, chunk_cols, db, filter_sql, impl_store, limit, newest_version,
-    scored_chunk_from, violation,
+    check_schema_version, chunk_cols, clean_text, db, filter_sql, impl_store, limit,
+    newest_version, scored_chunk_from, violation,
 };
 use super::{Backend, ChunkFilter, ScoredChunk, SessionLock, StoreResult};
 
@@ -133,7 +133,7 @@ impl PostgresStore {
             filter_sql(2, 3)
         );
         sqlx::query(&sql)
-            .bind(query)
+            .bind(clean_text(query))
             .bind(filter.edition)
             .bind(&filter.workspace)
             .bind(limit(k))

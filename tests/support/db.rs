@@ -29,7 +29,9 @@ use chrono::{Duration, Utc};
 use sparky::config::ConfirmPolicy;
 use sparky::core::session::SessionKey;
 use sparky::llm::{ChatMessage, ToolCall, ToolResult};
-use sparky::nec::units::{Amps, ConductorSize, Feet, Material, Phase, TempRating, VoltAmperes, Volts};
+use sparky::nec::units::{
+    Amps, ConductorSize, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
+};
 use sparky::project::{CircuitSpec, PanelSpec};
 use sparky::store::{
     ActionItem, Backend, ConfirmRule, NewMessage, NewPendingAction, PostgresStore, SqliteStore,
@@ -121,10 +123,7 @@ impl TestDb {
                 let dir = tempfile::tempdir().expect("temporary directory");
                 let path = dir.path().join("nested").join("sparky.db");
                 let store = SqliteStore::open(&path).await.expect("open sqlite store");
-                (
-                    Location::Sqlite { _dir: dir, path },
-                    Opened::Sqlite(store),
-                )
+                (Location::Sqlite { _dir: dir, path }, Opened::Sqlite(store))
             }
             Backend::Postgres => {
                 let url = pg_url();

@@ -3,3 +3,4 @@
 
 pub mod bot;
 pub mod fake_llm;
+pub mod fake_slack;

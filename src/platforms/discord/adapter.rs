@@ -1,0 +1,562 @@
+//! Translation between Discord events and core inputs, shared by the gateway and the HTTP
+//! interactions endpoint. Decides nothing the core decides: it only finds the session key,
+//! answers Discord in time and renders effects through [`SurfaceSink`].
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use serenity::all::{CommandInteraction, ComponentInteraction, Interaction, Message};
+use tokio::sync::Notify;
+
+use super::commands::{self, Slash};
+use super::rest::{ChannelInfo, Rest};
+use super::surface::{InteractionHandle, ThreadSurface, MAX_MESSAGE};
+use super::DiscordError;
+use crate::config::Config;
+use crate::core::commands::{execute, Command, CommandOutput};
+use crate::core::session::{Mode, SessionKey};
+use crate::core::{Agent, Input, InputAction};
+use crate::platforms::render::{parse_button, split_message, ButtonAction};
+use crate::platforms::surface::{ChatSurface, SurfaceSink};
+
+/// Platform name in session keys.
+pub const PLATFORM: &str = "discord";
+/// Workspace of direct-message sessions.
+pub const DM_WORKSPACE: &str = "dm";
+/// Most messages one command answer is split into (a project export can be long).
+const MAX_PARTS: usize = 8;
+/// Name of the search tool `/sparky search` runs.
+const SEARCH_TOOL: &str = "search_code";
+
+/// Settings from `[discord]`, parsed once.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    allowed_guilds: HashSet<String>,
+    allowed_channels: HashSet<String>,
+    require_mention: bool,
+    respond_in_dms: bool,
+    archive_minutes: u16,
+}
+
+fn id_list(s: &str) -> HashSet<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+impl Settings {
+    /// Reads `[discord]`.
+    pub fn from_config(config: &Config) -> Self {
+        let d = &config.discord;
+        Self {
+            allowed_guilds: id_list(&d.allowed_guilds),
+            allowed_channels: id_list(&d.allowed_channels),
+            require_mention: d.require_mention,
+            respond_in_dms: d.respond_in_dms,
+            archive_minutes: d.thread_auto_archive_minutes,
+        }
+    }
+
+    /// Whether the bot answers in this guild (`None`: a DM).
+    pub fn guild_allowed(&self, guild: Option<&str>) -> bool {
+        match guild {
+            None => self.respond_in_dms,
+            Some(g) => self.allowed_guilds.is_empty() || self.allowed_guilds.contains(g),
+        }
+    }
+
+    /// Whether the bot answers in this channel (for a thread, pass its parent too).
+    pub fn channel_allowed(&self, channel: &str, parent: Option<&str>) -> bool {
+        self.allowed_channels.is_empty()
+            || self.allowed_channels.contains(channel)
+            || parent.is_some_and(|p| self.allowed_channels.contains(p))
+    }
+}
+
+/// Work left after an interaction was acknowledged.
+pub enum Work {
+    /// A `/sparky` command.
+    Command(Box<CommandInteraction>, Slash),
+    /// A Confirm or Cancel click.
+    Button(Box<ComponentInteraction>, ButtonAction),
+}
+
+/// Counts turns in flight so shutdown can let them finish.
+#[derive(Default)]
+struct InFlight {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+struct InFlightGuard<'a>(&'a InFlight);
+
+impl Drop for InFlightGuard<'_> {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// The adapter's shared state.
+pub struct Discord {
+    agent: Arc<Agent>,
+    rest: Rest,
+    settings: Settings,
+    bot_id: RwLock<Option<String>>,
+    channels: Mutex<HashMap<String, ChannelInfo>>,
+    inflight: InFlight,
+}
+
+fn ephemeral(text: &str) -> Value {
+    json!({"type": 4, "data": {"content": clip(text), "flags": 64, "allowed_mentions": {"parse": []}}})
+}
+
+fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_MESSAGE {
+        return text.to_string();
+    }
+    text.chars().take(MAX_MESSAGE - 1).collect::<String>() + "…"
+}
+
+/// Removes mentions of the bot (`<@id>`, `<@!id>`) from a message.
+pub fn strip_mention(text: &str, bot: &str) -> String {
+    text.replace(&format!("<@{bot}>"), "")
+        .replace(&format!("<@!{bot}>"), "")
+        .trim()
+        .to_string()
+}
+
+impl Discord {
+    /// Builds the adapter state from the configuration (needs `DISCORD_TOKEN`).
+    pub fn new(agent: Arc<Agent>, config: &Config) -> Result<Self, DiscordError> {
+        let token = config
+            .secrets
+            .discord_token
+            .as_ref()
+            .ok_or(DiscordError::MissingSecret("DISCORD_TOKEN"))?;
+        let token = token.expose().trim_start_matches("Bot ").to_string();
+        let rest = Rest::new(&config.discord.api_base_url, &token).map_err(DiscordError::Setup)?;
+        Ok(Self {
+            agent,
+            rest,
+            settings: Settings::from_config(config),
+            bot_id: RwLock::new(None),
+            channels: Mutex::new(HashMap::new()),
+            inflight: InFlight::default(),
+        })
+    }
+
+    /// The REST client.
+    pub fn rest(&self) -> &Rest {
+        &self.rest
+    }
+
+    /// Records the bot's own user id (from READY).
+    pub fn set_bot_id(&self, id: String) {
+        if let Ok(mut b) = self.bot_id.write() {
+            *b = Some(id);
+        }
+    }
+
+    fn bot_id(&self) -> Option<String> {
+        self.bot_id.read().ok().and_then(|b| b.clone())
+    }
+
+    /// Remembers a channel (from GUILD_CREATE, THREAD_CREATE or a lookup).
+    pub fn remember_channel(&self, info: ChannelInfo) {
+        if let Ok(mut c) = self.channels.lock() {
+            c.insert(info.id.clone(), info);
+        }
+    }
+
+    async fn channel_info(&self, id: &str) -> Option<ChannelInfo> {
+        if let Some(c) = self.channels.lock().ok().and_then(|c| c.get(id).cloned()) {
+            return Some(c);
+        }
+        match self.rest.channel(id).await {
+            Ok(info) => {
+                self.remember_channel(info.clone());
+                Some(info)
+            }
+            Err(e) => {
+                tracing::warn!(channel = id, error = %e, "cannot read the channel");
+                None
+            }
+        }
+    }
+
+    fn enter(&self) -> InFlightGuard<'_> {
+        self.inflight.count.fetch_add(1, Ordering::AcqRel);
+        InFlightGuard(&self.inflight)
+    }
+
+    /// Waits until no turn is in flight, at most `limit`.
+    pub async fn drain(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.inflight.count.load(Ordering::Acquire) > 0 {
+            let notified = self.inflight.idle.notified();
+            if self.inflight.count.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
+                tracing::warn!("shutting down with Discord turns still running");
+                break;
+            }
+        }
+    }
+
+    /// Runs one input and renders its effects on `surface`.
+    async fn converse(&self, input: Input, surface: ThreadSurface) {
+        let _busy = self.enter();
+        surface.working().await;
+        let sink = SurfaceSink::new(surface, self.agent.store().clone());
+        if let Err(e) = self.agent.handle(input, &sink).await {
+            tracing::error!(error = %e, "Discord turn failed");
+        }
+    }
+
+    /// A message from the gateway: continues a session in a thread the bot is in, or starts a
+    /// thread when the bot is mentioned (or mentions are not required).
+    pub async fn on_message(&self, msg: &Message) {
+        if msg.author.bot {
+            return;
+        }
+        let Some(bot) = self.bot_id() else {
+            tracing::debug!("message before READY ignored");
+            return;
+        };
+        let channel = msg.channel_id.to_string();
+        let guild = msg.guild_id.map(|g| g.to_string());
+        if !self.settings.guild_allowed(guild.as_deref()) {
+            return;
+        }
+        let text = strip_mention(&msg.content, &bot);
+        if text.is_empty() {
+            return;
+        }
+        let user = msg.author.id.to_string();
+        let event_id = Some(msg.id.to_string());
+        let Some(guild) = guild else {
+            let key = SessionKey::new(PLATFORM, DM_WORKSPACE, &channel, &channel);
+            let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
+            return self.converse(message_input(key, user, event_id, text, None), surface).await;
+        };
+        let mentioned =
+            msg.mentions.iter().any(|u| u.id.to_string() == bot) || msg.content.contains(&format!("<@{bot}>"));
+        let Some(info) = self.channel_info(&channel).await else {
+            return;
+        };
+        if info.is_thread() {
+            let parent = info.parent_id.clone().unwrap_or_else(|| channel.clone());
+            if !self.settings.channel_allowed(&channel, Some(&parent)) {
+                return;
+            }
+            // The bot's own threads are its sessions; elsewhere it answers when called.
+            if info.owner_id.as_deref() != Some(bot.as_str()) && !mentioned {
+                return;
+            }
+            let key = SessionKey::new(PLATFORM, &guild, &parent, &channel);
+            let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
+            return self.converse(message_input(key, user, event_id, text, None), surface).await;
+        }
+        if !self.settings.channel_allowed(&channel, None) || (self.settings.require_mention && !mentioned) {
+            return;
+        }
+        let message = msg.id.to_string();
+        let Some(thread) = self.start_thread(&channel, &message, &text).await else {
+            return;
+        };
+        let key = SessionKey::new(PLATFORM, &guild, &channel, &thread);
+        let surface = ThreadSurface::new(self.rest.clone(), &thread, None);
+        self.converse(message_input(key, user, event_id, text, None), surface).await;
+    }
+
+    /// Starts a thread from `message`; a redelivered message finds the thread it already has.
+    async fn start_thread(&self, channel: &str, message: &str, name: &str) -> Option<String> {
+        match self
+            .rest
+            .thread_from_message(channel, message, name, self.settings.archive_minutes)
+            .await
+        {
+            Ok(info) => {
+                let id = info.id.clone();
+                self.remember_channel(info);
+                Some(id)
+            }
+            Err(e) => {
+                // A message's thread has the message's id.
+                if let Ok(existing) = self.rest.channel(message).await {
+                    if existing.is_thread() {
+                        return Some(existing.id);
+                    }
+                }
+                tracing::error!(error = %e, channel, "cannot start a thread");
+                None
+            }
+        }
+    }
+
+    /// Decides the answer Discord needs within 3 s, and what is left to do after it.
+    pub fn triage(&self, interaction: Interaction) -> (Value, Option<Work>) {
+        match interaction {
+            Interaction::Ping(_) => (json!({"type": 1}), None),
+            Interaction::Command(cmd) => {
+                if cmd.data.name != commands::COMMAND_NAME {
+                    return (ephemeral("Unknown command."), None);
+                }
+                let guild = cmd.guild_id.map(|g| g.to_string());
+                let channel = cmd.channel_id.to_string();
+                let parent = cmd
+                    .channel
+                    .as_ref()
+                    .and_then(|c| c.parent_id)
+                    .map(|p| p.to_string());
+                if !self.settings.guild_allowed(guild.as_deref())
+                    || (guild.is_some() && !self.settings.channel_allowed(&channel, parent.as_deref()))
+                {
+                    return (ephemeral("Sparky is not enabled in this channel."), None);
+                }
+                let parsed = commands::parse(&cmd.data.options());
+                match parsed {
+                    Err(e) => (ephemeral(&format!("⚠️ {e}")), None),
+                    Ok(Slash::Run(Command::Help)) => (ephemeral(&crate::core::commands::help_text()), None),
+                    Ok(slash) => (json!({"type": 5}), Some(Work::Command(Box::new(cmd), slash))),
+                }
+            }
+            Interaction::Component(comp) => match parse_button(&comp.data.custom_id) {
+                Some(action) => (json!({"type": 6}), Some(Work::Button(Box::new(comp), action))),
+                None => (json!({"type": 6}), None),
+            },
+            Interaction::Autocomplete(_) => (json!({"type": 8, "data": {"choices": []}}), None),
+            _ => (json!({"type": 6}), None),
+        }
+    }
+
+    /// An interaction from the gateway: acknowledge over REST, then do the work.
+    pub async fn on_gateway_interaction(&self, interaction: Interaction) {
+        let id = interaction.id().to_string();
+        let token = interaction.token().to_string();
+        let (ack, work) = self.triage(interaction);
+        if let Err(e) = self.rest.interaction_callback(&id, &token, &ack).await {
+            // Discord shows "interaction failed"; still do the work (e.g. a click that was
+            // acknowledged by a previous delivery).
+            tracing::warn!(error = %e, interaction = id, "could not acknowledge the interaction");
+        }
+        if let Some(work) = work {
+            self.process(work).await;
+        }
+    }
+
+    /// Does the work of an acknowledged interaction.
+    pub async fn process(&self, work: Work) {
+        let _busy = self.enter();
+        match work {
+            Work::Command(cmd, slash) => self.run_command(&cmd, slash).await,
+            Work::Button(comp, action) => self.click(&comp, action).await,
+        }
+    }
+
+    async fn click(&self, comp: &ComponentInteraction, action: ButtonAction) {
+        let channel = comp.channel_id.to_string();
+        let workspace = comp
+            .guild_id
+            .map(|g| g.to_string())
+            .unwrap_or_else(|| DM_WORKSPACE.to_string());
+        let parent = match comp.channel.as_ref().and_then(|c| c.parent_id) {
+            Some(p) => p.to_string(),
+            None if comp.guild_id.is_some() => self
+                .channel_info(&channel)
+                .await
+                .and_then(|c| c.parent_id)
+                .unwrap_or_else(|| channel.clone()),
+            None => channel.clone(),
+        };
+        let handle = InteractionHandle {
+            app_id: comp.application_id.to_string(),
+            token: comp.token.clone(),
+            received: Instant::now(),
+        };
+        let input = Input {
+            key: SessionKey::new(PLATFORM, workspace, parent, &channel),
+            user: comp.user.id.to_string(),
+            event_id: Some(comp.id.to_string()),
+            action: match action {
+                ButtonAction::Confirm(id) => InputAction::Confirm { action_id: Some(id) },
+                ButtonAction::Cancel(id) => InputAction::Cancel { action_id: Some(id) },
+            },
+        };
+        let surface = ThreadSurface::new(self.rest.clone(), &channel, Some(handle));
+        self.converse(input, surface).await;
+    }
+
+    async fn run_command(&self, cmd: &CommandInteraction, slash: Slash) {
+        let handle = InteractionHandle {
+            app_id: cmd.application_id.to_string(),
+            token: cmd.token.clone(),
+            received: Instant::now(),
+        };
+        let user = cmd.user.id.to_string();
+        let channel = cmd.channel_id.to_string();
+        let guild = cmd.guild_id.map(|g| g.to_string());
+        let info = match &guild {
+            Some(_) => self.channel_info(&channel).await,
+            None => None,
+        };
+        let in_thread = info.as_ref().is_some_and(ChannelInfo::is_thread);
+        // Project bindings belong to the channel, also when used inside one of its threads.
+        let parent = info
+            .as_ref()
+            .filter(|i| i.is_thread())
+            .and_then(|i| i.parent_id.clone())
+            .unwrap_or_else(|| channel.clone());
+        let workspace = guild.clone().unwrap_or_else(|| DM_WORKSPACE.to_string());
+        let key = SessionKey::new(PLATFORM, &workspace, &parent, &channel);
+        let (text, mode) = match slash {
+            Slash::Run(command) => {
+                let export = matches!(command, Command::ProjectExport);
+                let out = execute(&self.agent, &key, &user, command).await;
+                return self.answer(&handle, &out, export).await;
+            }
+            Slash::Search { question } => {
+                if self.agent.tools().all().all(|t| t.name() != SEARCH_TOOL) {
+                    return self
+                        .answer_text(&handle, "⚠️ Search is not available: no document index is configured.")
+                        .await;
+                }
+                let command = Command::Tool {
+                    name: SEARCH_TOOL.into(),
+                    args: json!({"query": question}).to_string(),
+                    approved: false,
+                };
+                let out = execute(&self.agent, &key, &user, command).await;
+                return self.answer(&handle, &out, false).await;
+            }
+            Slash::Ask { question, mode } => (question, mode),
+            Slash::Spec { mode, equipment } => (commands::spec_opening(mode, equipment.as_deref()), Some(mode)),
+        };
+        let heading = format!("<@{user}>{}: {}", mode_label(mode), text);
+        let original = match self
+            .rest
+            .edit_original(
+                &handle.app_id,
+                &handle.token,
+                &json!({"content": clip(&heading), "allowed_mentions": {"parse": []}}),
+            )
+            .await
+        {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot answer the command");
+                return;
+            }
+        };
+        let (key, thread) = match &guild {
+            Some(guild) if !in_thread => {
+                let Some(thread) = self.start_thread(&channel, &original.id, &text).await else {
+                    let _ = self
+                        .rest
+                        .followup(
+                            &handle.app_id,
+                            &handle.token,
+                            &json!({"content": "⚠️ I could not start a thread here (check my Create Public Threads permission).", "flags": 64}),
+                        )
+                        .await;
+                    return;
+                };
+                (SessionKey::new(PLATFORM, guild, &channel, &thread), thread)
+            }
+            _ => (key, channel.clone()),
+        };
+        let surface = ThreadSurface::new(self.rest.clone(), &thread, Some(handle));
+        let input = message_input(key, user, Some(cmd.id.to_string()), text, mode);
+        self.converse(input, surface).await;
+    }
+
+    async fn answer(&self, handle: &InteractionHandle, out: &CommandOutput, code: bool) {
+        let text = if out.is_error {
+            format!("⚠️ {}", out.text)
+        } else if code {
+            format!("```json\n{}\n```", out.text)
+        } else {
+            out.text.clone()
+        };
+        self.answer_text(handle, &text).await;
+    }
+
+    /// The command's answer: the deferred response, then follow-ups for long text.
+    async fn answer_text(&self, handle: &InteractionHandle, text: &str) {
+        let mut parts = split_message(text, MAX_MESSAGE);
+        if parts.is_empty() {
+            parts.push("Done.".into());
+        }
+        if parts.len() > MAX_PARTS {
+            parts.truncate(MAX_PARTS);
+            parts.push("… (cut here; use `sparky` on the command line for the whole output)".into());
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let body = json!({"content": part, "allowed_mentions": {"parse": []}});
+            let result = if i == 0 {
+                self.rest.edit_original(&handle.app_id, &handle.token, &body).await
+            } else {
+                self.rest.followup(&handle.app_id, &handle.token, &body).await
+            };
+            if let Err(e) = result {
+                tracing::error!(error = %e, "cannot send the command's answer");
+                return;
+            }
+        }
+    }
+}
+
+fn mode_label(mode: Option<Mode>) -> &'static str {
+    match mode {
+        Some(Mode::Load) => " (spec assistant: loads)",
+        Some(Mode::Source) => " (spec assistant: sources)",
+        _ => "",
+    }
+}
+
+fn message_input(key: SessionKey, user: String, event_id: Option<String>, text: String, mode: Option<Mode>) -> Input {
+    Input {
+        key,
+        user,
+        event_id,
+        action: InputAction::Message { text, mode },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_of_the_bot_are_removed() {
+        assert_eq!(strip_mention("<@123> what is 250.122?", "123"), "what is 250.122?");
+        assert_eq!(strip_mention("hey <@!123>", "123"), "hey");
+        assert_eq!(strip_mention("<@999> hi", "123"), "<@999> hi");
+    }
+
+    #[test]
+    fn allow_lists() {
+        let s = Settings {
+            allowed_guilds: id_list("1, 2"),
+            allowed_channels: id_list("10"),
+            require_mention: true,
+            respond_in_dms: false,
+            archive_minutes: 1440,
+        };
+        assert!(s.guild_allowed(Some("2")));
+        assert!(!s.guild_allowed(Some("3")));
+        assert!(!s.guild_allowed(None));
+        assert!(s.channel_allowed("10", None));
+        assert!(s.channel_allowed("55", Some("10")));
+        assert!(!s.channel_allowed("55", Some("11")));
+    }
+}

@@ -1,0 +1,263 @@
+//! The `/sparky` slash command: its definition (typed options) and its translation into what
+//! the core understands (a message with a mode, or a platform-neutral [`Command`]).
+
+use serenity::all::{CommandOptionType, CreateCommand, CreateCommandOption, ResolvedOption, ResolvedValue};
+
+use crate::core::commands::Command;
+use crate::core::session::Mode;
+use crate::nec::units::Edition;
+
+/// Name of the one top-level command.
+pub const COMMAND_NAME: &str = "sparky";
+
+/// A `/sparky` invocation, translated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slash {
+    /// Ask a question: starts a thread and a session (or continues the thread it is used in).
+    Ask {
+        /// The question.
+        question: String,
+        /// Session mode, default general.
+        mode: Option<Mode>,
+    },
+    /// Start the spec assistant for loads or charging sources.
+    Spec {
+        /// Load or Source.
+        mode: Mode,
+        /// Equipment described in the command, if any.
+        equipment: Option<String>,
+    },
+    /// Search the code and the team's documents.
+    Search {
+        /// What to look for.
+        question: String,
+    },
+    /// A platform-neutral command (project, tool(s), help).
+    Run(Command),
+}
+
+fn text(name: &str, description: &str, required: bool) -> CreateCommandOption {
+    CreateCommandOption::new(CommandOptionType::String, name, description)
+        .required(required)
+        .max_length(if name == "args" { 4000 } else { 1800 })
+}
+
+fn sub(name: &str, description: &str) -> CreateCommandOption {
+    CreateCommandOption::new(CommandOptionType::SubCommand, name, description)
+}
+
+/// The definition of `/sparky` and its sub-commands, as registered with Discord.
+pub fn definition() -> CreateCommand {
+    let mode = text("mode", "Conversation mode", false)
+        .add_string_choice("general", "general")
+        .add_string_choice("load (spec assistant)", "load")
+        .add_string_choice("source (spec assistant)", "source");
+    let edition = text("edition", "NEC edition (default 2023)", false)
+        .add_string_choice("NEC 2020", "2020")
+        .add_string_choice("NEC 2023", "2023");
+    CreateCommand::new(COMMAND_NAME)
+        .description("NEC compliance copilot")
+        .add_option(
+            sub("ask", "Ask a question; starts a thread")
+                .add_sub_option(text("question", "Your question", true))
+                .add_sub_option(mode),
+        )
+        .add_option(
+            CreateCommandOption::new(CommandOptionType::SubCommandGroup, "spec", "Spec assistant")
+                .add_sub_option(
+                    sub("load", "Describe equipment that uses power")
+                        .add_sub_option(text("equipment", "e.g. Dometic CFX3 45 fridge", false)),
+                )
+                .add_sub_option(
+                    sub("source", "Describe a charging source")
+                        .add_sub_option(text("equipment", "e.g. 400 W solar array", false)),
+                ),
+        )
+        .add_option(
+            CreateCommandOption::new(CommandOptionType::SubCommandGroup, "project", "The channel's project")
+                .add_sub_option(
+                    sub("create", "Create a project and bind this channel to it")
+                        .add_sub_option(text("name", "Project name", true))
+                        .add_sub_option(edition),
+                )
+                .add_sub_option(
+                    sub("use", "Bind this channel to a project")
+                        .add_sub_option(text("name", "Project name", true)),
+                )
+                .add_sub_option(sub("show", "Show the bound project"))
+                .add_sub_option(sub("export", "Export the bound project as JSON"))
+                .add_sub_option(sub("list", "List projects")),
+        )
+        .add_option(
+            sub("search", "Search the code and the team's documents")
+                .add_sub_option(text("question", "What to look for", true)),
+        )
+        .add_option(
+            sub("tool", "Run a tool directly")
+                .add_sub_option(text("name", "Tool name (see /sparky tools)", true))
+                .add_sub_option(text("args", "Arguments as JSON, e.g. {\"expression\": \"2*3\"}", false)),
+        )
+        .add_option(sub("tools", "List the tools"))
+        .add_option(sub("help", "How to use Sparky"))
+}
+
+fn string<'a>(opts: &'a [ResolvedOption<'a>], name: &str) -> Option<&'a str> {
+    opts.iter().find(|o| o.name == name).and_then(|o| match o.value {
+        ResolvedValue::String(s) => Some(s.trim()).filter(|s| !s.is_empty()),
+        _ => None,
+    })
+}
+
+fn required<'a>(opts: &'a [ResolvedOption<'a>], name: &str) -> Result<&'a str, String> {
+    string(opts, name).ok_or_else(|| format!("the option `{name}` is required"))
+}
+
+/// Translates the options of `/sparky` (serenity's resolved form).
+pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
+    let Some(first) = options.first() else {
+        return Err("use a sub-command, e.g. `/sparky ask`".into());
+    };
+    match (first.name, &first.value) {
+        ("ask", ResolvedValue::SubCommand(o)) => Ok(Slash::Ask {
+            question: required(o, "question")?.to_string(),
+            mode: string(o, "mode").map(str::parse::<Mode>).transpose()?,
+        }),
+        ("search", ResolvedValue::SubCommand(o)) => Ok(Slash::Search {
+            question: required(o, "question")?.to_string(),
+        }),
+        ("tool", ResolvedValue::SubCommand(o)) => Ok(Slash::Run(Command::Tool {
+            name: required(o, "name")?.to_string(),
+            args: string(o, "args").unwrap_or("{}").to_string(),
+            approved: false,
+        })),
+        ("tools", _) => Ok(Slash::Run(Command::Tools)),
+        ("help", _) => Ok(Slash::Run(Command::Help)),
+        ("spec", ResolvedValue::SubCommandGroup(g)) => {
+            let Some(s) = g.first() else {
+                return Err("use `/sparky spec load` or `/sparky spec source`".into());
+            };
+            let o: &[ResolvedOption<'_>] = match &s.value {
+                ResolvedValue::SubCommand(o) => o,
+                _ => &[],
+            };
+            let mode = match s.name {
+                "load" => Mode::Load,
+                "source" => Mode::Source,
+                other => return Err(format!("unknown spec kind `{other}`")),
+            };
+            Ok(Slash::Spec {
+                mode,
+                equipment: string(o, "equipment").map(str::to_string),
+            })
+        }
+        ("project", ResolvedValue::SubCommandGroup(g)) => {
+            let Some(s) = g.first() else {
+                return Err("use `/sparky project create|use|show|export|list`".into());
+            };
+            let o: &[ResolvedOption<'_>] = match &s.value {
+                ResolvedValue::SubCommand(o) => o,
+                _ => &[],
+            };
+            let cmd = match s.name {
+                "create" => Command::ProjectCreate {
+                    name: required(o, "name")?.to_string(),
+                    edition: match string(o, "edition") {
+                        Some(e) => e.parse::<Edition>().map_err(|e| e.to_string())?,
+                        None => Edition::default(),
+                    },
+                },
+                "use" => Command::ProjectUse {
+                    name: required(o, "name")?.to_string(),
+                },
+                "show" => Command::ProjectShow,
+                "export" => Command::ProjectExport,
+                "list" => Command::ProjectList,
+                other => return Err(format!("unknown project sub-command `{other}`")),
+            };
+            Ok(Slash::Run(cmd))
+        }
+        (other, _) => Err(format!("unknown sub-command `{other}`; try `/sparky help`")),
+    }
+}
+
+/// What the spec assistant is told when the command names no equipment.
+pub fn spec_opening(mode: Mode, equipment: Option<&str>) -> String {
+    match (mode, equipment) {
+        (_, Some(e)) => e.to_string(),
+        (Mode::Source, None) => "I want to add a charging source to the project.".into(),
+        _ => "I want to add loads to the project.".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serenity::all::CommandData;
+
+    fn data(options: serde_json::Value) -> CommandData {
+        serde_json::from_value(serde_json::json!({
+            "id": "771825006014889984", "name": "sparky", "type": 1, "options": options
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn ask_with_mode() {
+        let d = data(serde_json::json!([{"type": 1, "name": "ask", "options": [
+            {"type": 3, "name": "question", "value": "What size EGC for 60 A?"},
+            {"type": 3, "name": "mode", "value": "load"}
+        ]}]));
+        assert_eq!(
+            parse(&d.options()).unwrap(),
+            Slash::Ask {
+                question: "What size EGC for 60 A?".into(),
+                mode: Some(Mode::Load)
+            }
+        );
+    }
+
+    #[test]
+    fn project_group_maps_to_core_commands() {
+        let d = data(serde_json::json!([{"type": 2, "name": "project", "options": [
+            {"type": 1, "name": "create", "options": [
+                {"type": 3, "name": "name", "value": "Shop"}, {"type": 3, "name": "edition", "value": "2020"}
+            ]}
+        ]}]));
+        assert_eq!(
+            parse(&d.options()).unwrap(),
+            Slash::Run(Command::ProjectCreate {
+                name: "Shop".into(),
+                edition: Edition::Nec2020
+            })
+        );
+        let d = data(serde_json::json!([{"type": 2, "name": "spec", "options": [{"type": 1, "name": "source"}]}]));
+        assert_eq!(
+            parse(&d.options()).unwrap(),
+            Slash::Spec {
+                mode: Mode::Source,
+                equipment: None
+            }
+        );
+    }
+
+    #[test]
+    fn missing_options_are_explained() {
+        let d = data(serde_json::json!([{"type": 1, "name": "ask", "options": []}]));
+        assert!(parse(&d.options()).unwrap_err().contains("question"));
+        assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn the_definition_serializes_with_every_sub_command() {
+        let v = serde_json::to_value(definition()).unwrap();
+        let names: Vec<&str> = v["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|o| o["name"].as_str())
+            .collect();
+        for n in ["ask", "spec", "project", "search", "tool", "tools", "help"] {
+            assert!(names.contains(&n), "{n} missing in {names:?}");
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! A Discord thread (or DM channel) as a [`ChatSurface`]: posts, paced edits, confirmation
+//! messages with buttons, ephemeral notes through the interaction token, typing indicator.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serenity::all::{
+    ButtonStyle, CreateActionRow, CreateAllowedMentions, CreateButton, CreateEmbed, CreateMessage, EditMessage,
+};
+use serde_json::json;
+
+use super::rest::Rest;
+use crate::platforms::render::ConfirmationView;
+use crate::platforms::surface::{ChatSurface, SurfaceError};
+
+/// Discord's message length limit.
+pub const MAX_MESSAGE: usize = 2000;
+/// Longest embed description.
+const MAX_EMBED: usize = 4000;
+/// Interaction tokens last 15 minutes; stop using them a little before.
+const TOKEN_LIFETIME: Duration = Duration::from_secs(14 * 60);
+/// Discord shows "typing" for about 10 s after each call.
+const TYPING_EVERY: Duration = Duration::from_secs(8);
+/// Embed colour of a pending confirmation (amber).
+const PENDING_COLOUR: u32 = 0xF1C4_0F;
+
+/// An interaction whose token may still be used for follow-ups.
+#[derive(Debug, Clone)]
+pub struct InteractionHandle {
+    /// Application id (from the interaction).
+    pub app_id: String,
+    /// Interaction token.
+    pub token: String,
+    /// When the interaction arrived.
+    pub received: Instant,
+}
+
+impl InteractionHandle {
+    /// Whether the token is still valid.
+    pub fn is_fresh(&self) -> bool {
+        self.received.elapsed() < TOKEN_LIFETIME
+    }
+}
+
+/// One Discord thread or DM channel.
+pub struct ThreadSurface {
+    rest: Rest,
+    channel: String,
+    interaction: Option<InteractionHandle>,
+    last_typing: Mutex<Option<Instant>>,
+}
+
+impl ThreadSurface {
+    /// A surface posting into `channel`; `interaction` allows ephemeral notes.
+    pub fn new(rest: Rest, channel: impl Into<String>, interaction: Option<InteractionHandle>) -> Self {
+        Self {
+            rest,
+            channel: channel.into(),
+            interaction,
+            last_typing: Mutex::new(None),
+        }
+    }
+
+    /// The channel posted into.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// Message refs are `channel/message`, so another process can edit them later.
+    fn split_ref<'a>(&'a self, message: &'a str) -> (&'a str, &'a str) {
+        message.split_once('/').unwrap_or((self.channel.as_str(), message))
+    }
+}
+
+/// No pings from anything the bot writes (model text may contain `@everyone`).
+pub fn no_pings() -> CreateAllowedMentions {
+    CreateAllowedMentions::new().empty_users().empty_roles().everyone(false)
+}
+
+/// Confirm / Cancel buttons of a confirmation.
+pub fn confirmation_buttons(confirm_id: &str, cancel_id: &str, disabled: bool) -> Vec<CreateActionRow> {
+    vec![CreateActionRow::Buttons(vec![
+        CreateButton::new(confirm_id)
+            .label("Confirm")
+            .style(ButtonStyle::Success)
+            .disabled(disabled),
+        CreateButton::new(cancel_id)
+            .label("Cancel")
+            .style(ButtonStyle::Danger)
+            .disabled(disabled),
+    ])]
+}
+
+/// The embed listing every item of a confirmation with its details.
+pub fn confirmation_embed(view: &ConfirmationView) -> CreateEmbed {
+    let render = |detail_budget: usize| {
+        let mut out = String::new();
+        for (i, (summary, details)) in view.items.iter().enumerate() {
+            out.push_str(&format!("**{}. {}**\n", i + 1, summary));
+            let mut used = 0;
+            for d in details {
+                if used + d.len() > detail_budget {
+                    out.push_str("• …\n");
+                    break;
+                }
+                used += d.len();
+                out.push_str(&format!("• {d}\n"));
+            }
+        }
+        out.push('\n');
+        out.push_str(&mentionize(&view.footer));
+        out
+    };
+    let mut text = render(usize::MAX);
+    if text.chars().count() > MAX_EMBED {
+        // Keep every item's summary; shorten details evenly.
+        let per_item = MAX_EMBED / view.items.len().max(1) / 2;
+        text = render(per_item);
+        if text.chars().count() > MAX_EMBED {
+            text = text.chars().take(MAX_EMBED - 1).collect::<String>() + "…";
+        }
+    }
+    CreateEmbed::new()
+        .title(&view.title)
+        .description(text)
+        .colour(PENDING_COLOUR)
+}
+
+/// Writes user ids (17–20 digit snowflakes) as mentions, which Discord shows as names.
+pub fn mentionize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() && (i == 0 || !is_id_char(chars[i - 1])) {
+            let mut j = i;
+            while j < chars.len() && chars[j].is_ascii_digit() {
+                j += 1;
+            }
+            let word: String = chars[i..j].iter().collect();
+            let bounded = j == chars.len() || !is_id_char(chars[j]);
+            if (17..=20).contains(&word.len()) && bounded {
+                out.push_str(&format!("<@{word}>"));
+            } else {
+                out.push_str(&word);
+            }
+            i = j;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '@' | '#' | '&' | '.' | '_' | ':' | '/')
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max - 1).collect::<String>() + "…"
+}
+
+#[async_trait]
+impl ChatSurface for ThreadSurface {
+    fn max_len(&self) -> usize {
+        MAX_MESSAGE
+    }
+
+    fn edit_interval(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+
+    async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
+        let body = CreateMessage::new().content(text).allowed_mentions(no_pings());
+        let m = self.rest.post_message(&self.channel, &body).await?;
+        Ok(format!("{}/{}", m.channel, m.id))
+    }
+
+    async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
+        let (channel, id) = self.split_ref(message);
+        let body = EditMessage::new().content(text).allowed_mentions(no_pings());
+        self.rest.edit_message(channel, id, &body).await
+    }
+
+    async fn post_confirmation(&self, view: &ConfirmationView) -> Result<String, SurfaceError> {
+        let body = CreateMessage::new()
+            .embed(confirmation_embed(view))
+            .components(confirmation_buttons(&view.confirm_id, &view.cancel_id, false))
+            .allowed_mentions(no_pings());
+        let m = self.rest.post_message(&self.channel, &body).await?;
+        Ok(format!("{}/{}", m.channel, m.id))
+    }
+
+    async fn close_confirmation(&self, message: &str, outcome: &str, details: &[String]) -> Result<(), SurfaceError> {
+        let (channel, id) = self.split_ref(message);
+        let text = std::iter::once(mentionize(outcome))
+            .chain(details.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Replacing the components with disabled ones keeps the ids (unused) and shows that
+        // the buttons are spent; the embed listing the items stays as it was.
+        let body = json!({
+            "content": clip(&text, MAX_MESSAGE),
+            "components": [{"type": 1, "components": [
+                {"type": 2, "style": 3, "label": "Confirm", "custom_id": format!("{id}:spent:confirm"), "disabled": true},
+                {"type": 2, "style": 4, "label": "Cancel", "custom_id": format!("{id}:spent:cancel"), "disabled": true}
+            ]}],
+            "allowed_mentions": {"parse": []},
+        });
+        self.rest.edit_message(channel, id, &body).await
+    }
+
+    async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError> {
+        let text = clip(&mentionize(text), MAX_MESSAGE);
+        match &self.interaction {
+            Some(i) if i.is_fresh() => {
+                let body = json!({"content": text, "flags": 64, "allowed_mentions": {"parse": []}});
+                self.rest.followup(&i.app_id, &i.token, &body).await.map(|_| ())
+            }
+            // No interaction to answer privately: address the person in the thread.
+            _ => {
+                let body = json!({"content": format!("<@{user}> {text}"), "allowed_mentions": {"users": [user]}});
+                self.rest.post_message(&self.channel, &body).await.map(|_| ())
+            }
+        }
+    }
+
+    async fn working(&self) {
+        let due = match self.last_typing.lock() {
+            Ok(mut last) => {
+                let due = last.is_none_or(|t| t.elapsed() >= TYPING_EVERY);
+                if due {
+                    *last = Some(Instant::now());
+                }
+                due
+            }
+            Err(_) => false,
+        };
+        if due {
+            if let Err(e) = self.rest.typing(&self.channel).await {
+                tracing::debug!(error = %e, "typing indicator failed");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_become_mentions_but_numbers_do_not() {
+        assert_eq!(
+            mentionize("Only 1033044521375764530 can confirm."),
+            "Only <@1033044521375764530> can confirm."
+        );
+        assert_eq!(mentionize("<@1033044521375764530>"), "<@1033044521375764530>");
+        assert_eq!(mentionize("240 V, 12.5 A, 1234567"), "240 V, 12.5 A, 1234567");
+    }
+
+    #[test]
+    fn the_embed_lists_every_item_even_when_long() {
+        let items: Vec<(String, Vec<String>)> = (0..30)
+            .map(|i| (format!("Add circuit {i}"), vec!["x".repeat(400), "y".repeat(400)]))
+            .collect();
+        let view = ConfirmationView {
+            title: "Proposed changes (30)".into(),
+            items,
+            footer: "alice can confirm.".into(),
+            confirm_id: "sparky:confirm:a".into(),
+            cancel_id: "sparky:cancel:a".into(),
+        };
+        let v = serde_json::to_value(confirmation_embed(&view)).unwrap();
+        let d = v["description"].as_str().unwrap();
+        assert!(d.chars().count() <= MAX_EMBED);
+        assert!(d.contains("Add circuit 0") && d.contains("Add circuit 29"));
+    }
+
+    #[test]
+    fn buttons_carry_the_shared_ids_and_styles() {
+        let rows = serde_json::to_value(confirmation_buttons("sparky:confirm:a", "sparky:cancel:a", false)).unwrap();
+        assert_eq!(rows[0]["components"][0]["custom_id"], "sparky:confirm:a");
+        assert_eq!(rows[0]["components"][0]["style"], 3);
+        assert_eq!(rows[0]["components"][1]["style"], 4);
+    }
+}

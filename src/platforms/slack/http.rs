@@ -1,0 +1,155 @@
+//! The HTTP Events API endpoint: signature and timestamp checked over the raw body, replays
+//! refused, `url_verification` answered, everything else acknowledged at once and handled in
+//! a task afterwards.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::json;
+use slack_morphism::prelude::*;
+
+use super::signature::{verify, ReplayGuard};
+use super::{events, InFlight, Shared, SlackError};
+use crate::config::{Config, Secret};
+use crate::core::Agent;
+
+struct HttpState {
+    shared: Arc<Shared>,
+    secret: Secret,
+    replay: ReplayGuard,
+}
+
+/// The Slack HTTP endpoint for `serve` to merge: `POST /slack/events`, `/slack/commands` and
+/// `/slack/interactivity` (each accepts any of the three kinds, so one URL may be used for all).
+pub fn events_router(agent: Arc<Agent>, config: &Config) -> Result<Router, SlackError> {
+    events_service(agent, config).map(|(router, _)| router)
+}
+
+/// [`events_router`] plus the counter of handlers still running, to wait for at shutdown.
+pub fn events_service(agent: Arc<Agent>, config: &Config) -> Result<(Router, InFlight), SlackError> {
+    let secret = config
+        .secrets
+        .slack_signing_secret
+        .clone()
+        .ok_or_else(|| SlackError::Config("SLACK_SIGNING_SECRET is not set".into()))?;
+    let shared = Shared::new(agent, config)?;
+    let inflight = shared.inflight.clone();
+    let state = Arc::new(HttpState {
+        shared,
+        secret,
+        replay: ReplayGuard::default(),
+    });
+    let router = Router::new()
+        .route("/slack/events", post(handle))
+        .route("/slack/commands", post(handle))
+        .route("/slack/interactivity", post(handle))
+        .with_state(state);
+    Ok((router, inflight))
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, why.to_string()).into_response()
+}
+
+async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let now = chrono::Utc::now().timestamp();
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let signature = text("x-slack-signature");
+    let ts = match verify(
+        st.secret.expose(),
+        text("x-slack-request-timestamp"),
+        signature,
+        &body,
+        now,
+    ) {
+        Ok(ts) => ts,
+        Err(e) => {
+            tracing::warn!(error = %e, "refused a Slack request");
+            return refuse(StatusCode::UNAUTHORIZED, &e.to_string());
+        }
+    };
+    // Slack's own retries say so; their event ids are de-duplicated by the core instead.
+    let retry = headers.contains_key("x-slack-retry-num");
+    if !st.replay.first_time(signature.unwrap_or(""), ts, now) && !retry {
+        tracing::warn!("refused a replayed Slack request");
+        return refuse(StatusCode::UNAUTHORIZED, "request was already received (replay)");
+    }
+    let is_json = text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));
+    if is_json {
+        return push_event(&st, &body);
+    }
+    let form: Vec<(String, String)> = match serde_urlencoded::from_bytes(&body) {
+        Ok(f) => f,
+        Err(_) => return refuse(StatusCode::BAD_REQUEST, "body is neither JSON nor a form"),
+    };
+    if let Some((_, payload)) = form.iter().find(|(k, _)| k == "payload") {
+        return interaction(&st, payload);
+    }
+    if form.iter().any(|(k, _)| k == "command") {
+        return command(&st, &body);
+    }
+    refuse(StatusCode::BAD_REQUEST, "unknown Slack payload")
+}
+
+fn push_event(st: &HttpState, body: &[u8]) -> Response {
+    match serde_json::from_slice::<SlackPushEvent>(body) {
+        Ok(SlackPushEvent::UrlVerification(v)) => Json(json!({"challenge": v.challenge})).into_response(),
+        Ok(SlackPushEvent::EventCallback(cb)) => {
+            st.shared.spawn_push(cb);
+            StatusCode::OK.into_response()
+        }
+        Ok(SlackPushEvent::AppRateLimited(r)) => {
+            tracing::warn!(team = %r.team_id, "Slack is rate limiting events for this app");
+            StatusCode::OK.into_response()
+        }
+        Err(e) => {
+            if serde_json::from_slice::<serde_json::Value>(body).is_ok() {
+                // Well-formed but of a shape we do not handle: acknowledged so Slack does
+                // not retry it.
+                tracing::debug!(error = %e, "ignored a Slack event");
+                StatusCode::OK.into_response()
+            } else {
+                refuse(StatusCode::BAD_REQUEST, "body is not JSON")
+            }
+        }
+    }
+}
+
+fn interaction(st: &HttpState, payload: &str) -> Response {
+    match serde_json::from_str::<SlackInteractionEvent>(payload) {
+        Ok(ev) => {
+            if let Some(job) = events::job_from_interaction(&ev, &st.shared.gate) {
+                st.shared.spawn_job(job);
+            }
+            StatusCode::OK.into_response()
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "ignored a Slack interaction");
+            StatusCode::OK.into_response()
+        }
+    }
+}
+
+fn command(st: &HttpState, body: &[u8]) -> Response {
+    let cmd: SlackCommandEvent = match serde_urlencoded::from_bytes(body) {
+        Ok(c) => c,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("not a slash command: {e}")),
+    };
+    Json(ack_command(&st.shared, &cmd)).into_response()
+}
+
+/// Starts a slash command and returns the immediate (ephemeral) answer.
+pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serde_json::Value {
+    match events::job_from_command(cmd, &shared.gate) {
+        Some(job) => {
+            shared.spawn_job(job);
+            json!({"response_type": "ephemeral", "text": "On it; the answer will be in a thread."})
+        }
+        None => json!({"response_type": "ephemeral", "text": "Sparky is not enabled in this channel."}),
+    }
+}

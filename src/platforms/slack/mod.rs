@@ -1,0 +1,311 @@
+//! The Slack adapter (slack-morphism): Socket Mode or the HTTP Events API, chosen by
+//! `slack.transport`. It translates Slack payloads into core inputs and renders core effects
+//! into a thread through the shared [`SurfaceSink`]; every decision stays in the core.
+//!
+//! * [`run`] connects over Socket Mode until `shutdown` resolves.
+//! * [`events_router`] is the HTTP endpoint (`/slack/events`, `/slack/commands`,
+//!   `/slack/interactivity`; any of them accepts any kind) for `serve` to mount.
+//!
+//! Every inbound payload is acknowledged at once and handled afterwards in a task.
+
+pub mod events;
+mod http;
+pub mod mrkdwn;
+pub mod signature;
+mod socket;
+pub mod thread;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, OnceCell};
+
+use crate::config::{Config, SlackConfig};
+use crate::core::commands::{self, Command};
+use crate::core::session::{Mode, SessionKey};
+use crate::core::{Agent, Effect, EffectSink, Input, InputAction};
+use crate::platforms::surface::SurfaceSink;
+use crate::store::ChunkFilter;
+
+pub use events::{Gate, Job, SlashAction, SlashCommand, PLATFORM};
+pub use http::{events_router, events_service};
+pub use socket::run;
+pub use thread::{SlackApi, SlackThread, ThreadTarget};
+
+/// Why the Slack adapter could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SlackError {
+    /// Missing or inconsistent configuration.
+    #[error("Slack is not configured correctly: {0}")]
+    Config(String),
+    /// Slack refused the credentials or the connection.
+    #[error("Slack API error: {0}")]
+    Api(String),
+}
+
+/// Counts handlers still running so shutdown can let them finish.
+#[derive(Clone, Default)]
+pub struct InFlight {
+    inner: Arc<(AtomicUsize, Notify)>,
+}
+
+impl InFlight {
+    /// Runs `fut` in a task that is counted until it ends.
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.0.fetch_add(1, Ordering::SeqCst);
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            // Decrements even if `fut` panics: the guard is dropped during unwinding.
+            struct Done(Arc<(AtomicUsize, Notify)>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0 .0.fetch_sub(1, Ordering::SeqCst);
+                    self.0 .1.notify_waiters();
+                }
+            }
+            let _done = Done(inner);
+            fut.await;
+        });
+    }
+
+    /// Handlers still running.
+    pub fn count(&self) -> usize {
+        self.inner.0.load(Ordering::SeqCst)
+    }
+
+    /// Waits until no handler runs, or `limit` passes; returns whether all finished.
+    pub async fn wait(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.inner.1.notified();
+            if self.count() == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.count() == 0;
+            }
+        }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    agent: Arc<Agent>,
+    api: Arc<SlackApi>,
+    cfg: SlackConfig,
+    gate: Gate,
+    bot_user: OnceCell<Option<String>>,
+    inflight: InFlight,
+}
+
+impl Shared {
+    fn new(agent: Arc<Agent>, config: &Config) -> Result<Arc<Self>, SlackError> {
+        let token = config
+            .secrets
+            .slack_bot_token
+            .as_ref()
+            .ok_or_else(|| SlackError::Config("SLACK_BOT_TOKEN is not set".into()))?;
+        Ok(Arc::new(Self {
+            agent,
+            api: Arc::new(SlackApi::new(&config.slack.api_base_url, token.expose())),
+            gate: Gate::from_config(&config.slack),
+            cfg: config.slack.clone(),
+            bot_user: OnceCell::new(),
+            inflight: InFlight::default(),
+        }))
+    }
+
+    /// The bot's user id: from the event when it says, else `auth.test` once.
+    async fn bot_user(&self, from_event: Option<String>) -> Option<String> {
+        if from_event.is_some() {
+            return from_event;
+        }
+        self.bot_user
+            .get_or_init(|| async {
+                match self.api.bot_user_id().await {
+                    Ok(id) => Some(id),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "auth.test failed; the bot's own id is unknown");
+                        None
+                    }
+                }
+            })
+            .await
+            .clone()
+    }
+
+    fn thread(&self, target: ThreadTarget) -> SlackThread {
+        SlackThread::new(
+            self.api.clone(),
+            target,
+            Duration::from_millis(self.cfg.edit_interval_ms),
+            &self.cfg.working_reaction,
+        )
+    }
+
+    /// Handles a push event after it was acknowledged.
+    fn spawn_push(self: &Arc<Self>, cb: slack_morphism::prelude::SlackPushEventCallback) {
+        let shared = self.clone();
+        self.inflight.spawn(async move {
+            let bot = shared.bot_user(events::bot_user_from(&cb)).await;
+            if let Some(job) = events::job_from_push(&cb, bot.as_deref(), &shared.gate) {
+                shared.process(job).await;
+            }
+        });
+    }
+
+    /// Handles a job after the payload was acknowledged.
+    fn spawn_job(self: &Arc<Self>, job: Job) {
+        let shared = self.clone();
+        self.inflight.spawn(async move { shared.process(job).await });
+    }
+
+    async fn process(&self, job: Job) {
+        match job {
+            Job::Turn {
+                input,
+                target,
+                only_if_session,
+            } => {
+                if only_if_session && !self.is_session(&input.key).await {
+                    return;
+                }
+                self.turn(input, target).await;
+            }
+            Job::Command(cmd) => self.command(cmd).await,
+        }
+    }
+
+    /// Whether a channel thread is a conversation with Sparky (it has history).
+    async fn is_session(&self, key: &SessionKey) -> bool {
+        let store = self.agent.store();
+        // open_session is the store's only lookup by key; an empty session it creates for
+        // a thread Sparky is not part of stays empty and unused.
+        match store.open_session(key, Mode::General, None).await {
+            Ok(s) => matches!(store.recent_messages(s.id, 0, 1).await, Ok(m) if !m.is_empty()),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not look up the thread's session");
+                false
+            }
+        }
+    }
+
+    async fn turn(&self, input: Input, target: ThreadTarget) {
+        let sink = SurfaceSink::new(self.thread(target), self.agent.store().clone());
+        if let Err(e) = self.agent.handle(input, &sink).await {
+            // Already shown to the user by the core.
+            tracing::warn!(error = %e, "Slack turn ended with an error");
+        }
+        sink.surface().finish().await;
+    }
+
+    /// A slash command: a message in the channel that the answer threads under.
+    async fn command(&self, cmd: SlashCommand) {
+        let store = self.agent.store();
+        // The header is posted before the core sees anything, so redeliveries are dropped here.
+        match store.claim_event(PLATFORM, &format!("command:{}", cmd.trigger_id)).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => tracing::warn!(error = %e, "could not record the slash command; handling it anyway"),
+        }
+        let action = events::parse_slash(&cmd.text);
+        let shown = if cmd.text.trim().is_empty() {
+            self.cfg.slash_command.clone()
+        } else {
+            format!("{} {}", self.cfg.slash_command, cmd.text.trim())
+        };
+        let header = format!("<@{}> used `{}`", cmd.user, mrkdwn::escape(&shown));
+        let blocks = match serde_json::from_value(serde_json::json!([{
+            "type": "section", "text": {"type": "mrkdwn", "text": mrkdwn::truncate(&header, mrkdwn::SECTION_MAX)}
+        }])) {
+            Ok(b) => b,
+            Err(_) => Vec::new(),
+        };
+        let ts = match self.api.post(&cmd.channel, None, &header, blocks).await {
+            Ok(ts) => ts,
+            Err(e) => {
+                tracing::warn!(error = %e, channel = %cmd.channel, "could not post in the channel (is the bot a member?)");
+                let note = "I could not post in this channel. Invite me with `/invite @Sparky` and try again.";
+                let _ = self.api.ephemeral(&cmd.channel, None, &cmd.user, note).await;
+                return;
+            }
+        };
+        let key = SessionKey::new(PLATFORM, &cmd.team, &cmd.channel, &ts);
+        let target = ThreadTarget {
+            channel: cmd.channel.clone(),
+            thread_ts: ts.clone(),
+            react_to: Some(ts),
+        };
+        match action {
+            SlashAction::Ask { text, mode } => {
+                let input = Input {
+                    key,
+                    user: cmd.user.clone(),
+                    event_id: None,
+                    action: InputAction::Message { text, mode },
+                };
+                self.turn(input, target).await;
+            }
+            SlashAction::Run(c) => {
+                let fenced = matches!(c, Command::Help | Command::ProjectExport | Command::Tool { .. });
+                let out = commands::execute(&self.agent, &key, &cmd.user, c).await;
+                let effect = if out.is_error {
+                    Effect::Error { message: out.text }
+                } else {
+                    Effect::Text {
+                        text: if fenced { format!("```\n{}\n```", out.text) } else { out.text },
+                        citations: Vec::new(),
+                    }
+                };
+                self.show(target, effect).await;
+            }
+            SlashAction::Search(q) => {
+                let text = self.search(&cmd.team, &q).await;
+                self.show(
+                    target,
+                    Effect::Text {
+                        text,
+                        citations: Vec::new(),
+                    },
+                )
+                .await;
+            }
+            SlashAction::Usage(u) => self.show(target, Effect::Error { message: u }).await,
+        }
+    }
+
+    async fn show(&self, target: ThreadTarget, effect: Effect) {
+        let sink = SurfaceSink::new(self.thread(target), self.agent.store().clone());
+        sink.emit(effect).await;
+    }
+
+    async fn search(&self, team: &str, query: &str) -> String {
+        let filter = ChunkFilter {
+            edition: None,
+            workspace: Some(team.to_string()),
+        };
+        match self.agent.store().search_text(query, &filter, 5).await {
+            Ok(hits) if hits.is_empty() => format!("No passages match \"{query}\"."),
+            Ok(hits) => hits
+                .iter()
+                .map(|h| {
+                    let c = &h.chunk;
+                    let where_ = match (&c.section, c.edition) {
+                        (Some(s), Some(e)) => format!("NEC {e} {s}"),
+                        (Some(s), None) => s.clone(),
+                        _ => c.heading.clone(),
+                    };
+                    let snippet: String = c.text.chars().take(300).collect();
+                    format!("**{where_}** ({})\n{snippet}", c.source)
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            Err(e) => format!("Search failed: {e}"),
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The Web API calls Sparky makes, and a Slack thread as a [`ChatSurface`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use slack_morphism::errors::SlackClientError;
+use slack_morphism::prelude::*;
+
+use super::mrkdwn::{escape, sections, truncate, SECTION_MAX};
+use crate::platforms::render::ConfirmationView;
+use crate::platforms::surface::{ChatSurface, SurfaceError};
+
+/// The slack-morphism client over hyper and rustls (ring).
+pub type SlackHyperClient = SlackClient<SlackClientHyperHttpsConnector>;
+
+/// Slack's cap on blocks in one message.
+const MAX_BLOCKS: usize = 50;
+
+/// A Web API client bound to the bot token.
+pub struct SlackApi {
+    client: Arc<SlackHyperClient>,
+    token: SlackApiToken,
+}
+
+impl SlackApi {
+    /// A client for `api_base_url` (e.g. `https://slack.com/api`) acting with `bot_token`.
+    pub fn new(api_base_url: &str, bot_token: &str) -> Self {
+        crate::llm::tls::install_default_crypto_provider();
+        // http is allowed for loopback test servers and plain-HTTP proxies the operator chose.
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .build();
+        let connector = SlackClientHyperConnector::from(https)
+            .with_slack_api_url(api_base_url.trim_end_matches('/'));
+        Self {
+            client: Arc::new(SlackClient::new(connector)),
+            token: SlackApiToken::new(SlackApiTokenValue(bot_token.to_string())),
+        }
+    }
+
+    /// The underlying client (Socket Mode needs it).
+    pub fn client(&self) -> Arc<SlackHyperClient> {
+        self.client.clone()
+    }
+
+    /// `auth.test`: the bot's own user id.
+    pub async fn bot_user_id(&self) -> Result<String, SlackClientError> {
+        let r = self.client.open_session(&self.token).auth_test().await?;
+        Ok(r.user_id.0)
+    }
+
+    /// `chat.postMessage`; returns the new message's ts.
+    pub async fn post(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        text: &str,
+        blocks: Vec<SlackBlock>,
+    ) -> Result<String, SurfaceError> {
+        let mut req = SlackApiChatPostMessageRequest::new(channel.into(), content(text, blocks));
+        req.thread_ts = thread_ts.map(|t| SlackTs(t.to_string()));
+        let r = self
+            .client
+            .open_session(&self.token)
+            .chat_post_message(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(r.ts.0)
+    }
+
+    /// `chat.update`.
+    pub async fn update(
+        &self,
+        channel: &str,
+        ts: &str,
+        text: &str,
+        blocks: Vec<SlackBlock>,
+    ) -> Result<(), SurfaceError> {
+        let req = SlackApiChatUpdateRequest::new(
+            channel.into(),
+            content(text, blocks),
+            SlackTs(ts.to_string()),
+        );
+        self.client
+            .open_session(&self.token)
+            .chat_update(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(())
+    }
+
+    /// `chat.postEphemeral`: a note only `user` sees.
+    pub async fn ephemeral(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        user: &str,
+        text: &str,
+    ) -> Result<(), SurfaceError> {
+        let mut req = SlackApiChatPostEphemeralRequest::new(
+            channel.into(),
+            SlackUserId(user.to_string()),
+            SlackMessageContent::new().with_text(text.to_string()),
+        );
+        req.thread_ts = thread_ts.map(|t| SlackTs(t.to_string()));
+        self.client
+            .open_session(&self.token)
+            .chat_post_ephemeral(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(())
+    }
+
+    /// `reactions.add` / `reactions.remove`.
+    pub async fn react(&self, channel: &str, ts: &str, name: &str, add: bool) -> Result<(), SurfaceError> {
+        let session = self.client.open_session(&self.token);
+        let name = SlackReactionName(name.to_string());
+        let r = if add {
+            session
+                .reactions_add(&SlackApiReactionsAddRequest::new(
+                    channel.into(),
+                    name,
+                    SlackTs(ts.to_string()),
+                ))
+                .await
+                .map(|_| ())
+        } else {
+            session
+                .reactions_remove(
+                    &SlackApiReactionsRemoveRequest::new(name)
+                        .with_channel(channel.into())
+                        .with_timestamp(SlackTs(ts.to_string())),
+                )
+                .await
+                .map(|_| ())
+        };
+        r.map_err(surface_error)
+    }
+}
+
+fn content(text: &str, blocks: Vec<SlackBlock>) -> SlackMessageContent {
+    // `text` is the notification and accessibility fallback when blocks are present.
+    let c = SlackMessageContent::new().with_text(truncate(text, SECTION_MAX));
+    if blocks.is_empty() {
+        c
+    } else {
+        c.with_blocks(blocks)
+    }
+}
+
+/// 429 becomes [`SurfaceError::RateLimited`] with Slack's Retry-After (1 s when absent).
+pub fn surface_error(e: SlackClientError) -> SurfaceError {
+    match e {
+        SlackClientError::RateLimitError(r) => {
+            SurfaceError::RateLimited(r.retry_after.unwrap_or(Duration::from_secs(1)))
+        }
+        other => SurfaceError::Failed(other.to_string()),
+    }
+}
+
+/// Blocks from JSON written in Slack's own format.
+fn blocks(values: Vec<Value>) -> Result<Vec<SlackBlock>, SurfaceError> {
+    values
+        .into_iter()
+        .map(|v| {
+            serde_json::from_value(v).map_err(|e| SurfaceError::Failed(format!("bad block: {e}")))
+        })
+        .collect()
+}
+
+fn mrkdwn_section(text: &str) -> Value {
+    json!({"type": "section", "text": {"type": "mrkdwn", "text": truncate(text, SECTION_MAX)}})
+}
+
+/// The blocks of an answer: one section per at most 3,000 characters.
+pub fn text_blocks(markdown: &str) -> Vec<Value> {
+    let mut parts = sections(markdown);
+    if parts.len() > MAX_BLOCKS {
+        parts.truncate(MAX_BLOCKS);
+    }
+    parts.iter().map(|s| mrkdwn_section(s)).collect()
+}
+
+/// The blocks of a confirmation: a header, a section per item with its details, who may
+/// confirm, and Confirm (primary) / Cancel (danger) buttons carrying the action id.
+pub fn confirmation_blocks(view: &ConfirmationView, action_id: &str) -> Vec<Value> {
+    let mut out = vec![json!({
+        "type": "header",
+        "text": {"type": "plain_text", "text": truncate(&view.title, 150), "emoji": true}
+    })];
+    // Room for the header, the footer, the buttons and an overflow note.
+    let room = MAX_BLOCKS - 4;
+    for (summary, details) in view.items.iter().take(room) {
+        let mut text = format!("*{}*", escape(summary));
+        for d in details {
+            text.push_str("\n• ");
+            text.push_str(&escape(d));
+        }
+        out.push(mrkdwn_section(&text));
+    }
+    if view.items.len() > room {
+        out.push(mrkdwn_section(&format!(
+            "…and {} more change(s).",
+            view.items.len() - room
+        )));
+    }
+    out.push(json!({
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": truncate(&escape(&view.footer), SECTION_MAX)}]
+    }));
+    out.push(json!({
+        "type": "actions",
+        "block_id": "sparky_confirmation",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Confirm", "emoji": true},
+                "style": "primary",
+                "action_id": view.confirm_id,
+                "value": action_id,
+            },
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Cancel", "emoji": true},
+                "style": "danger",
+                "action_id": view.cancel_id,
+                "value": action_id,
+            }
+        ]
+    }));
+    out
+}
+
+/// The blocks that replace a resolved confirmation: its outcome and result lines, no buttons.
+pub fn outcome_blocks(outcome: &str, details: &[String]) -> Vec<Value> {
+    let mut out = vec![mrkdwn_section(&format!("*{}*", escape(outcome)))];
+    if !details.is_empty() {
+        let text = details.iter().map(|d| escape(d)).collect::<Vec<_>>().join("\n");
+        out.push(mrkdwn_section(&text));
+    }
+    out
+}
+
+/// `"CHANNEL:ts"`, the stored reference of a message.
+pub fn message_ref(channel: &str, ts: &str) -> String {
+    format!("{channel}:{ts}")
+}
+
+/// Splits a stored message reference.
+pub fn parse_message_ref(r: &str) -> Result<(&str, &str), SurfaceError> {
+    r.split_once(':')
+        .filter(|(c, t)| !c.is_empty() && !t.is_empty())
+        .ok_or_else(|| SurfaceError::Failed(format!("not a Slack message reference: {r}")))
+}
+
+/// Where a turn's replies go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadTarget {
+    /// Channel id.
+    pub channel: String,
+    /// Thread root ts.
+    pub thread_ts: String,
+    /// The message to mark with the working reaction, if any.
+    pub react_to: Option<String>,
+}
+
+/// One Slack thread as the shared renderer sees it.
+pub struct SlackThread {
+    api: Arc<SlackApi>,
+    target: ThreadTarget,
+    edit_interval: Duration,
+    reaction: String,
+    reacted: AtomicBool,
+}
+
+impl SlackThread {
+    /// A surface for `target`.
+    pub fn new(api: Arc<SlackApi>, target: ThreadTarget, edit_interval: Duration, reaction: &str) -> Self {
+        Self {
+            api,
+            target,
+            edit_interval,
+            reaction: reaction.to_string(),
+            reacted: AtomicBool::new(false),
+        }
+    }
+
+    /// Removes the working reaction once the turn is over.
+    pub async fn finish(&self) {
+        if self.reacted.swap(false, Ordering::SeqCst) {
+            if let Some(ts) = &self.target.react_to {
+                if let Err(e) = self.api.react(&self.target.channel, ts, &self.reaction, false).await {
+                    tracing::debug!(error = %e, "could not remove the working reaction");
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ChatSurface for SlackThread {
+    fn max_len(&self) -> usize {
+        super::mrkdwn::MESSAGE_MAX
+    }
+
+    fn edit_interval(&self) -> Duration {
+        self.edit_interval
+    }
+
+    async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
+        let ts = self
+            .api
+            .post(
+                &self.target.channel,
+                Some(&self.target.thread_ts),
+                &super::mrkdwn::to_mrkdwn(text),
+                blocks(text_blocks(text))?,
+            )
+            .await?;
+        Ok(message_ref(&self.target.channel, &ts))
+    }
+
+    async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
+        let (channel, ts) = parse_message_ref(message)?;
+        self.api
+            .update(channel, ts, &super::mrkdwn::to_mrkdwn(text), blocks(text_blocks(text))?)
+            .await
+    }
+
+    async fn post_confirmation(&self, view: &ConfirmationView) -> Result<String, SurfaceError> {
+        let action_id = view
+            .confirm_id
+            .strip_prefix(crate::platforms::render::CONFIRM_PREFIX)
+            .unwrap_or(&view.confirm_id);
+        let fallback = format!("{}: {}", view.title, view.items.iter().map(|i| i.0.as_str()).collect::<Vec<_>>().join("; "));
+        let ts = self
+            .api
+            .post(
+                &self.target.channel,
+                Some(&self.target.thread_ts),
+                &escape(&fallback),
+                blocks(confirmation_blocks(view, action_id))?,
+            )
+            .await?;
+        Ok(message_ref(&self.target.channel, &ts))
+    }
+
+    async fn close_confirmation(&self, message: &str, outcome: &str, details: &[String]) -> Result<(), SurfaceError> {
+        let (channel, ts) = parse_message_ref(message)?;
+        self.api
+            .update(channel, ts, &escape(outcome), blocks(outcome_blocks(outcome, details))?)
+            .await
+    }
+
+    async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError> {
+        self.api
+            .ephemeral(&self.target.channel, Some(&self.target.thread_ts), user, &escape(text))
+            .await
+    }
+
+    async fn working(&self) {
+        if self.reaction.is_empty() {
+            return;
+        }
+        let Some(ts) = &self.target.react_to else {
+            return;
+        };
+        if self.reacted.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // A missing reaction is cosmetic: never retried, never fatal.
+        if let Err(e) = self.api.react(&self.target.channel, ts, &self.reaction, true).await {
+            tracing::debug!(error = %e, "could not add the working reaction");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confirmation_blocks_deserialize_and_carry_the_action() {
+        let view = crate::platforms::render::confirmation_view(
+            "act-1",
+            &[crate::store::ActionItem {
+                call_id: "c1".into(),
+                args: serde_json::json!({}),
+                tool: "create_task".into(),
+                summary: "Create task <Label panels>".into(),
+                details: vec!["due: Friday".into()],
+            }],
+            "U1",
+            chrono::Utc::now(),
+        );
+        let values = confirmation_blocks(&view, "act-1");
+        let parsed = blocks(values.clone()).expect("valid Block Kit");
+        assert_eq!(parsed.len(), 4);
+        let actions = &values[3]["elements"];
+        assert_eq!(actions[0]["action_id"], "sparky:confirm:act-1");
+        assert_eq!(actions[0]["style"], "primary");
+        assert_eq!(actions[1]["action_id"], "sparky:cancel:act-1");
+        assert_eq!(actions[1]["style"], "danger");
+        assert_eq!(actions[1]["value"], "act-1");
+        assert!(values[1]["text"]["text"].as_str().unwrap_or("").contains("&lt;Label panels&gt;"));
+    }
+
+    #[test]
+    fn message_refs_round_trip() {
+        let r = message_ref("C1", "171.0002");
+        assert_eq!(parse_message_ref(&r).ok(), Some(("C1", "171.0002")));
+        assert!(parse_message_ref("nope").is_err());
+    }
+}

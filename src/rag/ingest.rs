@@ -1,0 +1,378 @@
+//! Ingestion: documents are chunked by section, content-hashed, stored, and embedded in
+//! batches; unchanged documents do nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::corpus;
+use super::embed::{EmbedKind, Embedder};
+use super::sections::find_references;
+use crate::store::{NewChunk, NewDocument, Store, StoreError};
+
+/// Largest chunk in characters before it is split on paragraphs.
+const MAX_CHUNK: usize = 2000;
+/// Texts per embedding request.
+const EMBED_BATCH: usize = 32;
+
+/// Ingestion failures; the store is left as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {message}")]
+    Read {
+        /// File.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The file has no text to index.
+    #[error("{0} has no extractable text (empty, scanned without OCR, or not a document)")]
+    Empty(String),
+    /// Unsupported file type.
+    #[error("{0}: unsupported file type (PDF, Markdown or plain text)")]
+    Unsupported(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Embedding failed (chunks are stored; `sparky ingest` again embeds what is missing).
+    #[error("embedding failed: {0}")]
+    Embed(String),
+}
+
+/// What an ingestion did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct IngestReport {
+    /// Documents whose content changed (or were new).
+    pub documents_changed: usize,
+    /// Documents unchanged (nothing done).
+    pub documents_unchanged: usize,
+    /// Chunks stored.
+    pub chunks: usize,
+    /// Chunks embedded now.
+    pub embedded: usize,
+}
+
+/// A page of extracted text.
+struct Page {
+    number: Option<i32>,
+    text: String,
+}
+
+fn read_pages(path: &Path) -> Result<Vec<Page>, IngestError> {
+    let name = path.display().to_string();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let bytes = std::fs::read(path).map_err(|e| IngestError::Read {
+        path: name.clone(),
+        message: e.to_string(),
+    })?;
+    let pages = match ext.as_str() {
+        "pdf" => {
+            // The PDF parser may panic on malformed files; contain it.
+            let parsed =
+                std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(&bytes));
+            match parsed {
+                Ok(Ok(pages)) => pages
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, text)| Page {
+                        number: i32::try_from(i + 1).ok(),
+                        text,
+                    })
+                    .collect(),
+                Ok(Err(e)) => {
+                    return Err(IngestError::Read {
+                        path: name,
+                        message: format!("not a readable PDF ({e})"),
+                    })
+                }
+                Err(_) => {
+                    return Err(IngestError::Read {
+                        path: name,
+                        message: "not a readable PDF (the file is malformed)".into(),
+                    })
+                }
+            }
+        }
+        "md" | "markdown" | "txt" | "text" => {
+            let text = String::from_utf8(bytes).map_err(|_| IngestError::Read {
+                path: name.clone(),
+                message: "not UTF-8 text".into(),
+            })?;
+            vec![Page { number: None, text }]
+        }
+        _ => return Err(IngestError::Unsupported(name)),
+    };
+    if pages.iter().all(|p| p.text.trim().is_empty()) {
+        return Err(IngestError::Empty(name));
+    }
+    Ok(pages)
+}
+
+/// A line that starts a new section: a heading, or a line that begins with a reference.
+fn section_start(line: &str) -> Option<String> {
+    let t = line.trim_start_matches(['#', ' ', '*']).trim();
+    let first = t.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    let refs = find_references(&first);
+    let r = refs.into_iter().next()?;
+    // The reference must lead the line ("210.8 Ground-Fault..." or "Table 310.16 ...").
+    let lead = t.to_ascii_lowercase();
+    let bare = r.to_ascii_lowercase();
+    let bare_num = bare
+        .trim_start_matches("table ")
+        .split('(')
+        .next()
+        .unwrap_or("")
+        .to_string();
+    (lead.starts_with(&bare_num) || lead.starts_with("table") || lead.starts_with("chapter"))
+        .then_some(r)
+}
+
+/// Splits pages into section chunks.
+fn chunk_pages(pages: &[Page], edition: Option<i32>) -> Vec<NewChunk> {
+    let mut out = Vec::new();
+    let mut current: Option<(Option<String>, Option<i32>, String, String)> = None;
+    let mut flush = |cur: Option<(Option<String>, Option<i32>, String, String)>,
+                     out: &mut Vec<NewChunk>| {
+        let Some((section, page, heading, text)) = cur else {
+            return;
+        };
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return;
+        }
+        let mut pieces = Vec::new();
+        let mut buf = String::new();
+        for para in text.split("\n\n") {
+            if !buf.is_empty() && buf.len() + para.len() > MAX_CHUNK {
+                pieces.push(std::mem::take(&mut buf));
+            }
+            if !buf.is_empty() {
+                buf.push_str("\n\n");
+            }
+            buf.push_str(para);
+        }
+        if !buf.trim().is_empty() {
+            pieces.push(buf);
+        }
+        for p in pieces {
+            out.push(NewChunk {
+                section: section.clone(),
+                edition,
+                page,
+                heading: heading.clone(),
+                content_hash: super::hash(&p),
+                text: p,
+            });
+        }
+    };
+    for page in pages {
+        for line in page.text.lines() {
+            if let Some(section) = section_start(line) {
+                flush(current.take(), &mut out);
+                current = Some((
+                    Some(section),
+                    page.number,
+                    line.trim().trim_start_matches('#').trim().to_string(),
+                    String::new(),
+                ));
+            }
+            let cur =
+                current.get_or_insert_with(|| (None, page.number, String::new(), String::new()));
+            cur.3.push_str(line);
+            cur.3.push('\n');
+        }
+    }
+    flush(current.take(), &mut out);
+    out
+}
+
+/// Stores a document's chunks unless its content is unchanged.
+async fn store_document(
+    store: &dyn Store,
+    doc: NewDocument,
+    chunks: &[NewChunk],
+    report: &mut IngestReport,
+) -> Result<(), IngestError> {
+    let (stored, changed) = store.upsert_document(&doc).await?;
+    if changed {
+        store.replace_chunks(stored.id, chunks).await?;
+        report.documents_changed += 1;
+        report.chunks += chunks.len();
+    } else {
+        report.documents_unchanged += 1;
+    }
+    Ok(())
+}
+
+/// Makes sure the shipped corpus (summaries and tables) is stored, then embeds what is missing.
+pub async fn sync_builtin(
+    store: &dyn Store,
+    embedder: Option<&Arc<dyn Embedder>>,
+) -> Result<IngestReport, IngestError> {
+    let mut report = IngestReport::default();
+    for (source, title, chunks) in [
+        (
+            corpus::SUMMARIES_SOURCE,
+            "NEC section summaries written by the Sparky team",
+            corpus::summary_chunks(),
+        ),
+        (
+            corpus::TABLES_SOURCE,
+            "NEC tables shipped with Sparky",
+            corpus::table_chunks(),
+        ),
+    ] {
+        let chunks = chunks.map_err(|e| IngestError::Read {
+            path: source.into(),
+            message: e,
+        })?;
+        let all: String = chunks.iter().map(|c| c.content_hash.as_str()).collect();
+        let doc = NewDocument {
+            source: source.into(),
+            title: title.into(),
+            workspace: None,
+            content_hash: super::hash(&all),
+        };
+        store_document(store, doc, &chunks, &mut report).await?;
+    }
+    if let Some(e) = embedder {
+        report.embedded = embed_missing(store, e.as_ref(), false).await?;
+    }
+    Ok(report)
+}
+
+/// Ingests files for a workspace (`None`: visible to everyone).
+pub async fn ingest_files(
+    store: &dyn Store,
+    embedder: Option<&Arc<dyn Embedder>>,
+    paths: &[std::path::PathBuf],
+    workspace: Option<&str>,
+    edition: Option<i32>,
+    progress: bool,
+) -> Result<IngestReport, IngestError> {
+    // Read and chunk everything first: a bad file leaves the store untouched.
+    let mut prepared = Vec::new();
+    for path in paths {
+        let pages = read_pages(path)?;
+        let chunks = chunk_pages(&pages, edition);
+        if chunks.is_empty() {
+            return Err(IngestError::Empty(path.display().to_string()));
+        }
+        let whole: String = pages.iter().map(|p| p.text.as_str()).collect();
+        let title = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("document")
+            .to_string();
+        let doc = NewDocument {
+            source: path
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or("document")
+                .to_string(),
+            title,
+            workspace: workspace.map(str::to_string),
+            content_hash: super::hash(&format!("{edition:?}\n{whole}")),
+        };
+        prepared.push((doc, chunks));
+    }
+    let mut report = IngestReport::default();
+    for (doc, chunks) in prepared {
+        if progress {
+            eprintln!("{}: {} chunks", doc.source, chunks.len());
+        }
+        store_document(store, doc, &chunks, &mut report).await?;
+    }
+    if let Some(e) = embedder {
+        report.embedded = embed_missing(store, e.as_ref(), progress).await?;
+    }
+    Ok(report)
+}
+
+/// Embeds every chunk that has no vector for this embedder's model; returns how many.
+pub async fn embed_missing(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    progress: bool,
+) -> Result<usize, IngestError> {
+    let mut done = 0usize;
+    loop {
+        let batch = store
+            .chunks_missing_embedding(embedder.model_name(), EMBED_BATCH)
+            .await?;
+        if batch.is_empty() {
+            break;
+        }
+        let texts: Vec<String> = batch.iter().map(|c| c.text.clone()).collect();
+        let vectors = embedder
+            .embed(&texts, EmbedKind::Document)
+            .await
+            .map_err(|e| IngestError::Embed(e.to_string()))?;
+        if vectors.len() != batch.len() {
+            return Err(IngestError::Embed(format!(
+                "asked for {} vectors, got {}",
+                batch.len(),
+                vectors.len()
+            )));
+        }
+        for (chunk, v) in batch.iter().zip(&vectors) {
+            store
+                .set_embedding(chunk.id, embedder.model_name(), v)
+                .await?;
+        }
+        done += batch.len();
+        if progress {
+            eprint!("\rembedded {done} chunks");
+        }
+    }
+    if progress && done > 0 {
+        eprintln!();
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_follow_section_headings() {
+        let pages = vec![Page {
+            number: Some(3),
+            text: "Intro text\n210.8 Ground-fault protection\nGFCI needed in bathrooms.\n\n## 210.12 Arc-fault\nAFCI rules.\nTable 310.16 Ampacities\n| 12 | 25 |\n".into(),
+        }];
+        let chunks = chunk_pages(&pages, Some(2023));
+        let sections: Vec<Option<String>> = chunks.iter().map(|c| c.section.clone()).collect();
+        assert_eq!(
+            sections,
+            vec![
+                None,
+                Some("210.8".into()),
+                Some("210.12".into()),
+                Some("Table 310.16".into())
+            ]
+        );
+        assert!(chunks[1].text.contains("bathrooms"));
+        assert_eq!(chunks[1].page, Some(3));
+        assert!(chunks.iter().all(|c| c.edition == Some(2023)));
+    }
+
+    #[test]
+    fn empty_and_malformed_files_are_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.md");
+        std::fs::write(&empty, "   \n").unwrap();
+        assert!(matches!(read_pages(&empty), Err(IngestError::Empty(_))));
+        let bad = dir.path().join("bad.pdf");
+        std::fs::write(&bad, b"%PDF-1.4 garbage that is not a pdf").unwrap();
+        let err = read_pages(&bad).err().unwrap().to_string();
+        assert!(err.contains("not a readable PDF"), "{err}");
+        let odd = dir.path().join("x.docx");
+        std::fs::write(&odd, b"x").unwrap();
+        assert!(matches!(read_pages(&odd), Err(IngestError::Unsupported(_))));
+    }
+}

@@ -1,0 +1,106 @@
+//! Store: migrations, the schema-version guard and `connect`, on SQLite and Postgres.
+
+#[path = "support/db.rs"]
+mod db;
+
+use std::collections::BTreeMap;
+
+use db::TestDb;
+use sparky::config::Config;
+use sparky::nec::units::Edition;
+use sparky::store::{migrations, Backend, StoreError};
+
+fn newest_shipped(backend: Backend) -> i64 {
+    let migrator = match backend {
+        Backend::Postgres => &migrations::POSTGRES,
+        Backend::Sqlite => &migrations::SQLITE,
+    };
+    migrator.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+async fn schema_too_new_is_refused(db: TestDb) {
+    let store = db.store();
+    store
+        .create_project("Kept", Edition::Nec2023)
+        .await
+        .expect("data");
+    let future = newest_shipped(db.backend()) + 1000;
+    let sql = match db.backend() {
+        Backend::Postgres => format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES ({future}, 'from the future', TRUE, '\\x00'::bytea, 0)"
+        ),
+        Backend::Sqlite => format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES ({future}, 'from the future', TRUE, x'00', 0)"
+        ),
+    };
+    db.execute(&sql).await;
+    match db.try_reopen().await {
+        Err(StoreError::SchemaTooNew { found, supported }) => {
+            assert_eq!(found, future);
+            assert_eq!(supported, newest_shipped(db.backend()));
+            let msg = StoreError::SchemaTooNew { found, supported }.to_string();
+            assert!(msg.contains("upgrade sparky"), "{msg}");
+        }
+        Err(e) => panic!("expected SchemaTooNew, got {e}"),
+        Ok(_) => panic!("expected SchemaTooNew, but the store opened"),
+    }
+    // Nothing was touched: the data is still readable through the already-open store.
+    assert!(store.project_by_name("Kept").await.expect("read").is_some());
+}
+
+async fn reopening_is_idempotent(db: TestDb) {
+    let store = db.store();
+    store
+        .create_project("Once", Edition::Nec2020)
+        .await
+        .expect("create");
+    for _ in 0..2 {
+        let again = db.reopen().await;
+        assert_eq!(again.list_projects().await.expect("list").len(), 1);
+    }
+}
+
+async fn connect_follows_the_configuration(db: TestDb) {
+    let mut config = Config::load(None, &BTreeMap::new()).expect("default config");
+    config.database.max_connections = 3;
+    match db.backend() {
+        Backend::Sqlite => {
+            // A fresh file in a directory that does not exist yet.
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("a").join("b").join("bot.db");
+            config.database.url = String::new();
+            config.database.sqlite_path = path.display().to_string();
+            let store = sparky::store::connect(&config).await.expect("connect");
+            assert_eq!(store.backend(), Backend::Sqlite);
+            store
+                .create_project("Via config", Edition::Nec2023)
+                .await
+                .expect("write");
+            assert!(path.exists());
+        }
+        Backend::Postgres => {
+            config.database.url = db.postgres_url().expect("url").to_string();
+            let store = sparky::store::connect(&config).await.expect("connect");
+            assert_eq!(store.backend(), Backend::Postgres);
+            store
+                .create_project("Via config", Edition::Nec2023)
+                .await
+                .expect("write");
+            // Same database as the harness's store.
+            assert!(db
+                .store()
+                .project_by_name("via config")
+                .await
+                .expect("read")
+                .is_some());
+        }
+    }
+}
+
+db::both_backends!(
+    schema_too_new_is_refused,
+    reopening_is_idempotent,
+    connect_follows_the_configuration,
+);
