@@ -45,6 +45,8 @@ enum Cmd {
     },
     /// Run the configured platforms (Discord, Slack) and the health/metrics server.
     Serve,
+    /// Register the Discord slash commands (in discord.dev_guild_id when set, else globally).
+    RegisterCommands,
     /// Apply database migrations and exit.
     Migrate,
     /// Run one tool with JSON arguments and print its JSON result.
@@ -180,6 +182,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Cmd::Serve => serve(config).await,
+        Cmd::RegisterCommands => {
+            sparky::llm::tls::install_default_crypto_provider();
+            let n = sparky::platforms::discord::register_commands_from_config(&config).await?;
+            println!("registered {n} Discord command(s)");
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
