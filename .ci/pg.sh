@@ -4,7 +4,23 @@
 set -euo pipefail
 
 PG_CACHE="${SPARKY_PG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparky-pg}"
-PG_PORT="${SPARKY_PG_PORT:-54329}"
+# A free loopback port (54329 or the next free one), so concurrent runs never collide.
+free_port() {
+  python3 - "$1" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+while True:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        s.close()
+        print(port)
+        break
+    except OSError:
+        port += 1
+PY
+}
+PG_PORT="${SPARKY_PG_PORT:-$(free_port 54329)}"
 PG_RUN="${SPARKY_PG_RUN:-/tmp/sparky-pg-$PG_PORT}"
 PG_USER_OS="sparkypg"
 

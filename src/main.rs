@@ -69,6 +69,11 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Import or export a project (JSON) or a panel schedule (CSV).
+    Project {
+        #[command(subcommand)]
+        action: sparky::project::io::ProjectCmd,
+    },
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -182,6 +187,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Cmd::Serve => serve(config).await,
+        Cmd::Project { action } => {
+            let store = sparky::store::connect(&config).await?;
+            sparky::project::io::run_cli(store, action).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::RegisterCommands => {
             sparky::llm::tls::install_default_crypto_provider();
             let n = sparky::platforms::discord::register_commands_from_config(&config).await?;
@@ -253,32 +263,74 @@ async fn serve(config: Config) -> anyhow::Result<ExitCode> {
         );
     }
     let app = App::build(config).await?;
+    let config = &app.config;
     let inflight = std::sync::Arc::new(sparky::server::InFlight::default());
-    let router = sparky::server::router(app.store.clone(), inflight.clone());
-    let listener = tokio::net::TcpListener::bind(&app.config.server.bind)
-        .await
-        .with_context(|| format!("cannot listen on {}", app.config.server.bind))?;
-    tracing::info!(bind = %app.config.server.bind, platforms = ?platforms, "serving");
+    let mut router = sparky::server::router(app.store.clone(), inflight.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut stop_http = stop_rx.clone();
-    let http = tokio::spawn(async move {
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.changed().await;
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    if config.discord.enabled {
+        use sparky::platforms::discord;
+        if config.secrets.discord_public_key.is_some() {
+            router = router.merge(discord::interactions_router(app.agent.clone(), config)?);
+        }
+        let (agent, cfg, stop) = (app.agent.clone(), config.clone(), stopped(stop_rx.clone()));
+        tasks.spawn(async move {
+            discord::run(agent, &cfg, stop)
+                .await
+                .map_err(|e| anyhow::anyhow!("discord: {e}"))
+        });
+    }
+    if config.slack.enabled {
+        use sparky::platforms::slack;
+        match config.slack.transport {
+            sparky::config::SlackTransport::Http => {
+                router = router.merge(slack::events_router(app.agent.clone(), config)?);
+            }
+            sparky::config::SlackTransport::Socket => {
+                let (agent, cfg, stop) =
+                    (app.agent.clone(), config.clone(), stopped(stop_rx.clone()));
+                tasks.spawn(async move {
+                    slack::run(agent, &cfg, stop)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("slack: {e}"))
+                });
+            }
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(&config.server.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.server.bind))?;
+    tracing::info!(bind = %config.server.bind, platforms = ?platforms, "serving");
+    let http_stop = stopped(stop_rx.clone());
+    tasks.spawn(async move {
         axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = stop_http.changed().await;
-            })
+            .with_graceful_shutdown(http_stop)
             .await
+            .map_err(|e| anyhow::anyhow!("http server: {e}"))
     });
-    sparky::server::shutdown_signal().await;
+    // Run until a signal, or until a platform stops on its own (then shut the rest down).
+    let failure = tokio::select! {
+        () = sparky::server::shutdown_signal() => None,
+        Some(done) = tasks.join_next() => Some(done),
+    };
     tracing::info!("shutting down: finishing turns in flight");
     let left = inflight
         .drain(std::time::Duration::from_secs(
-            app.config.server.shutdown_grace_secs,
+            config.server.shutdown_grace_secs,
         ))
         .await;
     if left > 0 {
         tracing::warn!(left, "turns still running at the end of the grace period");
     }
     let _ = stop_tx.send(true);
-    let _ = http.await;
-    Ok(ExitCode::SUCCESS)
+    let grace = std::time::Duration::from_secs(config.server.shutdown_grace_secs + 5);
+    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    match failure {
+        Some(Ok(Err(e))) => Err(e),
+        Some(Err(join)) => Err(anyhow::anyhow!("a platform task crashed: {join}")),
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -471,6 +471,32 @@ async fn nul_characters_are_stored_safely(db: TestDb) {
     assert_eq!(back, vec![m]);
 }
 
+async fn held_locks_do_not_starve_queries(db: TestDb) {
+    // As many turns in flight as the pool has connections, each holding its session's lock,
+    // must still be able to read and write.
+    let store = db.store();
+    let mut locks = Vec::new();
+    let mut sessions = Vec::new();
+    for i in 0..8 {
+        let s = store
+            .open_session(&key(&format!("busy-{i}")), Mode::General, None)
+            .await
+            .expect("open");
+        locks.push(store.lock_session(s.id).await.expect("lock"));
+        sessions.push(s.id);
+    }
+    for id in &sessions {
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            store.append_message(*id, &user_msg("while locked")),
+        )
+        .await
+        .expect("queries proceed while every lock is held")
+        .expect("append");
+    }
+    drop(locks);
+}
+
 db::both_backends!(
     open_session_is_idempotent,
     concurrent_opens_share_one_session,
@@ -482,4 +508,5 @@ db::both_backends!(
     lock_session_serialises_across_pools,
     audit_round_trip,
     nul_characters_are_stored_safely,
+    held_locks_do_not_starve_queries,
 );

@@ -219,6 +219,8 @@ pub struct SlackConfig {
     pub working_reaction: String,
     /// The registered slash command, e.g. "/sparky".
     pub slash_command: String,
+    /// Use Slack's chat streaming API (falls back to chat.update).
+    pub streaming: bool,
 }
 
 /// The whole validated configuration.

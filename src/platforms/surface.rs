@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use super::render::{
     citations_line, confirmation_view, outcome_line, split_message, ConfirmationView, EditPacer,
 };
-use crate::core::{Effect, EffectSink};
+use crate::core::{Effect, EffectSink, Outcome};
 use crate::store::Store;
 
 /// A platform call that failed.
@@ -208,6 +208,8 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                     _ => None,
                 };
                 match message {
+                    // A second click or replica: the message already shows how it ended.
+                    Some(_) if outcome == Outcome::AlreadyResolved => {}
                     Some(m) => {
                         let _ = with_retry("close confirmation", || {
                             self.surface.close_confirmation(&m, &line, &details)

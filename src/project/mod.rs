@@ -2,6 +2,8 @@
 //!
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
 
+pub mod io;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

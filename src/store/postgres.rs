@@ -23,6 +23,9 @@ pub const INDEXED_DIMS: usize = 384;
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// Connections that hold session locks for the length of a turn, kept apart so that
+    /// lock holders can never starve the queries their own turns make.
+    lock_pool: PgPool,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -51,14 +54,21 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(db)?;
+        // Waiting for a lock connection is waiting for the session lock itself, which may
+        // last a whole turn: a long acquire timeout.
+        let lock_pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(2))
+            .min_connections(0)
+            .acquire_timeout(Duration::from_secs(600))
+            .connect_lazy_with(options);
         let found = applied_version(&pool).await?;
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        Ok(Self { pool })
+        Ok(Self { pool, lock_pool })
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).
@@ -68,6 +78,7 @@ impl PostgresStore {
 
     /// Closes every pooled connection.
     pub async fn close(&self) {
+        self.lock_pool.close().await;
         self.pool.close().await;
     }
 
@@ -84,7 +95,7 @@ impl PostgresStore {
     async fn backend_lock_session(&self, session_id: i64) -> StoreResult<SessionLock> {
         // The advisory lock lives as long as the transaction, which the guard owns: dropping
         // the guard rolls back and so releases it, in this process or any other.
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = self.lock_pool.begin().await.map_err(db)?;
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(session_id)
             .execute(&mut *tx)

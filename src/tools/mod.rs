@@ -5,7 +5,10 @@
 //! the core shows that preview and runs `execute` only after a recorded Confirm.
 
 mod direct;
+pub mod inspection;
+pub mod nec_tools;
 pub mod project_tools;
+pub mod query;
 mod registry;
 pub mod schema;
 pub mod utility;
@@ -145,5 +148,8 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     let mut r = ToolRegistry::new(tool_executions_per_minute);
     utility::register(&mut r);
     project_tools::register(&mut r);
+    nec_tools::register(&mut r);
+    query::register(&mut r);
+    inspection::register(&mut r);
     r
 }

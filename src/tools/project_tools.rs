@@ -8,15 +8,32 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::nec_tools::{conductor_check_line, suggest_breaker_and_conductor};
+use super::query::{
+    circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
+    next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
+    spare_spaces, CircuitRef, FaultCalculator,
+};
 use super::schema::schema_for;
 use super::{parse_args, to_value, ActionPreview, Tool, ToolContext, ToolError, ToolRegistry};
-use crate::project::{ChargingSourceSpec, LoadItemSpec, ProjectData};
+use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
+use crate::project::{
+    ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec, Panel, PanelSpec,
+    ProjectData, ServiceSpec, Transformer, TransformerSpec,
+};
 
 /// Registers the project tools.
 pub fn register(r: &mut ToolRegistry) {
     r.register(AddLoadItem);
     r.register(AddChargingSource);
     r.register(EnergyBudget);
+    r.register(AddPanel);
+    r.register(AddCircuit);
+    r.register(UpdateCircuit);
+    r.register(RemoveCircuit);
+    r.register(SetService);
+    r.register(AddFeeder);
+    r.register(AddTransformer);
 }
 
 /// Daily energy of the loads and sources, in watt-hours.
@@ -247,6 +264,1204 @@ impl Tool for EnergyBudget {
             "production_wh_per_day": produced,
             "balance_wh_per_day": produced - used,
         }))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Equipment write tools: panels, circuits, service, feeders, transformers.
+//
+// Preview and execute share one `plan_*` function over the current project, so what is
+// written is exactly what the preview showed (for the same project state).
+
+fn err_list(problems: Vec<String>) -> Result<(), ToolError> {
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::InvalidArguments(problems.join("; ")))
+    }
+}
+
+fn finite_in(v: f64, lo: f64, hi: f64) -> bool {
+    v.is_finite() && v > lo && v <= hi
+}
+
+/// Whether `name` is the service, a panel or a transformer of the project.
+fn known_source(p: &ProjectData, name: &str) -> bool {
+    is_service(name)
+        || p.panel_by_name(name).is_some()
+        || p.transformers
+            .iter()
+            .any(|t| t.spec.name.eq_ignore_ascii_case(name.trim()))
+}
+
+fn sources_list(p: &ProjectData) -> String {
+    let mut v = vec!["service".to_string()];
+    v.extend(p.panels.iter().map(|x| x.spec.name.clone()));
+    v.extend(p.transformers.iter().map(|t| t.spec.name.clone()));
+    v.join(", ")
+}
+
+fn check_panel_spec(
+    p: &ProjectData,
+    s: &PanelSpec,
+    ignore_id: Option<i64>,
+) -> Result<(), ToolError> {
+    let mut problems = Vec::new();
+    let name = s.name.trim();
+    if name.is_empty() || name.len() > 64 {
+        problems.push("name must be 1-64 characters".to_string());
+    }
+    if is_service(name) {
+        problems.push(format!("'{name}' is reserved for the service"));
+    }
+    if !finite_in(s.voltage.0, 0.0, 1000.0) {
+        problems.push(format!(
+            "voltage must be above 0 and at most 1000 V, not {}",
+            s.voltage.0
+        ));
+    }
+    if !finite_in(s.bus_rating.0, 0.0, 6000.0) {
+        problems.push(format!(
+            "bus_rating must be above 0 and at most 6000 A, not {}",
+            s.bus_rating.0
+        ));
+    }
+    if let Some(m) = s.main_breaker {
+        if !finite_in(m.0, 0.0, 6000.0) {
+            problems.push(format!(
+                "main_breaker must be above 0 and at most 6000 A, not {}",
+                m.0
+            ));
+        }
+    }
+    if let Some(k) = s.interrupting_rating_ka {
+        if !finite_in(k, 0.0, 300.0) {
+            problems.push(format!(
+                "interrupting_rating_ka must be above 0 and at most 300 kA, not {k}"
+            ));
+        }
+    }
+    if s.spaces == 0 || s.spaces > 200 {
+        problems.push(format!("spaces must be 1-200, not {}", s.spaces));
+    }
+    err_list(problems)?;
+    if let Some(other) = p.panel_by_name(name) {
+        if Some(other.id) != ignore_id {
+            return Err(ToolError::Conflict(format!(
+                "project {} already has a panel named {}",
+                p.project.name, other.spec.name
+            )));
+        }
+    }
+    if let Some(src) = &s.fed_from {
+        if src.trim().eq_ignore_ascii_case(name) {
+            return Err(ToolError::InvalidArguments(format!(
+                "panel {name} cannot feed itself"
+            )));
+        }
+        if !known_source(p, src) {
+            return Err(ToolError::NotFound(format!(
+                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
+                src.trim(),
+                sources_list(p)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn source_voltage(p: &ProjectData, src: &str) -> Option<f64> {
+    if is_service(src) {
+        return p.service.as_ref().map(|s| s.voltage.0);
+    }
+    if let Some(x) = p.panel_by_name(src) {
+        return Some(x.spec.voltage.0);
+    }
+    p.transformers
+        .iter()
+        .find(|t| t.spec.name.eq_ignore_ascii_case(src.trim()))
+        .map(|t| t.spec.secondary_voltage.0)
+}
+
+fn describe_panel_spec(s: &PanelSpec) -> String {
+    format!(
+        "{} V {}-phase, {} A bus, {}, {} spaces{}{}",
+        s.voltage.0,
+        s.phase.count(),
+        s.bus_rating.0,
+        s.main_breaker
+            .map(|m| format!("{} A main", m.0))
+            .unwrap_or_else(|| "main lugs only".into()),
+        s.spaces,
+        s.interrupting_rating_ka
+            .map(|k| format!(", {k} kA"))
+            .unwrap_or_default(),
+        s.fed_from
+            .as_deref()
+            .map(|f| format!(", fed from {f}"))
+            .unwrap_or_default(),
+    )
+}
+
+/// Fault-current line for a panel of a (possibly hypothetical) project.
+fn fault_line(p: &ProjectData, panel: &PanelSpec) -> String {
+    match FaultCalculator::new(p).at(&panel.name) {
+        Ok(f) => match panel.interrupting_rating_ka {
+            Some(r) if r + 1e-9 >= f.fault_ka => format!(
+                "Available fault current at {}: {:.1} kA; its {r} kA rating is sufficient (110.9)",
+                panel.name, f.fault_ka
+            ),
+            Some(r) => format!(
+                "WARNING: available fault current at {} is {:.1} kA, above its {r} kA rating (110.9/110.10)",
+                panel.name, f.fault_ka
+            ),
+            None => format!(
+                "Available fault current at {}: {:.1} kA (no interrupting rating recorded to compare)",
+                panel.name, f.fault_ka
+            ),
+        },
+        Err(e) => format!("Fault current at {} unknown: {e}", panel.name),
+    }
+}
+
+fn loading_line(panel: &PanelSpec, circuits: &[&CircuitSpec]) -> String {
+    match panel_loading(panel, circuits) {
+        Ok(Some(r)) => {
+            let phases = r
+                .phases
+                .iter()
+                .map(|x| format!("{} {:.0} VA", x.phase, x.connected_va))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "{}: highest phase {:.1} A (continuous at 125 %) of {} A ({:.0} %){}; {phases}",
+                panel.name,
+                r.max_phase_amps,
+                r.limiting_rating.0,
+                r.max_phase_amps / r.limiting_rating.0 * 100.0,
+                if r.pass {
+                    ""
+                } else {
+                    " — OVERLOADED (408.30/215.3)"
+                }
+            )
+        }
+        Ok(None) => format!("{}: no load", panel.name),
+        Err(e) => format!("{}: loading unknown ({e})", panel.name),
+    }
+}
+
+/// Adds a panel.
+pub struct AddPanel;
+
+#[async_trait]
+impl Tool for AddPanel {
+    fn name(&self) -> &'static str {
+        "add_panel"
+    }
+    fn description(&self) -> &'static str {
+        "Add a panelboard: name, voltage (line to line), phase, bus_rating, main_breaker (omit for main \
+         lugs only), interrupting_rating_ka, fed_from (service, a panel or a transformer), spaces, \
+         location. The preview shows the panel, the available fault current at it and the interrupting \
+         check. Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<PanelSpec>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let s: PanelSpec = parse_args(args)?;
+        let p = ctx.project().await?;
+        check_panel_spec(&p, &s, None)?;
+        let mut after = p.clone();
+        after.panels.push(Panel {
+            id: -1,
+            project_id: p.project.id,
+            spec: s.clone(),
+        });
+        let mut details = vec![
+            format!(
+                "Project {} will have {} panel(s): {}",
+                p.project.name,
+                after.panels.len(),
+                after
+                    .panels
+                    .iter()
+                    .map(|x| x.spec.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            fault_line(&after, &s),
+        ];
+        if let Some(m) = s.main_breaker {
+            if m.0 > s.bus_rating.0 {
+                details.push(format!(
+                    "WARNING: main {} A above bus {} A (408.36)",
+                    m.0, s.bus_rating.0
+                ));
+            }
+        }
+        if let Some(v) = s.fed_from.as_deref().and_then(|f| source_voltage(&p, f)) {
+            if (v - s.voltage.0).abs() > 1.0 {
+                details.push(format!(
+                    "WARNING: its source is {v} V but the panel is {} V; a transformer belongs between them",
+                    s.voltage.0
+                ));
+            }
+        }
+        Ok(ActionPreview {
+            summary: format!("Add panel {}: {}", s.name.trim(), describe_panel_spec(&s)),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut s: PanelSpec = parse_args(&args)?;
+        let p = ctx.project().await?;
+        check_panel_spec(&p, &s, None)?;
+        s.name = s.name.trim().to_string();
+        let panel = ctx.store.add_panel(p.project.id, &s).await?;
+        Ok(json!({ "added": to_value(&panel)? }))
+    }
+}
+
+/// Identifies a circuit: panel + number, or words.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AddCircuitArgs {
+    /// Panel to add it to.
+    panel: String,
+    /// Circuit (first slot) number; default: the next free number for its poles.
+    #[serde(default)]
+    number: Option<i32>,
+    /// Poles: 1, 2 or 3 (default 1).
+    #[serde(default)]
+    poles: Option<u8>,
+    /// What it feeds.
+    description: String,
+    /// Connected load, VA.
+    load_va: VoltAmperes,
+    /// Load runs 3 h or more (125 % rule).
+    #[serde(default)]
+    continuous: bool,
+    /// Breaker; default: suggested by the NEC engine (next standard rating ≥ 125 % cont. + noncont.).
+    #[serde(default)]
+    breaker: Option<Amps>,
+    /// Conductor size; default: smallest size passing 210.19(A)/240.4 for the breaker.
+    #[serde(default)]
+    conductor_size: Option<ConductorSize>,
+    /// Conductor material (default copper).
+    #[serde(default)]
+    material: Option<Material>,
+    /// Insulation rating (default 75 °C).
+    #[serde(default)]
+    insulation: Option<TempRating>,
+    /// One-way length, ft.
+    #[serde(default)]
+    length: Option<Feet>,
+    /// Raceway or cable, with the EGC if known ("3/4 PVC, #10 EGC").
+    #[serde(default)]
+    conduit: Option<String>,
+}
+
+fn check_circuit_spec(
+    p: &ProjectData,
+    panel: &Panel,
+    c: &CircuitSpec,
+    ignore_id: Option<i64>,
+) -> Result<(), ToolError> {
+    let mut problems = Vec::new();
+    let d = c.description.trim();
+    if d.is_empty() || d.len() > 200 {
+        problems.push("description must be 1-200 characters".to_string());
+    }
+    if !(c.load_va.0.is_finite() && c.load_va.0 >= 0.0 && c.load_va.0 <= 10_000_000.0) {
+        problems.push(format!(
+            "load_va must be 0-10000000 VA, not {}",
+            c.load_va.0
+        ));
+    }
+    if !finite_in(c.breaker.0, 0.0, 6000.0) {
+        problems.push(format!(
+            "breaker must be above 0 and at most 6000 A, not {}",
+            c.breaker.0
+        ));
+    }
+    if !(1..=3).contains(&c.poles) {
+        problems.push(format!("poles must be 1, 2 or 3, not {}", c.poles));
+    }
+    if let Some(l) = c.length {
+        if !finite_in(l.0, 0.0, 10_000.0) {
+            problems.push(format!(
+                "length must be above 0 and at most 10000 ft, not {}",
+                l.0
+            ));
+        }
+    }
+    if let Some(s) = c.conductor_size {
+        if let Err(e) = crate::nec::tables::ampacity_row(s, c.material) {
+            problems.push(format!("conductor_size: {e}"));
+        }
+    }
+    err_list(problems)?;
+    circuit_electrical(&panel.spec, c)?;
+    let circuits: Vec<&Circuit> = p.circuits_of(panel.id);
+    if let Some(why) = slot_conflict(&panel.spec, &circuits, c, ignore_id) {
+        return Err(ToolError::Conflict(format!(
+            "cannot place {}: {why}; next free circuit number: {}",
+            circuit_label(&panel.spec, c),
+            next_free_number(&panel.spec, &circuits, c.poles)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "none (panel full)".into())
+        )));
+    }
+    Ok(())
+}
+
+/// Lines describing a circuit's state in its panel (shared by the circuit previews).
+fn circuit_result_lines(
+    p: &ProjectData,
+    panel: &Panel,
+    c: &CircuitSpec,
+    others: &[&CircuitSpec],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(e) = circuit_electrical(&panel.spec, c) {
+        out.push(format!(
+            "Load: {:.1} A at {:.0} V ({})",
+            e.current,
+            e.volts,
+            phase_letters(&panel.spec, c)
+        ));
+    }
+    if let Some(line) = conductor_check_line(p, &panel.spec, c) {
+        out.push(line);
+    }
+    if let Ok(egc) = crate::nec::tables::egc_for_ocpd(c.breaker.0, c.material) {
+        out.push(format!("Minimum EGC (250.122): {egc} {}", c.material));
+    }
+    match circuit_voltage_drop(&panel.spec, c, None, None) {
+        Ok(r) => out.push(format!(
+            "Voltage drop: {:.2} % ({:.1} V){}",
+            r.percent,
+            r.voltage_drop.0,
+            if r.percent > 3.0 {
+                " — above the 3 % recommendation"
+            } else {
+                ""
+            }
+        )),
+        Err(ToolError::MissingData(m)) if c.length.is_none() => {
+            let _ = m;
+            out.push("Voltage drop: unknown (no length)".into());
+        }
+        Err(e) => out.push(format!("Voltage drop: unknown ({e})")),
+    }
+    let mut all: Vec<&CircuitSpec> = others.to_vec();
+    all.push(c);
+    out.push(format!("Panel after: {}", loading_line(&panel.spec, &all)));
+    out
+}
+
+/// The circuit add_circuit will write, with the notes of what was suggested.
+fn plan_add_circuit<'a>(
+    p: &'a ProjectData,
+    a: &AddCircuitArgs,
+) -> Result<(&'a Panel, CircuitSpec, Vec<String>), ToolError> {
+    let panel = resolve_panel(p, &a.panel)?;
+    let circuits = p.circuits_of(panel.id);
+    let poles = a.poles.unwrap_or(1);
+    if !(1..=3).contains(&poles) {
+        return Err(ToolError::InvalidArguments(format!(
+            "poles must be 1, 2 or 3, not {poles}"
+        )));
+    }
+    let mut notes = Vec::new();
+    let number = match a.number {
+        Some(n) => n,
+        None => {
+            let n = next_free_number(&panel.spec, &circuits, poles).ok_or_else(|| {
+                ToolError::Conflict(format!(
+                    "panel {} has no free space for a {poles}-pole circuit ({} spaces, {} spare)",
+                    panel.spec.name,
+                    panel.spec.spaces,
+                    spare_spaces(&panel.spec, &circuits)
+                ))
+            })?;
+            notes.push(format!("circuit number {n}: the next free space"));
+            n
+        }
+    };
+    let mut spec = CircuitSpec {
+        number,
+        poles,
+        description: a.description.trim().to_string(),
+        load_va: a.load_va,
+        continuous: a.continuous,
+        breaker: a.breaker.unwrap_or(Amps(0.0)),
+        conductor_size: a.conductor_size,
+        material: a.material.unwrap_or(Material::Copper),
+        insulation: a.insulation.unwrap_or(TempRating::C75),
+        length: a.length,
+        conduit: a.conduit.clone().unwrap_or_default(),
+    };
+    if a.material.is_none() {
+        notes.push("material: copper (not given)".into());
+    }
+    if a.insulation.is_none() {
+        notes.push("insulation: 75 °C (not given)".into());
+    }
+    if !(spec.load_va.0.is_finite() && spec.load_va.0 >= 0.0) {
+        return Err(ToolError::InvalidArguments(format!(
+            "load_va must be 0 or more, not {}",
+            spec.load_va.0
+        )));
+    }
+    let e = circuit_electrical(&panel.spec, &spec)?;
+    let (breaker, size, n) = suggest_breaker_and_conductor(
+        &spec,
+        &e,
+        p.project.edition,
+        a.breaker.is_some(),
+        a.conductor_size.is_some(),
+    )?;
+    spec.breaker = breaker;
+    spec.conductor_size = size;
+    notes.extend(n);
+    check_circuit_spec(p, panel, &spec, None)?;
+    Ok((panel, spec, notes))
+}
+
+/// Adds a branch circuit.
+pub struct AddCircuit;
+
+#[async_trait]
+impl Tool for AddCircuit {
+    fn name(&self) -> &'static str {
+        "add_circuit"
+    }
+    fn description(&self) -> &'static str {
+        "Add a branch circuit to a panel: description, load_va, continuous, poles; number defaults to the \
+         next free space; breaker and conductor_size default to the NEC engine's suggestion (125 % \
+         continuous, 240.6(A), 310.16, 240.4). The preview shows the circuit, the suggestions, the \
+         conductor check, minimum EGC, voltage drop (when length is given), the panel load after, and the \
+         next free circuit number. Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<AddCircuitArgs>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let a: AddCircuitArgs = parse_args(args)?;
+        let p = ctx.project().await?;
+        let (panel, spec, notes) = plan_add_circuit(&p, &a)?;
+        let others: Vec<&CircuitSpec> = p
+            .circuits_of(panel.id)
+            .into_iter()
+            .map(|c| &c.spec)
+            .collect();
+        let mut details = vec![format!(
+            "Breaker {} A, conductor {}, {}{}",
+            spec.breaker.0,
+            spec.conductor_size
+                .map(|s| format!("{s} {}", spec.material))
+                .unwrap_or_else(|| "not given".into()),
+            spec.length
+                .map(|l| format!("{} ft", l.0))
+                .unwrap_or_else(|| "length not given".into()),
+            if spec.conduit.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", spec.conduit)
+            }
+        )];
+        details.extend(notes);
+        details.extend(circuit_result_lines(&p, panel, &spec, &others));
+        let mut after = p.circuits_of(panel.id);
+        let new = Circuit {
+            id: -1,
+            panel_id: panel.id,
+            spec: spec.clone(),
+        };
+        after.push(&new);
+        details.push(format!(
+            "Spare spaces after: {}; next free circuit number after: {}",
+            spare_spaces(&panel.spec, &after),
+            next_free_number(&panel.spec, &after, 1)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "none".into())
+        ));
+        Ok(ActionPreview {
+            summary: format!(
+                "Add circuit {}: {} VA{}, {} A breaker",
+                circuit_label(&panel.spec, &spec),
+                spec.load_va.0,
+                if spec.continuous { " continuous" } else { "" },
+                spec.breaker.0
+            ),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: AddCircuitArgs = parse_args(&args)?;
+        let p = ctx.project().await?;
+        let (panel, spec, notes) = plan_add_circuit(&p, &a)?;
+        let c = ctx.store.add_circuit(panel.id, &spec).await?;
+        Ok(json!({ "added": to_value(&c)?, "panel": panel.spec.name, "notes": notes }))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ClearableField {
+    /// Forget the conductor size.
+    ConductorSize,
+    /// Forget the length.
+    Length,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CircuitChanges {
+    /// New circuit number (moves it in the panel).
+    #[serde(default)]
+    number: Option<i32>,
+    /// New poles.
+    #[serde(default)]
+    poles: Option<u8>,
+    /// New description.
+    #[serde(default)]
+    description: Option<String>,
+    /// New load, VA.
+    #[serde(default)]
+    load_va: Option<VoltAmperes>,
+    /// Continuous or not.
+    #[serde(default)]
+    continuous: Option<bool>,
+    /// New breaker.
+    #[serde(default)]
+    breaker: Option<Amps>,
+    /// New conductor size.
+    #[serde(default)]
+    conductor_size: Option<ConductorSize>,
+    /// New material.
+    #[serde(default)]
+    material: Option<Material>,
+    /// New insulation rating.
+    #[serde(default)]
+    insulation: Option<TempRating>,
+    /// New one-way length, ft.
+    #[serde(default)]
+    length: Option<Feet>,
+    /// New raceway text.
+    #[serde(default)]
+    conduit: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateCircuitArgs {
+    /// Panel of the circuit.
+    #[serde(default)]
+    panel: Option<String>,
+    /// Circuit number.
+    #[serde(default)]
+    number: Option<i32>,
+    /// Or: the circuit by description words ("the EV charger") or "LP-1 #5".
+    #[serde(default)]
+    find: Option<String>,
+    /// Fields to change.
+    #[serde(default)]
+    changes: CircuitChanges,
+    /// Fields to forget: conductor_size, length.
+    #[serde(default)]
+    clear: Vec<ClearableField>,
+}
+
+fn fmt_opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "—".into())
+}
+
+/// Before -> after lines for every field that changes.
+fn field_changes(b: &CircuitSpec, a: &CircuitSpec) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut line = |name: &str, before: String, after: String| {
+        if before != after {
+            v.push(format!("{name}: {before} -> {after}"));
+        }
+    };
+    line("number", b.number.to_string(), a.number.to_string());
+    line("poles", b.poles.to_string(), a.poles.to_string());
+    line(
+        "description",
+        format!("\"{}\"", b.description),
+        format!("\"{}\"", a.description),
+    );
+    line("load", b.load_va.to_string(), a.load_va.to_string());
+    line(
+        "continuous",
+        b.continuous.to_string(),
+        a.continuous.to_string(),
+    );
+    line("breaker", b.breaker.to_string(), a.breaker.to_string());
+    line(
+        "conductor",
+        fmt_opt(&b.conductor_size),
+        fmt_opt(&a.conductor_size),
+    );
+    line("material", b.material.to_string(), a.material.to_string());
+    line(
+        "insulation",
+        b.insulation.to_string(),
+        a.insulation.to_string(),
+    );
+    line("length", fmt_opt(&b.length), fmt_opt(&a.length));
+    line(
+        "raceway",
+        format!("\"{}\"", b.conduit),
+        format!("\"{}\"", a.conduit),
+    );
+    v
+}
+
+fn find_ref(panel: &Option<String>, number: Option<i32>, find: &Option<String>) -> CircuitRef {
+    CircuitRef {
+        panel: panel.clone(),
+        number,
+        description: find.clone(),
+    }
+}
+
+/// The circuit before and after an update.
+fn plan_update<'a>(
+    p: &'a ProjectData,
+    a: &UpdateCircuitArgs,
+) -> Result<(&'a Panel, &'a Circuit, CircuitSpec, Vec<String>), ToolError> {
+    let (panel, c, notes) = resolve_circuit(p, &find_ref(&a.panel, a.number, &a.find))?;
+    let ch = &a.changes;
+    let mut s = c.spec.clone();
+    if let Some(x) = ch.number {
+        s.number = x;
+    }
+    if let Some(x) = ch.poles {
+        s.poles = x;
+    }
+    if let Some(x) = &ch.description {
+        s.description = x.trim().to_string();
+    }
+    if let Some(x) = ch.load_va {
+        s.load_va = x;
+    }
+    if let Some(x) = ch.continuous {
+        s.continuous = x;
+    }
+    if let Some(x) = ch.breaker {
+        s.breaker = x;
+    }
+    if let Some(x) = ch.conductor_size {
+        s.conductor_size = Some(x);
+    }
+    if let Some(x) = ch.material {
+        s.material = x;
+    }
+    if let Some(x) = ch.insulation {
+        s.insulation = x;
+    }
+    if let Some(x) = ch.length {
+        s.length = Some(x);
+    }
+    if let Some(x) = &ch.conduit {
+        s.conduit = x.trim().to_string();
+    }
+    for f in &a.clear {
+        match f {
+            ClearableField::ConductorSize => s.conductor_size = None,
+            ClearableField::Length => s.length = None,
+        }
+    }
+    if s == c.spec {
+        return Err(ToolError::InvalidArguments(format!(
+            "nothing changes for {}: give `changes` (or `clear`) with new values",
+            circuit_label(&panel.spec, &c.spec)
+        )));
+    }
+    check_circuit_spec(p, panel, &s, Some(c.id))?;
+    Ok((panel, c, s, notes))
+}
+
+/// Changes fields of a circuit.
+pub struct UpdateCircuit;
+
+#[async_trait]
+impl Tool for UpdateCircuit {
+    fn name(&self) -> &'static str {
+        "update_circuit"
+    }
+    fn description(&self) -> &'static str {
+        "Change a circuit, named by panel + number or by `find` words (\"the EV charger\"): `changes` holds \
+         the new values (number, poles, description, load_va, continuous, breaker, conductor_size, material, \
+         insulation, length, conduit); `clear` forgets conductor_size or length. The preview shows every \
+         field before -> after and the result (conductor check, voltage drop, panel load). Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<UpdateCircuitArgs>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let a: UpdateCircuitArgs = parse_args(args)?;
+        let p = ctx.project().await?;
+        let (panel, c, after, notes) = plan_update(&p, &a)?;
+        let others: Vec<&CircuitSpec> = p
+            .circuits_of(panel.id)
+            .into_iter()
+            .filter(|x| x.id != c.id)
+            .map(|x| &x.spec)
+            .collect();
+        let mut details = field_changes(&c.spec, &after);
+        details.extend(notes);
+        details.extend(circuit_result_lines(&p, panel, &after, &others));
+        Ok(ActionPreview {
+            summary: format!("Update {}", circuit_label(&panel.spec, &c.spec)),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: UpdateCircuitArgs = parse_args(&args)?;
+        let p = ctx.project().await?;
+        let (panel, c, after, _) = plan_update(&p, &a)?;
+        let changes = field_changes(&c.spec, &after);
+        let updated = ctx.store.update_circuit(c.id, &after).await?;
+        Ok(json!({ "updated": to_value(&updated)?, "panel": panel.spec.name, "changes": changes }))
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RemoveCircuitArgs {
+    /// Panel of the circuit.
+    #[serde(default)]
+    panel: Option<String>,
+    /// Circuit number.
+    #[serde(default)]
+    number: Option<i32>,
+    /// Or: the circuit by description words or "LP-1 #5".
+    #[serde(default)]
+    find: Option<String>,
+}
+
+/// Removes a circuit.
+pub struct RemoveCircuit;
+
+#[async_trait]
+impl Tool for RemoveCircuit {
+    fn name(&self) -> &'static str {
+        "remove_circuit"
+    }
+    fn description(&self) -> &'static str {
+        "Remove a circuit, named by panel + number or by `find` words. The preview shows what is removed, \
+         the panel load after and the spaces freed. Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<RemoveCircuitArgs>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let a: RemoveCircuitArgs = parse_args(args)?;
+        let p = ctx.project().await?;
+        let (panel, c, notes) = resolve_circuit(&p, &find_ref(&a.panel, a.number, &a.find))?;
+        let rest: Vec<&Circuit> = p
+            .circuits_of(panel.id)
+            .into_iter()
+            .filter(|x| x.id != c.id)
+            .collect();
+        let specs: Vec<&CircuitSpec> = rest.iter().map(|x| &x.spec).collect();
+        let mut details = notes;
+        details.push(format!(
+            "Removed: {} VA, {} A breaker, {}",
+            c.spec.load_va.0,
+            c.spec.breaker.0,
+            fmt_opt(&c.spec.conductor_size)
+        ));
+        details.push(format!(
+            "Panel after: {}",
+            loading_line(&panel.spec, &specs)
+        ));
+        details.push(format!(
+            "Spare spaces after: {}; next free circuit number after: {}",
+            spare_spaces(&panel.spec, &rest),
+            next_free_number(&panel.spec, &rest, 1)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "none".into())
+        ));
+        Ok(ActionPreview {
+            summary: format!("Remove circuit {}", circuit_label(&panel.spec, &c.spec)),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: RemoveCircuitArgs = parse_args(&args)?;
+        let p = ctx.project().await?;
+        let (panel, c, _) = resolve_circuit(&p, &find_ref(&a.panel, a.number, &a.find))?;
+        ctx.store.remove_circuit(c.id).await?;
+        Ok(json!({ "removed": to_value(c)?, "panel": panel.spec.name }))
+    }
+}
+
+fn check_service(s: &ServiceSpec) -> Result<(), ToolError> {
+    let mut problems = Vec::new();
+    if !finite_in(s.voltage.0, 0.0, 1000.0) {
+        problems.push(format!(
+            "voltage must be above 0 and at most 1000 V, not {}",
+            s.voltage.0
+        ));
+    }
+    if !finite_in(s.rating.0, 0.0, 6000.0) {
+        problems.push(format!(
+            "rating must be above 0 and at most 6000 A, not {}",
+            s.rating.0
+        ));
+    }
+    if let Some(k) = s.available_fault_ka {
+        if !finite_in(k, 0.0, 300.0) {
+            problems.push(format!(
+                "available_fault_ka must be above 0 and at most 300 kA, not {k}"
+            ));
+        }
+    }
+    err_list(problems)
+}
+
+fn describe_service(s: &ServiceSpec) -> String {
+    format!(
+        "{} V {}-phase, {} A{}",
+        s.voltage.0,
+        s.phase.count(),
+        s.rating.0,
+        s.available_fault_ka
+            .map(|k| format!(", {k} kA available"))
+            .unwrap_or_else(|| ", available fault current unknown".into())
+    )
+}
+
+/// Sets the service.
+pub struct SetService;
+
+#[async_trait]
+impl Tool for SetService {
+    fn name(&self) -> &'static str {
+        "set_service"
+    }
+    fn description(&self) -> &'static str {
+        "Set the project's utility service: voltage (line to line), phase, rating, available_fault_ka (from \
+         the utility), notes. The preview shows before -> after and the fault current and interrupting check \
+         at every panel with the new service. Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<ServiceSpec>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let s: ServiceSpec = parse_args(args)?;
+        check_service(&s)?;
+        let p = ctx.project().await?;
+        let mut details = vec![format!(
+            "Before: {}",
+            p.service
+                .as_ref()
+                .map(describe_service)
+                .unwrap_or_else(|| "no service".into())
+        )];
+        details.push(format!("After: {}", describe_service(&s)));
+        let mut after = p.clone();
+        after.service = Some(s.clone());
+        for panel in &after.panels {
+            details.push(fault_line(&after, &panel.spec));
+        }
+        Ok(ActionPreview {
+            summary: format!("Set the service: {}", describe_service(&s)),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let s: ServiceSpec = parse_args(&args)?;
+        check_service(&s)?;
+        let id = ctx.require_project()?;
+        ctx.store.set_service(id, &s).await?;
+        Ok(json!({ "service": to_value(&s)? }))
+    }
+}
+
+fn check_feeder(p: &ProjectData, f: &FeederSpec) -> Result<(), ToolError> {
+    let mut problems = Vec::new();
+    let name = f.name.trim();
+    if name.is_empty() || name.len() > 64 {
+        problems.push("name must be 1-64 characters".to_string());
+    }
+    if !finite_in(f.ocpd.0, 0.0, 6000.0) {
+        problems.push(format!(
+            "ocpd must be above 0 and at most 6000 A, not {}",
+            f.ocpd.0
+        ));
+    }
+    if f.sets == 0 || f.sets > 20 {
+        problems.push(format!("sets must be 1-20, not {}", f.sets));
+    }
+    if let Some(l) = f.length {
+        if !finite_in(l.0, 0.0, 10_000.0) {
+            problems.push(format!(
+                "length must be above 0 and at most 10000 ft, not {}",
+                l.0
+            ));
+        }
+    }
+    if let Err(e) = crate::nec::tables::ampacity_row(f.conductor_size, f.material) {
+        problems.push(format!("conductor_size: {e}"));
+    }
+    err_list(problems)?;
+    if p.feeders
+        .iter()
+        .any(|x| x.spec.name.eq_ignore_ascii_case(name))
+    {
+        return Err(ToolError::Conflict(format!(
+            "project {} already has a feeder named {name}",
+            p.project.name
+        )));
+    }
+    for end in [&f.from, &f.to] {
+        if !known_source(p, end) {
+            return Err(ToolError::NotFound(format!(
+                "'{}' is not the service, a panel or a transformer of the project; equipment: {}",
+                end.trim(),
+                sources_list(p)
+            )));
+        }
+    }
+    if f.from.trim().eq_ignore_ascii_case(f.to.trim()) {
+        return Err(ToolError::InvalidArguments(
+            "a feeder must connect two different pieces of equipment".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds a feeder.
+pub struct AddFeeder;
+
+#[async_trait]
+impl Tool for AddFeeder {
+    fn name(&self) -> &'static str {
+        "add_feeder"
+    }
+    fn description(&self) -> &'static str {
+        "Add a feeder: name, from and to (service, panel or transformer names), conductor_size, material, \
+         insulation, sets, length, ocpd. The preview shows the ampacity against the OCPD, voltage drop at the \
+         fed panel's load, and the fault current at the load end. Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<FeederSpec>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let f: FeederSpec = parse_args(args)?;
+        let p = ctx.project().await?;
+        check_feeder(&p, &f)?;
+        let mut after = p.clone();
+        let feeder = Feeder {
+            id: -1,
+            project_id: p.project.id,
+            spec: f.clone(),
+        };
+        after.feeders.push(feeder.clone());
+        let mut details = Vec::new();
+        if let Ok(a) = crate::nec::tables::ampacity(
+            f.conductor_size,
+            f.material,
+            f.insulation.min(TempRating::C75),
+        ) {
+            let total = a * f64::from(f.sets.max(1));
+            details.push(format!(
+                "Ampacity {total} A ({} × {} {} at {}) vs OCPD {} A{}",
+                f.sets.max(1),
+                f.conductor_size,
+                f.material,
+                f.insulation.min(TempRating::C75),
+                f.ocpd.0,
+                if total + 1e-9 < f.ocpd.0 {
+                    " — the OCPD is above the ampacity (check 240.4(B))"
+                } else {
+                    ""
+                }
+            ));
+        }
+        match feeder_voltage_drop(&after, &feeder, None, None) {
+            Ok(r) => details.push(format!(
+                "Voltage drop at the load of {}: {:.2} % at {:.1} A",
+                f.to, r.percent, r.input.current.0
+            )),
+            Err(e) => details.push(format!("Voltage drop unknown: {e}")),
+        }
+        if let Some(to) = after.panel_by_name(&f.to) {
+            details.push(fault_line(&after, &to.spec));
+        }
+        Ok(ActionPreview {
+            summary: format!(
+                "Add feeder {}: {} -> {}, {} × {} {}, {} A OCPD{}",
+                f.name.trim(),
+                f.from,
+                f.to,
+                f.sets.max(1),
+                f.conductor_size,
+                f.material,
+                f.ocpd.0,
+                f.length
+                    .map(|l| format!(", {} ft", l.0))
+                    .unwrap_or_default()
+            ),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut f: FeederSpec = parse_args(&args)?;
+        let p = ctx.project().await?;
+        check_feeder(&p, &f)?;
+        f.name = f.name.trim().to_string();
+        let added = ctx.store.add_feeder(p.project.id, &f).await?;
+        Ok(json!({ "added": to_value(&added)? }))
+    }
+}
+
+fn check_transformer(p: &ProjectData, t: &TransformerSpec) -> Result<(), ToolError> {
+    let mut problems = Vec::new();
+    let name = t.name.trim();
+    if name.is_empty() || name.len() > 64 || is_service(name) {
+        problems.push("name must be 1-64 characters and not 'service'".to_string());
+    }
+    if !finite_in(t.kva, 0.0, 100_000.0) {
+        problems.push(format!(
+            "kva must be above 0 and at most 100000, not {}",
+            t.kva
+        ));
+    }
+    if !finite_in(t.primary_voltage.0, 0.0, 50_000.0) {
+        problems.push(format!(
+            "primary_voltage must be above 0, not {}",
+            t.primary_voltage.0
+        ));
+    }
+    if !finite_in(t.secondary_voltage.0, 0.0, 50_000.0) {
+        problems.push(format!(
+            "secondary_voltage must be above 0, not {}",
+            t.secondary_voltage.0
+        ));
+    }
+    if !(t.impedance_percent.is_finite() && (0.1..=30.0).contains(&t.impedance_percent)) {
+        problems.push(format!(
+            "impedance_percent must be 0.1-30, not {}",
+            t.impedance_percent
+        ));
+    }
+    err_list(problems)?;
+    if p.transformers
+        .iter()
+        .any(|x| x.spec.name.eq_ignore_ascii_case(name))
+        || p.panel_by_name(name).is_some()
+    {
+        return Err(ToolError::Conflict(format!(
+            "project {} already has equipment named {name}",
+            p.project.name
+        )));
+    }
+    if let Some(src) = &t.fed_from {
+        if !known_source(p, src) {
+            return Err(ToolError::NotFound(format!(
+                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
+                src.trim(),
+                sources_list(p)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Adds a transformer.
+pub struct AddTransformer;
+
+#[async_trait]
+impl Tool for AddTransformer {
+    fn name(&self) -> &'static str {
+        "add_transformer"
+    }
+    fn description(&self) -> &'static str {
+        "Add a transformer: name, kva, primary_voltage, secondary_voltage, phase, impedance_percent \
+         (nameplate), fed_from. The preview shows the secondary full-load current and the available fault \
+         current at the secondary (unlimited primary). Needs confirmation."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<TransformerSpec>()
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+        let t: TransformerSpec = parse_args(args)?;
+        let p = ctx.project().await?;
+        check_transformer(&p, &t)?;
+        let mut after = p.clone();
+        after.transformers.push(Transformer {
+            id: -1,
+            project_id: p.project.id,
+            spec: t.clone(),
+        });
+        let mut details = Vec::new();
+        match FaultCalculator::new(&after).at(&t.name) {
+            Ok(f) => details.push(format!(
+                "Available fault current at the secondary: {:.1} kA ({})",
+                f.fault_ka,
+                f.steps
+                    .iter()
+                    .map(|s| s.how.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            Err(e) => details.push(format!("Fault current unknown: {e}")),
+        }
+        Ok(ActionPreview {
+            summary: format!(
+                "Add transformer {}: {} kVA, {} V -> {} V {}-phase, {} % Z{}",
+                t.name.trim(),
+                t.kva,
+                t.primary_voltage.0,
+                t.secondary_voltage.0,
+                t.phase.count(),
+                t.impedance_percent,
+                t.fed_from
+                    .as_deref()
+                    .map(|f| format!(", fed from {f}"))
+                    .unwrap_or_default()
+            ),
+            details,
+        })
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut t: TransformerSpec = parse_args(&args)?;
+        let p = ctx.project().await?;
+        check_transformer(&p, &t)?;
+        t.name = t.name.trim().to_string();
+        let added = ctx.store.add_transformer(p.project.id, &t).await?;
+        Ok(json!({ "added": to_value(&added)? }))
     }
 }
 

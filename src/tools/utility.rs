@@ -201,8 +201,11 @@ impl Parser<'_> {
                     "e" => return Ok(std::f64::consts::E),
                     _ => {}
                 }
+                if !FUNCTIONS.contains(&name.as_str()) {
+                    return Err(format!("unknown function or name '{name}'"));
+                }
                 if !self.eat(b'(') {
-                    return Err(format!("unknown name '{name}'"));
+                    return Err(format!("{name} needs arguments in parentheses"));
                 }
                 let mut args = vec![self.expr()?];
                 while self.eat(b',') {
@@ -222,6 +225,10 @@ impl Parser<'_> {
         }
     }
 }
+
+const FUNCTIONS: &[&str] = &[
+    "sqrt", "abs", "ln", "log10", "log", "sin", "cos", "tan", "acos", "round", "min", "max",
+];
 
 fn apply(name: &str, args: &[f64]) -> Result<f64, String> {
     let one = |f: fn(f64) -> f64| -> Result<f64, String> {

@@ -74,6 +74,8 @@ pub struct Message {
     pub blocks: Value,
     /// Time of posting and of every update.
     pub versions: Vec<Instant>,
+    /// Streamed with chat.startStream: `Some(true)` while open, `Some(false)` once stopped.
+    pub streaming: Option<bool>,
 }
 
 impl Message {
@@ -123,6 +125,7 @@ struct Inner {
     next_ts: u64,
     /// Per method: answers 429 with this Retry-After (seconds) this many more times.
     limits: BTreeMap<String, VecDeque<u64>>,
+    no_streaming: bool,
     sockets: Vec<mpsc::UnboundedSender<String>>,
     frames: Vec<Value>,
     connections: usize,
@@ -143,9 +146,13 @@ impl FakeSlack {
             next_ts: 1_700_000_000_000_100,
             ..Inner::default()
         }));
-        let ws_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind ws");
+        let ws_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind ws");
         let ws = ws_listener.local_addr().expect("ws addr");
-        let http_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind http");
+        let http_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind http");
         let http = http_listener.local_addr().expect("http addr");
         let fake = FakeSlack { http, ws, inner };
         let app = Router::new()
@@ -183,7 +190,10 @@ impl FakeSlack {
 
     /// Calls of one method.
     pub fn calls_of(&self, method: &str) -> Vec<Call> {
-        self.calls().into_iter().filter(|c| c.method == method).collect()
+        self.calls()
+            .into_iter()
+            .filter(|c| c.method == method)
+            .collect()
     }
 
     /// Every message, in posting order.
@@ -218,6 +228,11 @@ impl FakeSlack {
         }
     }
 
+    /// From now on chat.startStream answers `unknown_method` (a workspace without streaming).
+    pub fn refuse_streaming(&self) {
+        self.lock().no_streaming = true;
+    }
+
     /// Socket Mode connections opened so far.
     pub fn connections(&self) -> usize {
         self.lock().connections
@@ -247,7 +262,12 @@ impl FakeSlack {
     }
 
     /// Waits until `f` returns `Some`, polling.
-    pub async fn wait_for<T>(&self, what: &str, limit: Duration, mut f: impl FnMut(&FakeSlack) -> Option<T>) -> T {
+    pub async fn wait_for<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut f: impl FnMut(&FakeSlack) -> Option<T>,
+    ) -> T {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(v) = f(self) {
@@ -256,7 +276,10 @@ impl FakeSlack {
             if Instant::now() > deadline {
                 panic!(
                     "timed out waiting for {what}; calls: {:#?}",
-                    self.calls().iter().map(|c| (&c.method, &c.args)).collect::<Vec<_>>()
+                    self.calls()
+                        .iter()
+                        .map(|c| (&c.method, &c.args))
+                        .collect::<Vec<_>>()
                 );
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
@@ -266,7 +289,9 @@ impl FakeSlack {
     /// Waits for an acknowledgement of `envelope_id`.
     pub async fn wait_ack(&self, envelope_id: &str, limit: Duration) -> Value {
         self.wait_for("a Socket Mode ack", limit, |s| {
-            s.frames().into_iter().find(|f| f["envelope_id"] == envelope_id)
+            s.frames()
+                .into_iter()
+                .find(|f| f["envelope_id"] == envelope_id)
         })
         .await
     }
@@ -285,7 +310,11 @@ impl FakeSlack {
         let _ = out.send(fixture("socket_mode_hello.json"));
         let writer = tokio::spawn(async move {
             while let Some(text) = out_rx.recv().await {
-                if tx.send(tokio_tungstenite::tungstenite::Message::text(text)).await.is_err() {
+                if tx
+                    .send(tokio_tungstenite::tungstenite::Message::text(text))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -336,7 +365,12 @@ async fn api(
             body.to_vec()
         };
         let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&raw).unwrap_or_default();
-        Value::Object(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+        Value::Object(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect(),
+        )
     };
     let mut g = fake.lock();
     let limited = g.limits.get_mut(&method).and_then(|q| q.pop_front());
@@ -384,6 +418,7 @@ async fn api(
                 text: text.clone(),
                 blocks: args["blocks"].clone(),
                 versions: vec![Instant::now()],
+                streaming: None,
             });
             ok(json!({
                 "channel": channel, "ts": ts,
@@ -394,14 +429,67 @@ async fn api(
             let (Some(channel), Some(ts)) = (s("channel"), s("ts")) else {
                 return fail("invalid_arguments");
             };
-            let Some(m) = g.messages.iter_mut().find(|m| m.channel == channel && m.ts == ts) else {
+            let Some(m) = g
+                .messages
+                .iter_mut()
+                .find(|m| m.channel == channel && m.ts == ts)
+            else {
                 return fail("message_not_found");
             };
             m.text = s("text").unwrap_or_default();
             m.blocks = args["blocks"].clone();
             m.versions.push(Instant::now());
             let text = m.text.clone();
-            ok(json!({"channel": channel, "ts": ts, "text": text, "message": {"text": text, "user": BOT_USER}}))
+            ok(
+                json!({"channel": channel, "ts": ts, "text": text, "message": {"text": text, "user": BOT_USER}}),
+            )
+        }
+        "chat.startStream" => {
+            if g.no_streaming {
+                return fail("unknown_method");
+            }
+            let (Some(channel), Some(thread_ts)) = (s("channel"), s("thread_ts")) else {
+                return fail("invalid_arguments");
+            };
+            if s("recipient_user_id").is_none() || s("recipient_team_id").is_none() {
+                return fail("missing_recipient_user_id");
+            }
+            g.next_ts += 100;
+            let ts = format!("{}.{:06}", g.next_ts / 1_000_000, g.next_ts % 1_000_000);
+            g.messages.push(Message {
+                channel: channel.clone(),
+                ts: ts.clone(),
+                thread_ts: Some(thread_ts),
+                text: s("markdown_text").unwrap_or_default(),
+                blocks: Value::Null,
+                versions: vec![Instant::now()],
+                streaming: Some(true),
+            });
+            ok(json!({"channel": channel, "ts": ts}))
+        }
+        "chat.appendStream" | "chat.stopStream" => {
+            let (Some(channel), Some(ts)) = (s("channel"), s("ts")) else {
+                return fail("invalid_arguments");
+            };
+            let stop = method == "chat.stopStream";
+            let Some(m) = g
+                .messages
+                .iter_mut()
+                .find(|m| m.channel == channel && m.ts == ts)
+            else {
+                return fail("message_not_found");
+            };
+            if m.streaming != Some(true) {
+                return fail("message_not_in_streaming_state");
+            }
+            if let Some(more) = s("markdown_text") {
+                m.text.push_str(&more);
+                m.versions.push(Instant::now());
+            }
+            if stop {
+                m.streaming = Some(false);
+            }
+            ok(json!({"channel": channel, "ts": ts}))
         }
         "chat.postEphemeral" => {
             g.ephemerals.push(args.clone());
@@ -424,7 +512,14 @@ async fn api(
 // ----- payload builders (from the recorded fixtures) -----
 
 /// An `event_callback` with an `app_mention`, built from the recorded Socket Mode payload.
-pub fn app_mention(team: &str, channel: &str, user: &str, ts: &str, text: &str, event_id: &str) -> Value {
+pub fn app_mention(
+    team: &str,
+    channel: &str,
+    user: &str,
+    ts: &str,
+    text: &str,
+    event_id: &str,
+) -> Value {
     let mut p = fixture_json("socket_mode_events_api_app_mention.json")["payload"].clone();
     p["team_id"] = json!(team);
     p["event_id"] = json!(event_id);
@@ -445,7 +540,15 @@ pub fn app_mention(team: &str, channel: &str, user: &str, ts: &str, text: &str, 
 
 /// An `event_callback` with a thread reply (`message` with `thread_ts`), from the recorded
 /// follow-up in the Vercel streaming replay.
-pub fn thread_message(team: &str, channel: &str, user: &str, thread_ts: &str, ts: &str, text: &str, event_id: &str) -> Value {
+pub fn thread_message(
+    team: &str,
+    channel: &str,
+    user: &str,
+    thread_ts: &str,
+    ts: &str,
+    text: &str,
+    event_id: &str,
+) -> Value {
     let mut p = fixture_json("vercel-chat-replay-slack-streaming.json")["threadFollowUp"].clone();
     p["team_id"] = json!(team);
     p["event_id"] = json!(event_id);
@@ -466,7 +569,13 @@ pub fn thread_message(team: &str, channel: &str, user: &str, thread_ts: &str, ts
 }
 
 /// A `block_actions` click on a button of `message`, from the recorded Vercel payload.
-pub fn block_action(team: &str, user: &str, message: &Message, action_id: &str, trigger_id: &str) -> Value {
+pub fn block_action(
+    team: &str,
+    user: &str,
+    message: &Message,
+    action_id: &str,
+    trigger_id: &str,
+) -> Value {
     let mut p = fixture_json("vercel-chat-replay-slack-streaming.json")["buttonAction"].clone();
     p["team"]["id"] = json!(team);
     p["user"]["id"] = json!(user);
@@ -500,9 +609,16 @@ pub fn block_action(team: &str, user: &str, message: &Message, action_id: &str, 
 }
 
 /// A form-encoded slash command, from the recorded signing example with its fields replaced.
-pub fn slash_command_form(team: &str, channel: &str, user: &str, text: &str, trigger_id: &str) -> String {
+pub fn slash_command_form(
+    team: &str,
+    channel: &str,
+    user: &str,
+    text: &str,
+    trigger_id: &str,
+) -> String {
     let pairs: Vec<(String, String)> =
-        serde_urlencoded::from_str(&fixture("slash_command.docs-signing-example.form.txt")).expect("form");
+        serde_urlencoded::from_str(&fixture("slash_command.docs-signing-example.form.txt"))
+            .expect("form");
     let pairs: Vec<(String, String)> = pairs
         .into_iter()
         .map(|(k, v)| {
@@ -537,7 +653,14 @@ pub fn interactive_envelope(payload: &Value, envelope_id: &str) -> Value {
 }
 
 /// The Socket Mode envelope of a slash command, from the recorded one.
-pub fn slash_envelope(team: &str, channel: &str, user: &str, text: &str, trigger_id: &str, envelope_id: &str) -> Value {
+pub fn slash_envelope(
+    team: &str,
+    channel: &str,
+    user: &str,
+    text: &str,
+    trigger_id: &str,
+    envelope_id: &str,
+) -> Value {
     let mut e = fixture_json("socket_mode_slash_commands.json");
     e["envelope_id"] = json!(envelope_id);
     let p = &mut e["payload"];
@@ -583,7 +706,15 @@ impl SignedPoster {
     }
 
     /// Posts with explicit headers: `ts` and `sig` as given, optional retry number.
-    pub async fn raw(&self, path: &str, content_type: &str, body: &str, ts: i64, sig: &str, retry: Option<u32>) -> Answer {
+    pub async fn raw(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: &str,
+        ts: i64,
+        sig: &str,
+        retry: Option<u32>,
+    ) -> Answer {
         let started = Instant::now();
         let mut req = self
             .client
@@ -593,7 +724,9 @@ impl SignedPoster {
             .header("x-slack-signature", sig)
             .body(body.to_string());
         if let Some(n) = retry {
-            req = req.header("x-slack-retry-num", n.to_string()).header("x-slack-retry-reason", "http_timeout");
+            req = req
+                .header("x-slack-retry-num", n.to_string())
+                .header("x-slack-retry-reason", "http_timeout");
         }
         let resp = req.send().await.expect("bot endpoint reachable");
         let status = resp.status().as_u16();
@@ -610,7 +743,8 @@ impl SignedPoster {
         let body = payload.to_string();
         let ts = chrono::Utc::now().timestamp();
         let sig = signature(SIGNING_SECRET, ts, body.as_bytes());
-        self.raw("/slack/events", "application/json", &body, ts, &sig, retry).await
+        self.raw("/slack/events", "application/json", &body, ts, &sig, retry)
+            .await
     }
 
     /// Posts an interaction (`payload=` form) signed now.
@@ -618,15 +752,185 @@ impl SignedPoster {
         let body = serde_urlencoded::to_string([("payload", payload.to_string())]).expect("form");
         let ts = chrono::Utc::now().timestamp();
         let sig = signature(SIGNING_SECRET, ts, body.as_bytes());
-        self.raw("/slack/interactivity", "application/x-www-form-urlencoded", &body, ts, &sig, None)
-            .await
+        self.raw(
+            "/slack/interactivity",
+            "application/x-www-form-urlencoded",
+            &body,
+            ts,
+            &sig,
+            None,
+        )
+        .await
     }
 
     /// Posts a slash command form signed now.
     pub async fn command(&self, form: &str) -> Answer {
         let ts = chrono::Utc::now().timestamp();
         let sig = signature(SIGNING_SECRET, ts, form.as_bytes());
-        self.raw("/slack/commands", "application/x-www-form-urlencoded", form, ts, &sig, None)
-            .await
+        self.raw(
+            "/slack/commands",
+            "application/x-www-form-urlencoded",
+            form,
+            ts,
+            &sig,
+            None,
+        )
+        .await
     }
+}
+
+// ----- a whole bot against the fakes -----
+
+/// Team, channel and people of the fake workspace.
+pub const TEAM: &str = "T111";
+/// The project channel.
+pub const CHANNEL: &str = "C111";
+/// The person who asks.
+pub const ALICE: &str = "U0ALICE";
+/// Someone else in the channel.
+pub const BOB: &str = "U0BOB";
+
+/// Sparky wired to a fake LLM, a fake Slack and a real database.
+pub struct SlackBot {
+    /// The fake model.
+    pub llm: super::fake_llm::FakeLlm,
+    /// The fake Slack.
+    pub slack: FakeSlack,
+    /// The loaded configuration.
+    pub config: sparky::config::Config,
+    /// The agent.
+    pub agent: Arc<sparky::core::Agent>,
+    /// Its store.
+    pub store: Arc<dyn sparky::store::Store>,
+    env: BTreeMap<String, String>,
+    _dir: tempfile::TempDir,
+}
+
+impl SlackBot {
+    /// A bot on `db` using `transport` ("http" or "socket"); the channel is bound to a project.
+    pub async fn start(db: super::bot::Db, transport: &str) -> SlackBot {
+        sparky::llm::tls::install_default_crypto_provider();
+        let llm = super::fake_llm::FakeLlm::start(super::fake_llm::Dialect::OpenAi).await;
+        let slack = FakeSlack::start().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+        for (k, v) in [
+            ("SPARKY_LLM__MAX_RETRIES", "0"),
+            ("SPARKY_SLACK__ENABLED", "true"),
+            ("SPARKY_SLACK__TRANSPORT", transport),
+            ("SPARKY_SLACK__EDIT_INTERVAL_MS", "1000"),
+            ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "5"),
+            ("SLACK_BOT_TOKEN", BOT_TOKEN),
+            ("SLACK_APP_TOKEN", APP_TOKEN),
+            ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
+        ] {
+            env.insert(k.into(), v.into());
+        }
+        env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+        match db {
+            super::bot::Db::Sqlite => {
+                env.insert(
+                    "SPARKY_DATABASE__SQLITE_PATH".into(),
+                    dir.path().join("slack.db").display().to_string(),
+                );
+            }
+            super::bot::Db::Postgres => {
+                env.insert(
+                    "DATABASE_URL".into(),
+                    super::bot::fresh_postgres_url().await,
+                );
+            }
+        }
+        let (config, store, agent) = build(&env).await;
+        let project = store
+            .create_project("Shop", sparky::nec::units::Edition::Nec2023)
+            .await
+            .expect("project");
+        store
+            .bind_channel("slack", TEAM, CHANNEL, project.id)
+            .await
+            .expect("bind");
+        SlackBot {
+            llm,
+            slack,
+            config,
+            agent,
+            store,
+            env,
+            _dir: dir,
+        }
+    }
+
+    /// A new agent and store connection on the same database: what a restarted process has.
+    pub async fn restart(&mut self) {
+        let (config, store, agent) = build(&self.env).await;
+        self.config = config;
+        self.store = store;
+        self.agent = agent;
+    }
+
+    /// Serves the HTTP endpoint on a loopback port; returns a poster for it.
+    pub async fn serve_http(&self) -> SignedPoster {
+        let router = sparky::platforms::slack::events_router(self.agent.clone(), &self.config)
+            .expect("router");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        SignedPoster::new(&format!("http://{addr}"))
+    }
+
+    /// Tasks of the bound project.
+    pub async fn tasks(&self) -> Vec<sparky::project::Task> {
+        let id = self
+            .store
+            .channel_project("slack", TEAM, CHANNEL)
+            .await
+            .expect("binding")
+            .expect("bound");
+        self.store.load_project(id).await.expect("project").tasks
+    }
+}
+
+async fn build(
+    env: &BTreeMap<String, String>,
+) -> (
+    sparky::config::Config,
+    Arc<dyn sparky::store::Store>,
+    Arc<sparky::core::Agent>,
+) {
+    let config = sparky::config::Config::load(None, env).expect("config");
+    let store = sparky::store::connect(&config).await.expect("store");
+    let provider = sparky::llm::resilient::build_provider(&config);
+    let tools = Arc::new(sparky::tools::default_registry(1000));
+    let agent = sparky::core::Agent::new(
+        store.clone(),
+        provider,
+        tools,
+        config.agent.clone(),
+        &config.limits,
+    );
+    (config, store, Arc::new(agent))
+}
+
+/// An `event_callback` with a top-level direct message (`message.im`).
+pub fn direct_message(
+    team: &str,
+    channel: &str,
+    user: &str,
+    ts: &str,
+    text: &str,
+    event_id: &str,
+) -> Value {
+    let mut p = thread_message(team, channel, user, ts, ts, text, event_id);
+    let e = &mut p["event"];
+    e["channel_type"] = json!("im");
+    if let Some(o) = e.as_object_mut() {
+        o.remove("thread_ts");
+        o.remove("parent_user_id");
+    }
+    p
 }

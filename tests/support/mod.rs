@@ -2,5 +2,6 @@
 #![allow(dead_code)]
 
 pub mod bot;
+pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;

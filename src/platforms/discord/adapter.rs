@@ -246,10 +246,12 @@ impl Discord {
         let Some(guild) = guild else {
             let key = SessionKey::new(PLATFORM, DM_WORKSPACE, &channel, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
-            return self.converse(message_input(key, user, event_id, text, None), surface).await;
+            return self
+                .converse(message_input(key, user, event_id, text, None), surface)
+                .await;
         };
-        let mentioned =
-            msg.mentions.iter().any(|u| u.id.to_string() == bot) || msg.content.contains(&format!("<@{bot}>"));
+        let mentioned = msg.mentions.iter().any(|u| u.id.to_string() == bot)
+            || msg.content.contains(&format!("<@{bot}>"));
         let Some(info) = self.channel_info(&channel).await else {
             return;
         };
@@ -264,9 +266,13 @@ impl Discord {
             }
             let key = SessionKey::new(PLATFORM, &guild, &parent, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
-            return self.converse(message_input(key, user, event_id, text, None), surface).await;
+            return self
+                .converse(message_input(key, user, event_id, text, None), surface)
+                .await;
         }
-        if !self.settings.channel_allowed(&channel, None) || (self.settings.require_mention && !mentioned) {
+        if !self.settings.channel_allowed(&channel, None)
+            || (self.settings.require_mention && !mentioned)
+        {
             return;
         }
         let message = msg.id.to_string();
@@ -275,7 +281,8 @@ impl Discord {
         };
         let key = SessionKey::new(PLATFORM, &guild, &channel, &thread);
         let surface = ThreadSurface::new(self.rest.clone(), &thread, None);
-        self.converse(message_input(key, user, event_id, text, None), surface).await;
+        self.converse(message_input(key, user, event_id, text, None), surface)
+            .await;
     }
 
     /// Starts a thread from `message`; a redelivered message finds the thread it already has.
@@ -319,19 +326,28 @@ impl Discord {
                     .and_then(|c| c.parent_id)
                     .map(|p| p.to_string());
                 if !self.settings.guild_allowed(guild.as_deref())
-                    || (guild.is_some() && !self.settings.channel_allowed(&channel, parent.as_deref()))
+                    || (guild.is_some()
+                        && !self.settings.channel_allowed(&channel, parent.as_deref()))
                 {
                     return (ephemeral("Sparky is not enabled in this channel."), None);
                 }
                 let parsed = commands::parse(&cmd.data.options());
                 match parsed {
                     Err(e) => (ephemeral(&format!("⚠️ {e}")), None),
-                    Ok(Slash::Run(Command::Help)) => (ephemeral(&crate::core::commands::help_text()), None),
-                    Ok(slash) => (json!({"type": 5}), Some(Work::Command(Box::new(cmd), slash))),
+                    Ok(Slash::Run(Command::Help)) => {
+                        (ephemeral(&crate::core::commands::help_text()), None)
+                    }
+                    Ok(slash) => (
+                        json!({"type": 5}),
+                        Some(Work::Command(Box::new(cmd), slash)),
+                    ),
                 }
             }
             Interaction::Component(comp) => match parse_button(&comp.data.custom_id) {
-                Some(action) => (json!({"type": 6}), Some(Work::Button(Box::new(comp), action))),
+                Some(action) => (
+                    json!({"type": 6}),
+                    Some(Work::Button(Box::new(comp), action)),
+                ),
                 None => (json!({"type": 6}), None),
             },
             Interaction::Autocomplete(_) => (json!({"type": 8, "data": {"choices": []}}), None),
@@ -388,8 +404,12 @@ impl Discord {
             user: comp.user.id.to_string(),
             event_id: Some(comp.id.to_string()),
             action: match action {
-                ButtonAction::Confirm(id) => InputAction::Confirm { action_id: Some(id) },
-                ButtonAction::Cancel(id) => InputAction::Cancel { action_id: Some(id) },
+                ButtonAction::Confirm(id) => InputAction::Confirm {
+                    action_id: Some(id),
+                },
+                ButtonAction::Cancel(id) => InputAction::Cancel {
+                    action_id: Some(id),
+                },
             },
         };
         let surface = ThreadSurface::new(self.rest.clone(), &channel, Some(handle));
@@ -427,7 +447,10 @@ impl Discord {
             Slash::Search { question } => {
                 if self.agent.tools().all().all(|t| t.name() != SEARCH_TOOL) {
                     return self
-                        .answer_text(&handle, "⚠️ Search is not available: no document index is configured.")
+                        .answer_text(
+                            &handle,
+                            "⚠️ Search is not available: no document index is configured.",
+                        )
                         .await;
                 }
                 let command = Command::Tool {
@@ -439,7 +462,10 @@ impl Discord {
                 return self.answer(&handle, &out, false).await;
             }
             Slash::Ask { question, mode } => (question, mode),
-            Slash::Spec { mode, equipment } => (commands::spec_opening(mode, equipment.as_deref()), Some(mode)),
+            Slash::Spec { mode, equipment } => (
+                commands::spec_opening(mode, equipment.as_deref()),
+                Some(mode),
+            ),
         };
         let heading = format!("<@{user}>{}: {}", mode_label(mode), text);
         let original = match self
@@ -498,14 +524,19 @@ impl Discord {
         }
         if parts.len() > MAX_PARTS {
             parts.truncate(MAX_PARTS);
-            parts.push("… (cut here; use `sparky` on the command line for the whole output)".into());
+            parts
+                .push("… (cut here; use `sparky` on the command line for the whole output)".into());
         }
         for (i, part) in parts.iter().enumerate() {
             let body = json!({"content": part, "allowed_mentions": {"parse": []}});
             let result = if i == 0 {
-                self.rest.edit_original(&handle.app_id, &handle.token, &body).await
+                self.rest
+                    .edit_original(&handle.app_id, &handle.token, &body)
+                    .await
             } else {
-                self.rest.followup(&handle.app_id, &handle.token, &body).await
+                self.rest
+                    .followup(&handle.app_id, &handle.token, &body)
+                    .await
             };
             if let Err(e) = result {
                 tracing::error!(error = %e, "cannot send the command's answer");
@@ -523,7 +554,13 @@ fn mode_label(mode: Option<Mode>) -> &'static str {
     }
 }
 
-fn message_input(key: SessionKey, user: String, event_id: Option<String>, text: String, mode: Option<Mode>) -> Input {
+fn message_input(
+    key: SessionKey,
+    user: String,
+    event_id: Option<String>,
+    text: String,
+    mode: Option<Mode>,
+) -> Input {
     Input {
         key,
         user,
@@ -538,7 +575,10 @@ mod tests {
 
     #[test]
     fn mentions_of_the_bot_are_removed() {
-        assert_eq!(strip_mention("<@123> what is 250.122?", "123"), "what is 250.122?");
+        assert_eq!(
+            strip_mention("<@123> what is 250.122?", "123"),
+            "what is 250.122?"
+        );
         assert_eq!(strip_mention("hey <@!123>", "123"), "hey");
         assert_eq!(strip_mention("<@999> hi", "123"), "<@999> hi");
     }

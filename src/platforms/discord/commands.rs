@@ -1,7 +1,9 @@
 //! The `/sparky` slash command: its definition (typed options) and its translation into what
 //! the core understands (a message with a mode, or a platform-neutral [`Command`]).
 
-use serenity::all::{CommandOptionType, CreateCommand, CreateCommandOption, ResolvedOption, ResolvedValue};
+use serenity::all::{
+    CommandOptionType, CreateCommand, CreateCommandOption, ResolvedOption, ResolvedValue,
+};
 
 use crate::core::commands::Command;
 use crate::core::session::Mode;
@@ -65,47 +67,69 @@ pub fn definition() -> CreateCommand {
         .add_option(
             CreateCommandOption::new(CommandOptionType::SubCommandGroup, "spec", "Spec assistant")
                 .add_sub_option(
-                    sub("load", "Describe equipment that uses power")
-                        .add_sub_option(text("equipment", "e.g. Dometic CFX3 45 fridge", false)),
+                    sub("load", "Describe equipment that uses power").add_sub_option(text(
+                        "equipment",
+                        "e.g. Dometic CFX3 45 fridge",
+                        false,
+                    )),
                 )
                 .add_sub_option(
-                    sub("source", "Describe a charging source")
-                        .add_sub_option(text("equipment", "e.g. 400 W solar array", false)),
+                    sub("source", "Describe a charging source").add_sub_option(text(
+                        "equipment",
+                        "e.g. 400 W solar array",
+                        false,
+                    )),
                 ),
         )
         .add_option(
-            CreateCommandOption::new(CommandOptionType::SubCommandGroup, "project", "The channel's project")
-                .add_sub_option(
-                    sub("create", "Create a project and bind this channel to it")
-                        .add_sub_option(text("name", "Project name", true))
-                        .add_sub_option(edition),
-                )
-                .add_sub_option(
-                    sub("use", "Bind this channel to a project")
-                        .add_sub_option(text("name", "Project name", true)),
-                )
-                .add_sub_option(sub("show", "Show the bound project"))
-                .add_sub_option(sub("export", "Export the bound project as JSON"))
-                .add_sub_option(sub("list", "List projects")),
+            CreateCommandOption::new(
+                CommandOptionType::SubCommandGroup,
+                "project",
+                "The channel's project",
+            )
+            .add_sub_option(
+                sub("create", "Create a project and bind this channel to it")
+                    .add_sub_option(text("name", "Project name", true))
+                    .add_sub_option(edition),
+            )
+            .add_sub_option(
+                sub("use", "Bind this channel to a project").add_sub_option(text(
+                    "name",
+                    "Project name",
+                    true,
+                )),
+            )
+            .add_sub_option(sub("show", "Show the bound project"))
+            .add_sub_option(sub("export", "Export the bound project as JSON"))
+            .add_sub_option(sub("list", "List projects")),
         )
         .add_option(
-            sub("search", "Search the code and the team's documents")
-                .add_sub_option(text("question", "What to look for", true)),
+            sub("search", "Search the code and the team's documents").add_sub_option(text(
+                "question",
+                "What to look for",
+                true,
+            )),
         )
         .add_option(
             sub("tool", "Run a tool directly")
                 .add_sub_option(text("name", "Tool name (see /sparky tools)", true))
-                .add_sub_option(text("args", "Arguments as JSON, e.g. {\"expression\": \"2*3\"}", false)),
+                .add_sub_option(text(
+                    "args",
+                    "Arguments as JSON, e.g. {\"expression\": \"2*3\"}",
+                    false,
+                )),
         )
         .add_option(sub("tools", "List the tools"))
         .add_option(sub("help", "How to use Sparky"))
 }
 
 fn string<'a>(opts: &'a [ResolvedOption<'a>], name: &str) -> Option<&'a str> {
-    opts.iter().find(|o| o.name == name).and_then(|o| match o.value {
-        ResolvedValue::String(s) => Some(s.trim()).filter(|s| !s.is_empty()),
-        _ => None,
-    })
+    opts.iter()
+        .find(|o| o.name == name)
+        .and_then(|o| match o.value {
+            ResolvedValue::String(s) => Some(s.trim()).filter(|s| !s.is_empty()),
+            _ => None,
+        })
 }
 
 fn required<'a>(opts: &'a [ResolvedOption<'a>], name: &str) -> Result<&'a str, String> {
@@ -218,11 +242,13 @@ mod tests {
 
     #[test]
     fn project_group_maps_to_core_commands() {
-        let d = data(serde_json::json!([{"type": 2, "name": "project", "options": [
-            {"type": 1, "name": "create", "options": [
-                {"type": 3, "name": "name", "value": "Shop"}, {"type": 3, "name": "edition", "value": "2020"}
-            ]}
-        ]}]));
+        let d = data(
+            serde_json::json!([{"type": 2, "name": "project", "options": [
+                {"type": 1, "name": "create", "options": [
+                    {"type": 3, "name": "name", "value": "Shop"}, {"type": 3, "name": "edition", "value": "2020"}
+                ]}
+            ]}]),
+        );
         assert_eq!(
             parse(&d.options()).unwrap(),
             Slash::Run(Command::ProjectCreate {
@@ -230,7 +256,9 @@ mod tests {
                 edition: Edition::Nec2020
             })
         );
-        let d = data(serde_json::json!([{"type": 2, "name": "spec", "options": [{"type": 1, "name": "source"}]}]));
+        let d = data(
+            serde_json::json!([{"type": 2, "name": "spec", "options": [{"type": 1, "name": "source", "options": []}]}]),
+        );
         assert_eq!(
             parse(&d.options()).unwrap(),
             Slash::Spec {

@@ -55,7 +55,10 @@ fn unauthorized(why: &'static str) -> Response {
 
 async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) -> Response {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let (Some(signature), Some(timestamp)) = (header("x-signature-ed25519"), header("x-signature-timestamp")) else {
+    let (Some(signature), Some(timestamp)) = (
+        header("x-signature-ed25519"),
+        header("x-signature-timestamp"),
+    ) else {
         return unauthorized("missing signature headers");
     };
     if ep.verifier.verify(signature, timestamp, &body).is_err() {

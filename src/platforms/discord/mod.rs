@@ -44,7 +44,7 @@ pub enum DiscordError {
     Setup(String),
     /// serenity failed (gateway, HTTP).
     #[error("Discord: {0}")]
-    Serenity(#[from] serenity::Error),
+    Serenity(#[from] Box<serenity::Error>),
 }
 
 /// serenity's HTTP client for the configured API. A base URL other than Discord's own is used
@@ -61,11 +61,19 @@ pub fn build_http(config: &Config) -> Result<Http, DiscordError> {
     if base != DISCORD_API {
         // serenity appends /api/v10 itself.
         let origin = base.strip_suffix("/api/v10").ok_or_else(|| {
-            DiscordError::Setup(format!("discord.api_base_url must end with /api/v10 (got {base})"))
+            DiscordError::Setup(format!(
+                "discord.api_base_url must end with /api/v10 (got {base})"
+            ))
         })?;
         builder = builder.proxy(origin).ratelimiter_disabled(true);
     }
     Ok(builder.build())
+}
+
+impl From<serenity::Error> for DiscordError {
+    fn from(e: serenity::Error) -> Self {
+        Self::Serenity(Box::new(e))
+    }
 }
 
 /// Registers `/sparky`: in `guild` (instant, for development) or globally (for release; Discord
@@ -100,14 +108,18 @@ pub async fn register_commands_from_config(config: &Config) -> Result<usize, Dis
 
 /// The HTTP interactions endpoint (POST [`INTERACTIONS_PATH`]) for mounting in the server.
 /// Needs `DISCORD_PUBLIC_KEY` (to verify requests) and `DISCORD_TOKEN` (to post in threads).
-pub fn interactions_router(agent: Arc<Agent>, config: &Config) -> Result<axum::Router, DiscordError> {
+pub fn interactions_router(
+    agent: Arc<Agent>,
+    config: &Config,
+) -> Result<axum::Router, DiscordError> {
     let key = config
         .secrets
         .discord_public_key
         .as_ref()
         .ok_or(DiscordError::MissingSecret("DISCORD_PUBLIC_KEY"))?;
-    let bytes = parse_public_key(key.expose())
-        .ok_or_else(|| DiscordError::Setup("DISCORD_PUBLIC_KEY must be 64 hexadecimal digits".into()))?;
+    let bytes = parse_public_key(key.expose()).ok_or_else(|| {
+        DiscordError::Setup("DISCORD_PUBLIC_KEY must be 64 hexadecimal digits".into())
+    })?;
     let verifier = serenity::interactions_endpoint::Verifier::try_new(bytes)
         .map_err(|e| DiscordError::Setup(e.to_string()))?;
     let discord = Arc::new(Discord::new(agent, config)?);
@@ -144,7 +156,9 @@ pub async fn run(
                 } else {
                     d.shard_range_end
                 };
-                client.start_shard_range(d.shard_range_start..end, d.shard_count).await
+                client
+                    .start_shard_range(d.shard_range_start..end, d.shard_count)
+                    .await
             }
         };
         tokio::select! {

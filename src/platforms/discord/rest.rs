@@ -25,7 +25,9 @@ pub struct Rest {
 
 impl std::fmt::Debug for Rest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rest").field("base", &self.base).finish_non_exhaustive()
+        f.debug_struct("Rest")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
     }
 }
 
@@ -88,7 +90,12 @@ impl Rest {
     }
 
     /// Sends one request; 429 becomes [`SurfaceError::RateLimited`] with Discord's wait.
-    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, SurfaceError> {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, SurfaceError> {
         let url = format!("{}{}", self.base, path);
         let mut req = self
             .client
@@ -122,17 +129,25 @@ impl Rest {
                 .ok()
                 .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or(text);
-            return Err(SurfaceError::Failed(format!("{method} {path}: {status}: {message}")));
+            return Err(SurfaceError::Failed(format!(
+                "{method} {path}: {status}: {message}"
+            )));
         }
         if text.trim().is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_str(&text).map_err(|e| SurfaceError::Failed(format!("{method} {path}: bad JSON: {e}")))
+        serde_json::from_str(&text)
+            .map_err(|e| SurfaceError::Failed(format!("{method} {path}: bad JSON: {e}")))
     }
 
     /// Like [`Rest::call`], waiting out rate limits and retrying transient failures a few times.
     /// For calls outside the renderer (thread creation, acknowledgements).
-    pub async fn call_retrying(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, SurfaceError> {
+    pub async fn call_retrying(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, SurfaceError> {
         let mut last = SurfaceError::Failed("not attempted".into());
         for attempt in 1..=4u64 {
             match self.call(method.clone(), path, body).await {
@@ -153,15 +168,28 @@ impl Rest {
     }
 
     /// Posts a message in a channel or thread.
-    pub async fn post_message(&self, channel: &str, body: &impl Serialize) -> Result<MessageRef, SurfaceError> {
+    pub async fn post_message(
+        &self,
+        channel: &str,
+        body: &impl Serialize,
+    ) -> Result<MessageRef, SurfaceError> {
         let v = self
-            .call(Method::POST, &format!("/channels/{channel}/messages"), Some(&to_json(body)?))
+            .call(
+                Method::POST,
+                &format!("/channels/{channel}/messages"),
+                Some(&to_json(body)?),
+            )
             .await?;
         message_ref(&v, channel)
     }
 
     /// Edits a message.
-    pub async fn edit_message(&self, channel: &str, message: &str, body: &impl Serialize) -> Result<(), SurfaceError> {
+    pub async fn edit_message(
+        &self,
+        channel: &str,
+        message: &str,
+        body: &impl Serialize,
+    ) -> Result<(), SurfaceError> {
         self.call(
             Method::PATCH,
             &format!("/channels/{channel}/messages/{message}"),
@@ -183,7 +211,8 @@ impl Rest {
         let v = self
             .call_retrying(Method::GET, &format!("/channels/{channel}"), None)
             .await?;
-        ChannelInfo::from_json(&v).ok_or_else(|| SurfaceError::Failed(format!("channel {channel}: no id in the answer")))
+        ChannelInfo::from_json(&v)
+            .ok_or_else(|| SurfaceError::Failed(format!("channel {channel}: no id in the answer")))
     }
 
     /// Starts a public thread from a message; the thread's id is the message's id.
@@ -202,19 +231,34 @@ impl Rest {
                 Some(&body),
             )
             .await?;
-        ChannelInfo::from_json(&v).ok_or_else(|| SurfaceError::Failed("thread creation: no id in the answer".into()))
+        ChannelInfo::from_json(&v)
+            .ok_or_else(|| SurfaceError::Failed("thread creation: no id in the answer".into()))
     }
 
     /// Answers an interaction over REST (the gateway path; the HTTP endpoint answers in its
     /// response instead).
-    pub async fn interaction_callback(&self, id: &str, token: &str, body: &Value) -> Result<(), SurfaceError> {
-        self.call_retrying(Method::POST, &format!("/interactions/{id}/{token}/callback"), Some(body))
-            .await
-            .map(|_| ())
+    pub async fn interaction_callback(
+        &self,
+        id: &str,
+        token: &str,
+        body: &Value,
+    ) -> Result<(), SurfaceError> {
+        self.call_retrying(
+            Method::POST,
+            &format!("/interactions/{id}/{token}/callback"),
+            Some(body),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Edits the original response of an interaction (valid for 15 minutes).
-    pub async fn edit_original(&self, app: &str, token: &str, body: &impl Serialize) -> Result<MessageRef, SurfaceError> {
+    pub async fn edit_original(
+        &self,
+        app: &str,
+        token: &str,
+        body: &impl Serialize,
+    ) -> Result<MessageRef, SurfaceError> {
         let v = self
             .call(
                 Method::PATCH,
@@ -226,16 +270,26 @@ impl Rest {
     }
 
     /// Sends a follow-up message for an interaction (valid for 15 minutes).
-    pub async fn followup(&self, app: &str, token: &str, body: &impl Serialize) -> Result<MessageRef, SurfaceError> {
+    pub async fn followup(
+        &self,
+        app: &str,
+        token: &str,
+        body: &impl Serialize,
+    ) -> Result<MessageRef, SurfaceError> {
         let v = self
-            .call(Method::POST, &format!("/webhooks/{app}/{token}"), Some(&to_json(body)?))
+            .call(
+                Method::POST,
+                &format!("/webhooks/{app}/{token}"),
+                Some(&to_json(body)?),
+            )
             .await?;
         message_ref(&v, "")
     }
 }
 
 fn to_json(body: &impl Serialize) -> Result<Value, SurfaceError> {
-    serde_json::to_value(body).map_err(|e| SurfaceError::Failed(format!("cannot encode the request: {e}")))
+    serde_json::to_value(body)
+        .map_err(|e| SurfaceError::Failed(format!("cannot encode the request: {e}")))
 }
 
 fn message_ref(v: &Value, channel: &str) -> Result<MessageRef, SurfaceError> {
@@ -243,7 +297,10 @@ fn message_ref(v: &Value, channel: &str) -> Result<MessageRef, SurfaceError> {
         .get("id")
         .and_then(Value::as_str)
         .ok_or_else(|| SurfaceError::Failed("Discord answered without a message id".into()))?;
-    let channel = v.get("channel_id").and_then(Value::as_str).unwrap_or(channel);
+    let channel = v
+        .get("channel_id")
+        .and_then(Value::as_str)
+        .unwrap_or(channel);
     Ok(MessageRef {
         channel: channel.to_string(),
         id: id.to_string(),
@@ -252,7 +309,11 @@ fn message_ref(v: &Value, channel: &str) -> Result<MessageRef, SurfaceError> {
 
 /// A thread name from a question: one line, at most 100 characters (Discord's limit).
 pub fn thread_name(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("Sparky");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("Sparky");
     let mut name: String = line.chars().take(97).collect();
     if line.chars().count() > 97 {
         name.push('…');

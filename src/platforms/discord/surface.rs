@@ -5,13 +5,15 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serenity::all::{
-    ButtonStyle, CreateActionRow, CreateAllowedMentions, CreateButton, CreateEmbed, CreateMessage, EditMessage,
-};
 use serde_json::json;
+use serenity::all::{
+    ButtonStyle, CreateActionRow, CreateAllowedMentions, CreateButton, CreateEmbed, CreateMessage,
+    EditMessage,
+};
 
 use super::rest::Rest;
-use crate::platforms::render::ConfirmationView;
+use crate::core::Outcome;
+use crate::platforms::render::{outcome_line, ConfirmationView};
 use crate::platforms::surface::{ChatSurface, SurfaceError};
 
 /// Discord's message length limit.
@@ -23,7 +25,7 @@ const TOKEN_LIFETIME: Duration = Duration::from_secs(14 * 60);
 /// Discord shows "typing" for about 10 s after each call.
 const TYPING_EVERY: Duration = Duration::from_secs(8);
 /// Embed colour of a pending confirmation (amber).
-const PENDING_COLOUR: u32 = 0xF1C4_0F;
+const PENDING_COLOUR: u32 = 0x00F1_C40F;
 
 /// An interaction whose token may still be used for follow-ups.
 #[derive(Debug, Clone)]
@@ -53,7 +55,11 @@ pub struct ThreadSurface {
 
 impl ThreadSurface {
     /// A surface posting into `channel`; `interaction` allows ephemeral notes.
-    pub fn new(rest: Rest, channel: impl Into<String>, interaction: Option<InteractionHandle>) -> Self {
+    pub fn new(
+        rest: Rest,
+        channel: impl Into<String>,
+        interaction: Option<InteractionHandle>,
+    ) -> Self {
         Self {
             rest,
             channel: channel.into(),
@@ -69,17 +75,26 @@ impl ThreadSurface {
 
     /// Message refs are `channel/message`, so another process can edit them later.
     fn split_ref<'a>(&'a self, message: &'a str) -> (&'a str, &'a str) {
-        message.split_once('/').unwrap_or((self.channel.as_str(), message))
+        message
+            .split_once('/')
+            .unwrap_or((self.channel.as_str(), message))
     }
 }
 
 /// No pings from anything the bot writes (model text may contain `@everyone`).
 pub fn no_pings() -> CreateAllowedMentions {
-    CreateAllowedMentions::new().empty_users().empty_roles().everyone(false)
+    CreateAllowedMentions::new()
+        .empty_users()
+        .empty_roles()
+        .everyone(false)
 }
 
 /// Confirm / Cancel buttons of a confirmation.
-pub fn confirmation_buttons(confirm_id: &str, cancel_id: &str, disabled: bool) -> Vec<CreateActionRow> {
+pub fn confirmation_buttons(
+    confirm_id: &str,
+    cancel_id: &str,
+    disabled: bool,
+) -> Vec<CreateActionRow> {
     vec![CreateActionRow::Buttons(vec![
         CreateButton::new(confirm_id)
             .label("Confirm")
@@ -176,32 +191,61 @@ impl ChatSurface for ThreadSurface {
     }
 
     async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
-        let body = CreateMessage::new().content(text).allowed_mentions(no_pings());
+        let body = CreateMessage::new()
+            .content(text)
+            .allowed_mentions(no_pings());
         let m = self.rest.post_message(&self.channel, &body).await?;
         Ok(format!("{}/{}", m.channel, m.id))
     }
 
     async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
         let (channel, id) = self.split_ref(message);
-        let body = EditMessage::new().content(text).allowed_mentions(no_pings());
+        let body = EditMessage::new()
+            .content(text)
+            .allowed_mentions(no_pings());
         self.rest.edit_message(channel, id, &body).await
     }
 
     async fn post_confirmation(&self, view: &ConfirmationView) -> Result<String, SurfaceError> {
         let body = CreateMessage::new()
             .embed(confirmation_embed(view))
-            .components(confirmation_buttons(&view.confirm_id, &view.cancel_id, false))
+            .components(confirmation_buttons(
+                &view.confirm_id,
+                &view.cancel_id,
+                false,
+            ))
             .allowed_mentions(no_pings());
         let m = self.rest.post_message(&self.channel, &body).await?;
         Ok(format!("{}/{}", m.channel, m.id))
     }
 
-    async fn close_confirmation(&self, message: &str, outcome: &str, details: &[String]) -> Result<(), SurfaceError> {
+    async fn close_confirmation(
+        &self,
+        message: &str,
+        outcome: &str,
+        details: &[String],
+    ) -> Result<(), SurfaceError> {
+        let text = mentionize(
+            &std::iter::once(outcome)
+                .chain(details.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        // A late click (double click, redelivery, another replica) must not overwrite the
+        // outcome the winner already showed: tell the clicker privately instead.
+        if outcome == outcome_line(Outcome::AlreadyResolved, None) {
+            return match &self.interaction {
+                Some(i) if i.is_fresh() => {
+                    let body = json!({"content": clip(&text, MAX_MESSAGE), "flags": 64, "allowed_mentions": {"parse": []}});
+                    self.rest
+                        .followup(&i.app_id, &i.token, &body)
+                        .await
+                        .map(|_| ())
+                }
+                _ => Ok(()),
+            };
+        }
         let (channel, id) = self.split_ref(message);
-        let text = std::iter::once(mentionize(outcome))
-            .chain(details.iter().cloned())
-            .collect::<Vec<_>>()
-            .join("\n");
         // Replacing the components with disabled ones keeps the ids (unused) and shows that
         // the buttons are spent; the embed listing the items stays as it was.
         let body = json!({
@@ -220,12 +264,18 @@ impl ChatSurface for ThreadSurface {
         match &self.interaction {
             Some(i) if i.is_fresh() => {
                 let body = json!({"content": text, "flags": 64, "allowed_mentions": {"parse": []}});
-                self.rest.followup(&i.app_id, &i.token, &body).await.map(|_| ())
+                self.rest
+                    .followup(&i.app_id, &i.token, &body)
+                    .await
+                    .map(|_| ())
             }
             // No interaction to answer privately: address the person in the thread.
             _ => {
                 let body = json!({"content": format!("<@{user}> {text}"), "allowed_mentions": {"users": [user]}});
-                self.rest.post_message(&self.channel, &body).await.map(|_| ())
+                self.rest
+                    .post_message(&self.channel, &body)
+                    .await
+                    .map(|_| ())
             }
         }
     }
@@ -259,14 +309,25 @@ mod tests {
             mentionize("Only 1033044521375764530 can confirm."),
             "Only <@1033044521375764530> can confirm."
         );
-        assert_eq!(mentionize("<@1033044521375764530>"), "<@1033044521375764530>");
-        assert_eq!(mentionize("240 V, 12.5 A, 1234567"), "240 V, 12.5 A, 1234567");
+        assert_eq!(
+            mentionize("<@1033044521375764530>"),
+            "<@1033044521375764530>"
+        );
+        assert_eq!(
+            mentionize("240 V, 12.5 A, 1234567"),
+            "240 V, 12.5 A, 1234567"
+        );
     }
 
     #[test]
     fn the_embed_lists_every_item_even_when_long() {
         let items: Vec<(String, Vec<String>)> = (0..30)
-            .map(|i| (format!("Add circuit {i}"), vec!["x".repeat(400), "y".repeat(400)]))
+            .map(|i| {
+                (
+                    format!("Add circuit {i}"),
+                    vec!["x".repeat(400), "y".repeat(400)],
+                )
+            })
             .collect();
         let view = ConfirmationView {
             title: "Proposed changes (30)".into(),
@@ -283,7 +344,12 @@ mod tests {
 
     #[test]
     fn buttons_carry_the_shared_ids_and_styles() {
-        let rows = serde_json::to_value(confirmation_buttons("sparky:confirm:a", "sparky:cancel:a", false)).unwrap();
+        let rows = serde_json::to_value(confirmation_buttons(
+            "sparky:confirm:a",
+            "sparky:cancel:a",
+            false,
+        ))
+        .unwrap();
         assert_eq!(rows[0]["components"][0]["custom_id"], "sparky:confirm:a");
         assert_eq!(rows[0]["components"][0]["style"], 3);
         assert_eq!(rows[0]["components"][1]["style"], 4);

@@ -107,7 +107,11 @@ pub fn clean_text(text: &str, bot_user: Option<&str>) -> String {
             }
         }
     }
-    t.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").trim().to_string()
+    t.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+        .trim()
+        .to_string()
 }
 
 fn key(team: &str, channel: &str, thread: &str) -> SessionKey {
@@ -116,7 +120,11 @@ fn key(team: &str, channel: &str, thread: &str) -> SessionKey {
 
 /// The job for an Events API callback, or `None` when Sparky has nothing to do with it
 /// (its own messages, edits, joins, other bots, channels not allowed...).
-pub fn job_from_push(cb: &SlackPushEventCallback, bot_user: Option<&str>, gate: &Gate) -> Option<Job> {
+pub fn job_from_push(
+    cb: &SlackPushEventCallback,
+    bot_user: Option<&str>,
+    gate: &Gate,
+) -> Option<Job> {
     let team = cb.team_id.0.as_str();
     let event_id = Some(cb.event_id.0.clone());
     match &cb.event {
@@ -126,7 +134,11 @@ pub fn job_from_push(cb: &SlackPushEventCallback, bot_user: Option<&str>, gate: 
                 return None;
             }
             let ts = e.origin.ts.0.clone();
-            let thread = e.origin.thread_ts.as_ref().map_or(ts.clone(), |t| t.0.clone());
+            let thread = e
+                .origin
+                .thread_ts
+                .as_ref()
+                .map_or(ts.clone(), |t| t.0.clone());
             let text = clean_text(e.content.text.as_deref().unwrap_or(""), bot_user);
             Some(Job::Turn {
                 input: Input {
@@ -149,7 +161,10 @@ pub fn job_from_push(cb: &SlackPushEventCallback, bot_user: Option<&str>, gate: 
             }
             // Edits, deletions, joins and the like are not new input.
             if let Some(sub) = &e.subtype {
-                if !matches!(sub, SlackMessageEventType::ThreadBroadcast | SlackMessageEventType::FileShare) {
+                if !matches!(
+                    sub,
+                    SlackMessageEventType::ThreadBroadcast | SlackMessageEventType::FileShare
+                ) {
                     return None;
                 }
             }
@@ -158,14 +173,21 @@ pub fn job_from_push(cb: &SlackPushEventCallback, bot_user: Option<&str>, gate: 
             if Some(user.as_str()) == bot_user || !gate.allows(team, &channel) {
                 return None;
             }
-            let raw = e.content.as_ref().and_then(|c| c.text.as_deref()).unwrap_or("");
+            let raw = e
+                .content
+                .as_ref()
+                .and_then(|c| c.text.as_deref())
+                .unwrap_or("");
             let text = clean_text(raw, bot_user);
             if text.is_empty() {
                 return None;
             }
             let ts = e.origin.ts.0.clone();
             let thread_ts = e.origin.thread_ts.as_ref().map(|t| t.0.clone());
-            let direct = is_direct(&channel, e.origin.channel_type.as_ref().map(|t| t.0.as_str()));
+            let direct = is_direct(
+                &channel,
+                e.origin.channel_type.as_ref().map(|t| t.0.as_str()),
+            );
             if !direct {
                 // Top-level channel messages reach Sparky only as app_mention; a mention in a
                 // thread also arrives as app_mention, so the plain copy is skipped here.
@@ -212,10 +234,17 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
         .flatten()
         .find_map(|a| parse_button(&a.action_id.0).map(|b| (b, a)))?;
     let (container_channel, message_ts) = match &e.container {
-        SlackInteractionActionContainer::Message(m) => (m.channel_id.as_ref().map(|c| c.0.clone()), m.message_ts.0.clone()),
+        SlackInteractionActionContainer::Message(m) => (
+            m.channel_id.as_ref().map(|c| c.0.clone()),
+            m.message_ts.0.clone(),
+        ),
         _ => return None,
     };
-    let channel = e.channel.as_ref().map(|c| c.id.0.clone()).or(container_channel)?;
+    let channel = e
+        .channel
+        .as_ref()
+        .map(|c| c.id.0.clone())
+        .or(container_channel)?;
     if !gate.allows(team, &channel) {
         return None;
     }
@@ -228,11 +257,19 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
     let event_id = Some(format!(
         "click:{}:{}",
         e.trigger_id.0,
-        action.action_ts.as_ref().map(|t| t.0.as_str()).unwrap_or("")
+        action
+            .action_ts
+            .as_ref()
+            .map(|t| t.0.as_str())
+            .unwrap_or("")
     ));
     let action = match button {
-        ButtonAction::Confirm(id) => InputAction::Confirm { action_id: Some(id) },
-        ButtonAction::Cancel(id) => InputAction::Cancel { action_id: Some(id) },
+        ButtonAction::Confirm(id) => InputAction::Confirm {
+            action_id: Some(id),
+        },
+        ButtonAction::Cancel(id) => InputAction::Cancel {
+            action_id: Some(id),
+        },
     };
     Some(Job::Turn {
         input: Input {
@@ -339,12 +376,20 @@ mod tests {
                 mode: Some(Mode::Load)
             }
         );
-        assert!(matches!(parse_slash("spec general x"), SlashAction::Usage(_)));
+        assert!(matches!(
+            parse_slash("spec general x"),
+            SlashAction::Usage(_)
+        ));
         assert_eq!(
             parse_slash("project use Shop"),
-            SlashAction::Run(Command::ProjectUse { name: "Shop".into() })
+            SlashAction::Run(Command::ProjectUse {
+                name: "Shop".into()
+            })
         );
-        assert_eq!(parse_slash("search 250.122"), SlashAction::Search("250.122".into()));
+        assert_eq!(
+            parse_slash("search 250.122"),
+            SlashAction::Search("250.122".into())
+        );
         assert_eq!(
             parse_slash("what size EGC for 60 A?"),
             SlashAction::Ask {
@@ -374,7 +419,10 @@ mod tests {
 
     #[test]
     fn mentions_are_removed_and_entities_restored() {
-        assert_eq!(clean_text("<@U1> is 5 &lt; 6 &amp; 7?", Some("U1")), "is 5 < 6 & 7?");
+        assert_eq!(
+            clean_text("<@U1> is 5 &lt; 6 &amp; 7?", Some("U1")),
+            "is 5 < 6 & 7?"
+        );
         assert_eq!(clean_text("<@U1> hi", None), "hi");
     }
 }

@@ -31,7 +31,10 @@ pub fn events_router(agent: Arc<Agent>, config: &Config) -> Result<Router, Slack
 }
 
 /// [`events_router`] plus the counter of handlers still running, to wait for at shutdown.
-pub fn events_service(agent: Arc<Agent>, config: &Config) -> Result<(Router, InFlight), SlackError> {
+pub fn events_service(
+    agent: Arc<Agent>,
+    config: &Config,
+) -> Result<(Router, InFlight), SlackError> {
     let secret = config
         .secrets
         .slack_signing_secret
@@ -77,9 +80,13 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
     let retry = headers.contains_key("x-slack-retry-num");
     if !st.replay.first_time(signature.unwrap_or(""), ts, now) && !retry {
         tracing::warn!("refused a replayed Slack request");
-        return refuse(StatusCode::UNAUTHORIZED, "request was already received (replay)");
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "request was already received (replay)",
+        );
     }
-    let is_json = text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));
+    let is_json =
+        text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));
     if is_json {
         return push_event(&st, &body);
     }
@@ -93,12 +100,18 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
     if form.iter().any(|(k, _)| k == "command") {
         return command(&st, &body);
     }
+    if form.iter().any(|(k, _)| k == "ssl_check") {
+        // Slack checking the certificate of the slash command URL.
+        return StatusCode::OK.into_response();
+    }
     refuse(StatusCode::BAD_REQUEST, "unknown Slack payload")
 }
 
 fn push_event(st: &HttpState, body: &[u8]) -> Response {
     match serde_json::from_slice::<SlackPushEvent>(body) {
-        Ok(SlackPushEvent::UrlVerification(v)) => Json(json!({"challenge": v.challenge})).into_response(),
+        Ok(SlackPushEvent::UrlVerification(v)) => {
+            Json(json!({"challenge": v.challenge})).into_response()
+        }
         Ok(SlackPushEvent::EventCallback(cb)) => {
             st.shared.spawn_push(cb);
             StatusCode::OK.into_response()
@@ -138,7 +151,12 @@ fn interaction(st: &HttpState, payload: &str) -> Response {
 fn command(st: &HttpState, body: &[u8]) -> Response {
     let cmd: SlackCommandEvent = match serde_urlencoded::from_bytes(body) {
         Ok(c) => c,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("not a slash command: {e}")),
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &format!("not a slash command: {e}"),
+            )
+        }
     };
     Json(ack_command(&st.shared, &cmd)).into_response()
 }
@@ -150,6 +168,8 @@ pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serd
             shared.spawn_job(job);
             json!({"response_type": "ephemeral", "text": "On it; the answer will be in a thread."})
         }
-        None => json!({"response_type": "ephemeral", "text": "Sparky is not enabled in this channel."}),
+        None => {
+            json!({"response_type": "ephemeral", "text": "Sparky is not enabled in this channel."})
+        }
     }
 }

@@ -16,7 +16,7 @@ mod socket;
 pub mod thread;
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ use crate::store::ChunkFilter;
 pub use events::{Gate, Job, SlashAction, SlashCommand, PLATFORM};
 pub use http::{events_router, events_service};
 pub use socket::run;
-pub use thread::{SlackApi, SlackThread, ThreadTarget};
+pub use thread::{SlackApi, SlackThread, StreamRecipient, ThreadTarget};
 
 /// Why the Slack adapter could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +101,8 @@ pub(crate) struct Shared {
     gate: Gate,
     bot_user: OnceCell<Option<String>>,
     inflight: InFlight,
+    /// Whether Slack's streaming API is (still) used; cleared on its first refusal.
+    streaming: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -117,6 +119,7 @@ impl Shared {
             cfg: config.slack.clone(),
             bot_user: OnceCell::new(),
             inflight: InFlight::default(),
+            streaming: Arc::new(AtomicBool::new(config.slack.streaming)),
         }))
     }
 
@@ -162,7 +165,8 @@ impl Shared {
     /// Handles a job after the payload was acknowledged.
     fn spawn_job(self: &Arc<Self>, job: Job) {
         let shared = self.clone();
-        self.inflight.spawn(async move { shared.process(job).await });
+        self.inflight
+            .spawn(async move { shared.process(job).await });
     }
 
     async fn process(&self, job: Job) {
@@ -196,7 +200,15 @@ impl Shared {
     }
 
     async fn turn(&self, input: Input, target: ThreadTarget) {
-        let sink = SurfaceSink::new(self.thread(target), self.agent.store().clone());
+        let mut thread = self.thread(target);
+        if self.cfg.streaming {
+            let recipient = StreamRecipient {
+                team: input.key.workspace.clone(),
+                user: input.user.clone(),
+            };
+            thread = thread.with_streaming(recipient, self.streaming.clone());
+        }
+        let sink = SurfaceSink::new(thread, self.agent.store().clone());
         if let Err(e) = self.agent.handle(input, &sink).await {
             // Already shown to the user by the core.
             tracing::warn!(error = %e, "Slack turn ended with an error");
@@ -208,10 +220,15 @@ impl Shared {
     async fn command(&self, cmd: SlashCommand) {
         let store = self.agent.store();
         // The header is posted before the core sees anything, so redeliveries are dropped here.
-        match store.claim_event(PLATFORM, &format!("command:{}", cmd.trigger_id)).await {
+        match store
+            .claim_event(PLATFORM, &format!("command:{}", cmd.trigger_id))
+            .await
+        {
             Ok(true) => {}
             Ok(false) => return,
-            Err(e) => tracing::warn!(error = %e, "could not record the slash command; handling it anyway"),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not record the slash command; handling it anyway")
+            }
         }
         let action = events::parse_slash(&cmd.text);
         let shown = if cmd.text.trim().is_empty() {
@@ -220,18 +237,19 @@ impl Shared {
             format!("{} {}", self.cfg.slash_command, cmd.text.trim())
         };
         let header = format!("<@{}> used `{}`", cmd.user, mrkdwn::escape(&shown));
-        let blocks = match serde_json::from_value(serde_json::json!([{
+        let blocks: Vec<slack_morphism::prelude::SlackBlock> = serde_json::from_value(serde_json::json!([{
             "type": "section", "text": {"type": "mrkdwn", "text": mrkdwn::truncate(&header, mrkdwn::SECTION_MAX)}
-        }])) {
-            Ok(b) => b,
-            Err(_) => Vec::new(),
-        };
+        }]))
+        .unwrap_or_default();
         let ts = match self.api.post(&cmd.channel, None, &header, blocks).await {
             Ok(ts) => ts,
             Err(e) => {
                 tracing::warn!(error = %e, channel = %cmd.channel, "could not post in the channel (is the bot a member?)");
                 let note = "I could not post in this channel. Invite me with `/invite @Sparky` and try again.";
-                let _ = self.api.ephemeral(&cmd.channel, None, &cmd.user, note).await;
+                let _ = self
+                    .api
+                    .ephemeral(&cmd.channel, None, &cmd.user, note)
+                    .await;
                 return;
             }
         };
@@ -252,13 +270,20 @@ impl Shared {
                 self.turn(input, target).await;
             }
             SlashAction::Run(c) => {
-                let fenced = matches!(c, Command::Help | Command::ProjectExport | Command::Tool { .. });
+                let fenced = matches!(
+                    c,
+                    Command::Help | Command::ProjectExport | Command::Tool { .. }
+                );
                 let out = commands::execute(&self.agent, &key, &cmd.user, c).await;
                 let effect = if out.is_error {
                     Effect::Error { message: out.text }
                 } else {
                     Effect::Text {
-                        text: if fenced { format!("```\n{}\n```", out.text) } else { out.text },
+                        text: if fenced {
+                            format!("```\n{}\n```", out.text)
+                        } else {
+                            out.text
+                        },
                         citations: Vec::new(),
                     }
                 };

@@ -30,7 +30,10 @@ pub enum VerifyError {
 
 /// The `v0=...` signature of `body` sent at `timestamp`.
 pub fn sign(secret: &str, timestamp: &str, body: &[u8]) -> String {
-    format!("v0={}", hex::encode(mac(secret, timestamp, body).finalize().into_bytes()))
+    format!(
+        "v0={}",
+        hex::encode(mac(secret, timestamp, body).finalize().into_bytes())
+    )
 }
 
 fn mac(secret: &str, timestamp: &str, body: &[u8]) -> Hmac<Sha256> {
@@ -103,7 +106,10 @@ mod tests {
     #[test]
     fn sign_and_verify_round_trip() {
         let sig = sign("s3cret", "1000", b"body");
-        assert_eq!(verify("s3cret", Some("1000"), Some(&sig), b"body", 1010), Ok(1000));
+        assert_eq!(
+            verify("s3cret", Some("1000"), Some(&sig), b"body", 1010),
+            Ok(1000)
+        );
         assert_eq!(
             verify("s3cret", Some("1000"), Some(&sig), b"bodx", 1010),
             Err(VerifyError::BadSignature)
@@ -112,7 +118,10 @@ mod tests {
             verify("s3cret", Some("1000"), Some(&sig), b"body", 1400),
             Err(VerifyError::Stale)
         );
-        assert_eq!(verify("s3cret", None, Some(&sig), b"body", 1000), Err(VerifyError::Missing));
+        assert_eq!(
+            verify("s3cret", None, Some(&sig), b"body", 1000),
+            Err(VerifyError::Missing)
+        );
         assert_eq!(
             verify("s3cret", Some("1000"), Some("v0=zz"), b"body", 1000),
             Err(VerifyError::BadSignature)

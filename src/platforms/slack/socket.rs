@@ -21,7 +21,8 @@ pub async fn run(
 ) -> Result<(), SlackError> {
     if config.slack.transport != SlackTransport::Socket {
         return Err(SlackError::Config(
-            "slack.transport is \"http\": mount slack::events_router in the HTTP server instead".into(),
+            "slack.transport is \"http\": mount slack::events_router in the HTTP server instead"
+                .into(),
         ));
     }
     let app_token = config
@@ -36,7 +37,10 @@ pub async fn run(
             let _ = shared.bot_user.set(Some(id));
         }
         Err(slack_morphism::errors::SlackClientError::ApiError(e)) => {
-            return Err(SlackError::Api(format!("auth.test refused the bot token: {}", e.code)));
+            return Err(SlackError::Api(format!(
+                "auth.test refused the bot token: {}",
+                e.code
+            )));
         }
         Err(e) => tracing::warn!(error = %e, "auth.test failed; will retry when needed"),
     }
@@ -50,7 +54,8 @@ pub async fn run(
             .with_error_handler(on_error)
             .with_user_state(shared.clone()),
     );
-    let listener = SlackClientSocketModeListener::new(&SlackClientSocketModeConfig::new(), env, callbacks);
+    let listener =
+        SlackClientSocketModeListener::new(&SlackClientSocketModeConfig::new(), env, callbacks);
     let token = SlackApiToken::new(SlackApiTokenValue(app_token.expose().to_string()));
     listener
         .listen_for(&token)
@@ -63,7 +68,10 @@ pub async fn run(
     listener.shutdown().await;
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
     if !shared.inflight.wait(grace).await {
-        tracing::warn!(left = shared.inflight.count(), "Slack handlers still running at shutdown");
+        tracing::warn!(
+            left = shared.inflight.count(),
+            "Slack handlers still running at shutdown"
+        );
     }
     Ok(())
 }
@@ -92,9 +100,15 @@ async fn on_command(
         Some(shared) => http::ack_command(&shared, &event),
         None => serde_json::json!({"text": "Sparky is starting; try again in a moment."}),
     };
-    let text = reply.get("text").and_then(|t| t.as_str()).unwrap_or("").to_string();
-    Ok(SlackCommandEventResponse::new(SlackMessageContent::new().with_text(text))
-        .with_response_type(SlackMessageResponseType::Ephemeral))
+    let text = reply
+        .get("text")
+        .and_then(|t| t.as_str())
+        .unwrap_or("")
+        .to_string();
+    Ok(
+        SlackCommandEventResponse::new(SlackMessageContent::new().with_text(text))
+            .with_response_type(SlackMessageResponseType::Ephemeral),
+    )
 }
 
 async fn on_interaction(

@@ -117,8 +117,74 @@ impl SlackApi {
         Ok(())
     }
 
+    /// `chat.startStream`: a reply that grows by appends; returns its ts.
+    pub async fn start_stream(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+        recipient: &StreamRecipient,
+        markdown: &str,
+    ) -> Result<String, SurfaceError> {
+        let req = SlackApiChatStartStreamRequest::new(channel.into())
+            .with_thread_ts(SlackTs(thread_ts.to_string()))
+            .with_recipient_team_id(SlackTeamId(recipient.team.clone()))
+            .with_recipient_user_id(SlackUserId(recipient.user.clone()))
+            .with_markdown_text(markdown.to_string());
+        let r = self
+            .client
+            .open_session(&self.token)
+            .chat_start_stream(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(r.ts.0)
+    }
+
+    /// `chat.appendStream`.
+    pub async fn append_stream(
+        &self,
+        channel: &str,
+        ts: &str,
+        markdown: &str,
+    ) -> Result<(), SurfaceError> {
+        let req = SlackApiChatAppendStreamRequest::new(channel.into(), SlackTs(ts.to_string()))
+            .with_markdown_text(markdown.to_string());
+        self.client
+            .open_session(&self.token)
+            .chat_append_stream(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(())
+    }
+
+    /// `chat.stopStream`, appending `markdown` last when not empty.
+    pub async fn stop_stream(
+        &self,
+        channel: &str,
+        ts: &str,
+        markdown: &str,
+    ) -> Result<(), SurfaceError> {
+        let mut content = SlackMessageContent::new();
+        if !markdown.is_empty() {
+            content = content.with_markdown_text(markdown.to_string());
+        }
+        let req =
+            SlackApiChatStopStreamRequest::new(channel.into(), SlackTs(ts.to_string()), content);
+        self.client
+            .open_session(&self.token)
+            .chat_stop_stream(&req)
+            .await
+            .map_err(surface_error)?;
+        Ok(())
+    }
+
     /// `reactions.add` / `reactions.remove`.
-    pub async fn react(&self, channel: &str, ts: &str, name: &str, add: bool) -> Result<(), SurfaceError> {
+    pub async fn react(
+        &self,
+        channel: &str,
+        ts: &str,
+        name: &str,
+        add: bool,
+    ) -> Result<(), SurfaceError> {
         let session = self.client.open_session(&self.token);
         let name = SlackReactionName(name.to_string());
         let r = if add {
@@ -241,7 +307,11 @@ pub fn confirmation_blocks(view: &ConfirmationView, action_id: &str) -> Vec<Valu
 pub fn outcome_blocks(outcome: &str, details: &[String]) -> Vec<Value> {
     let mut out = vec![mrkdwn_section(&format!("*{}*", escape(outcome)))];
     if !details.is_empty() {
-        let text = details.iter().map(|d| escape(d)).collect::<Vec<_>>().join("\n");
+        let text = details
+            .iter()
+            .map(|d| escape(d))
+            .collect::<Vec<_>>()
+            .join("\n");
         out.push(mrkdwn_section(&text));
     }
     out
@@ -270,6 +340,48 @@ pub struct ThreadTarget {
     pub react_to: Option<String>,
 }
 
+/// Who a streamed reply is for (Slack's streaming API requires it in channels).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamRecipient {
+    /// Team id.
+    pub team: String,
+    /// User id.
+    pub user: String,
+}
+
+/// Streaming state of one surface: the recipient, whether Slack accepts streaming (shared by
+/// every thread, so one refusal switches all replies to chat.update), and the open streams
+/// with the Markdown each shows.
+struct Streaming {
+    recipient: StreamRecipient,
+    available: Arc<AtomicBool>,
+    open: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl Streaming {
+    fn open(&self) -> std::sync::MutexGuard<'_, Vec<(String, String)>> {
+        match self.open.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    fn shown(&self, message: &str) -> Option<String> {
+        self.open()
+            .iter()
+            .find(|(m, _)| m == message)
+            .map(|(_, t)| t.clone())
+    }
+
+    fn set(&self, message: &str, text: Option<&str>) {
+        let mut open = self.open();
+        open.retain(|(m, _)| m != message);
+        if let Some(t) = text {
+            open.push((message.to_string(), t.to_string()));
+        }
+    }
+}
+
 /// One Slack thread as the shared renderer sees it.
 pub struct SlackThread {
     api: Arc<SlackApi>,
@@ -277,25 +389,61 @@ pub struct SlackThread {
     edit_interval: Duration,
     reaction: String,
     reacted: AtomicBool,
+    streaming: Option<Streaming>,
 }
 
 impl SlackThread {
     /// A surface for `target`.
-    pub fn new(api: Arc<SlackApi>, target: ThreadTarget, edit_interval: Duration, reaction: &str) -> Self {
+    pub fn new(
+        api: Arc<SlackApi>,
+        target: ThreadTarget,
+        edit_interval: Duration,
+        reaction: &str,
+    ) -> Self {
         Self {
             api,
             target,
             edit_interval,
             reaction: reaction.to_string(),
             reacted: AtomicBool::new(false),
+            streaming: None,
         }
     }
 
-    /// Removes the working reaction once the turn is over.
+    /// Streams replies for `recipient` with chat.startStream/appendStream/stopStream while
+    /// `available` holds; it is cleared (for every thread sharing it) when Slack refuses.
+    pub fn with_streaming(
+        mut self,
+        recipient: StreamRecipient,
+        available: Arc<AtomicBool>,
+    ) -> Self {
+        self.streaming = Some(Streaming {
+            recipient,
+            available,
+            open: std::sync::Mutex::new(Vec::new()),
+        });
+        self
+    }
+
+    /// Ends open streams and removes the working reaction once the turn is over.
     pub async fn finish(&self) {
+        if let Some(s) = &self.streaming {
+            let open = std::mem::take(&mut *s.open());
+            for (message, _) in open {
+                if let Ok((channel, ts)) = parse_message_ref(&message) {
+                    if let Err(e) = self.api.stop_stream(channel, ts, "").await {
+                        tracing::warn!(error = %e, "could not stop a streamed reply");
+                    }
+                }
+            }
+        }
         if self.reacted.swap(false, Ordering::SeqCst) {
             if let Some(ts) = &self.target.react_to {
-                if let Err(e) = self.api.react(&self.target.channel, ts, &self.reaction, false).await {
+                if let Err(e) = self
+                    .api
+                    .react(&self.target.channel, ts, &self.reaction, false)
+                    .await
+                {
                     tracing::debug!(error = %e, "could not remove the working reaction");
                 }
             }
@@ -314,6 +462,29 @@ impl ChatSurface for SlackThread {
     }
 
     async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
+        if let Some(s) = self
+            .streaming
+            .as_ref()
+            .filter(|s| s.available.load(Ordering::SeqCst))
+        {
+            let t = &self.target;
+            match self
+                .api
+                .start_stream(&t.channel, &t.thread_ts, &s.recipient, text)
+                .await
+            {
+                Ok(ts) => {
+                    let r = message_ref(&t.channel, &ts);
+                    s.set(&r, Some(text));
+                    return Ok(r);
+                }
+                Err(SurfaceError::RateLimited(d)) => return Err(SurfaceError::RateLimited(d)),
+                Err(SurfaceError::Failed(e)) => {
+                    tracing::warn!(error = %e, "Slack refused chat streaming; using chat.update from now on");
+                    s.available.store(false, Ordering::SeqCst);
+                }
+            }
+        }
         let ts = self
             .api
             .post(
@@ -328,8 +499,32 @@ impl ChatSurface for SlackThread {
 
     async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
         let (channel, ts) = parse_message_ref(message)?;
+        if let Some(s) = &self.streaming {
+            if let Some(shown) = s.shown(message) {
+                return match text.strip_prefix(shown.as_str()) {
+                    Some("") => Ok(()),
+                    Some(more) => {
+                        self.api.append_stream(channel, ts, more).await?;
+                        s.set(message, Some(text));
+                        Ok(())
+                    }
+                    None => {
+                        // Not an extension: the renderer cut this message to continue in a
+                        // new one. The stream is closed as it stands.
+                        self.api.stop_stream(channel, ts, "").await?;
+                        s.set(message, None);
+                        Ok(())
+                    }
+                };
+            }
+        }
         self.api
-            .update(channel, ts, &super::mrkdwn::to_mrkdwn(text), blocks(text_blocks(text))?)
+            .update(
+                channel,
+                ts,
+                &super::mrkdwn::to_mrkdwn(text),
+                blocks(text_blocks(text))?,
+            )
             .await
     }
 
@@ -338,7 +533,15 @@ impl ChatSurface for SlackThread {
             .confirm_id
             .strip_prefix(crate::platforms::render::CONFIRM_PREFIX)
             .unwrap_or(&view.confirm_id);
-        let fallback = format!("{}: {}", view.title, view.items.iter().map(|i| i.0.as_str()).collect::<Vec<_>>().join("; "));
+        let fallback = format!(
+            "{}: {}",
+            view.title,
+            view.items
+                .iter()
+                .map(|i| i.0.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
         let ts = self
             .api
             .post(
@@ -351,16 +554,31 @@ impl ChatSurface for SlackThread {
         Ok(message_ref(&self.target.channel, &ts))
     }
 
-    async fn close_confirmation(&self, message: &str, outcome: &str, details: &[String]) -> Result<(), SurfaceError> {
+    async fn close_confirmation(
+        &self,
+        message: &str,
+        outcome: &str,
+        details: &[String],
+    ) -> Result<(), SurfaceError> {
         let (channel, ts) = parse_message_ref(message)?;
         self.api
-            .update(channel, ts, &escape(outcome), blocks(outcome_blocks(outcome, details))?)
+            .update(
+                channel,
+                ts,
+                &escape(outcome),
+                blocks(outcome_blocks(outcome, details))?,
+            )
             .await
     }
 
     async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError> {
         self.api
-            .ephemeral(&self.target.channel, Some(&self.target.thread_ts), user, &escape(text))
+            .ephemeral(
+                &self.target.channel,
+                Some(&self.target.thread_ts),
+                user,
+                &escape(text),
+            )
             .await
     }
 
@@ -375,7 +593,11 @@ impl ChatSurface for SlackThread {
             return;
         }
         // A missing reaction is cosmetic: never retried, never fatal.
-        if let Err(e) = self.api.react(&self.target.channel, ts, &self.reaction, true).await {
+        if let Err(e) = self
+            .api
+            .react(&self.target.channel, ts, &self.reaction, true)
+            .await
+        {
             tracing::debug!(error = %e, "could not add the working reaction");
         }
     }
@@ -408,7 +630,10 @@ mod tests {
         assert_eq!(actions[1]["action_id"], "sparky:cancel:act-1");
         assert_eq!(actions[1]["style"], "danger");
         assert_eq!(actions[1]["value"], "act-1");
-        assert!(values[1]["text"]["text"].as_str().unwrap_or("").contains("&lt;Label panels&gt;"));
+        assert!(values[1]["text"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("&lt;Label panels&gt;"));
     }
 
     #[test]

@@ -258,10 +258,19 @@ mod tests {
     #[test]
     fn retry_after_forms() {
         assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after(" 1.5 "), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT"), Some(1_445_412_480));
+        assert_eq!(
+            parse_retry_after(" 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(1_445_412_480)
+        );
         assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
-        assert_eq!(parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"), Some(1_835_438_400));
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"),
+            Some(1_835_438_400)
+        );
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
             Some(Duration::ZERO)
@@ -278,7 +287,9 @@ mod tests {
             eprintln!("fixtures not present; skipping");
             return;
         };
-        assert!(matches!(from_status(400, None, &body), EmbedError::Auth(m) if m.contains("API key")));
+        assert!(
+            matches!(from_status(400, None, &body), EmbedError::Auth(m) if m.contains("API key"))
+        );
         if let Ok(body) = std::fs::read_to_string(format!("{dir}/error-429.quota-exceeded.json")) {
             match from_status(429, None, &body) {
                 EmbedError::RateLimited {
@@ -292,7 +303,10 @@ mod tests {
             }
         }
         if let Ok(body) = std::fs::read_to_string(format!("{dir}/error-404.model-not-found.json")) {
-            assert!(matches!(from_status(404, None, &body), EmbedError::BadRequest(_)));
+            assert!(matches!(
+                from_status(404, None, &body),
+                EmbedError::BadRequest(_)
+            ));
         }
     }
 

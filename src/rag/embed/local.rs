@@ -13,6 +13,9 @@ use tokio::sync::Semaphore;
 
 use super::{normalize, EmbedError, EmbedKind, Embedder};
 
+/// The default model directory, `<user data dir>/sparky/models/all-MiniLM-L6-v2`.
+pub use super::default_model_dir;
+
 /// The model name stored with this embedder's vectors.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// Length of this model's vectors.
@@ -79,8 +82,8 @@ impl LocalEmbedder {
         }
         let device = Device::Cpu;
         let config_path = dir.join(CONFIG_FILE);
-        let config_text = std::fs::read_to_string(&config_path)
-            .map_err(|e| EmbedError::io(&config_path, &e))?;
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, &e))?;
         let config: Config = serde_json::from_str(&config_text)
             .map_err(|e| EmbedError::ModelLoad(format!("{}: {e}", config_path.display())))?;
         if config.hidden_size != DIMENSIONS {
@@ -183,7 +186,12 @@ impl Model {
     /// One padded forward pass; returns normalised mean-pooled vectors in `seqs` order.
     fn forward(&self, seqs: &[(&[u32], &[u32])]) -> candle_core::Result<Vec<Vec<f32>>> {
         let batch = seqs.len();
-        let len = seqs.iter().map(|(ids, _)| ids.len()).max().unwrap_or(0).max(1);
+        let len = seqs
+            .iter()
+            .map(|(ids, _)| ids.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
         let mut ids = vec![0u32; batch * len];
         let mut mask = vec![0u32; batch * len];
         for (row, (seq_ids, seq_mask)) in seqs.iter().enumerate() {
@@ -330,11 +338,16 @@ pub(crate) mod tests {
         }
         let similar = dot(&v[0], &v[1]);
         let unrelated = dot(&v[0], &v[2]);
+        println!("similar {similar}, unrelated {unrelated}");
         assert!(
             similar > 0.6 && unrelated < 0.2 && similar > unrelated + 0.4,
             "similar {similar}, unrelated {unrelated}"
         );
-        assert!(e.embed(&[], EmbedKind::Document).await.expect("empty").is_empty());
+        assert!(e
+            .embed(&[], EmbedKind::Document)
+            .await
+            .expect("empty")
+            .is_empty());
     }
 
     #[tokio::test]
@@ -383,8 +396,9 @@ pub(crate) mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0f32, f32::max);
             let cos = dot(g, r);
+            println!("reference text {i}: cosine {cos}, max abs diff {max_diff}");
             assert!(
-                cos > 0.9999 && max_diff < 1e-3,
+                cos > 0.9999 && max_diff < 1e-4,
                 "text {i}: cosine {cos}, max diff {max_diff}"
             );
         }

@@ -103,7 +103,9 @@ pub enum EmbedError {
     #[error("malformed response: {0}")]
     MalformedResponse(String),
     /// A downloaded file does not have its pinned SHA-256.
-    #[error("{file} failed verification: expected SHA-256 {expected}, got {actual} (from {source_url})")]
+    #[error(
+        "{file} failed verification: expected SHA-256 {expected}, got {actual} (from {source_url})"
+    )]
     HashMismatch {
         /// The file name.
         file: String,
@@ -162,16 +164,24 @@ impl EmbedError {
 
 /// Scales `v` to unit L2 norm in place. A zero (or non-finite) vector is left unchanged.
 pub fn normalize(v: &mut [f32]) {
-    let norm = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    let norm = v
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
     if norm.is_finite() && norm > 0.0 {
         let inv = (1.0 / norm) as f32;
         v.iter_mut().for_each(|x| *x *= inv);
     }
 }
 
-/// Dot product of two vectors; for normalised vectors this is their cosine similarity.
+/// Dot product of two vectors (accumulated in f64); for normalised vectors this is their
+/// cosine similarity.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum::<f64>() as f32
 }
 
 /// Where the local model lives by default: `<user data dir>/sparky/models/all-MiniLM-L6-v2`
@@ -213,7 +223,10 @@ mod tests {
             missing: vec!["model.safetensors".into()],
         };
         let text = e.to_string();
-        assert!(text.contains("/m") && text.contains("fetch_local_model"), "{text}");
+        assert!(
+            text.contains("/m") && text.contains("fetch_local_model"),
+            "{text}"
+        );
         let e = EmbedError::RateLimited {
             retry_after: Some(Duration::from_secs(7)),
             message: "slow down".into(),

@@ -1,0 +1,1450 @@
+//! Query pack: find circuits the way people name them and describe a panel; plus the
+//! project-aware calculations the NEC tools, the write previews and the inspection share
+//! (circuit voltage and current, slots and phases, panel loading, fault current at each panel,
+//! voltage drop of circuits and feeders).
+//!
+//! Panel slot convention (the usual panel schedule): odd numbers on the left, even on the
+//! right, two slots per row; rows take phases A, B(, C) in turn. A multi-pole circuit numbered
+//! `n` occupies `n`, `n + 2`, ... Nothing here invents a value: a calculation that needs a
+//! number the project lacks returns [`ToolError::MissingData`] naming the equipment and the
+//! missing field.
+
+use std::collections::{BTreeSet, HashMap};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::schema::schema_for;
+use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
+use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
+use crate::nec::panel::{self, Connection, PanelInput, PanelLoad, PanelResult};
+use crate::nec::tables::{ConduitMagnetism, Stranding};
+use crate::nec::units::{Amps, Feet, Phase, Volts};
+use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
+use crate::nec::NecError;
+use crate::project::{Circuit, CircuitSpec, Feeder, Panel, PanelSpec, ProjectData};
+
+/// Registers the query tools.
+pub fn register(r: &mut ToolRegistry) {
+    r.register(FindCircuits);
+    r.register(DescribePanel);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors and labels.
+
+/// Maps an engine error to a tool error (the engine's message already names the input).
+pub fn nec_err(e: NecError) -> ToolError {
+    match e {
+        NecError::MissingInput { .. } => ToolError::MissingData(e.to_string()),
+        NecError::InvalidInput { .. }
+        | NecError::NotInTable { .. }
+        | NecError::ArcFlashModel(_) => ToolError::InvalidArguments(e.to_string()),
+        NecError::NoSolution { .. } | NecError::Data { .. } => ToolError::Failed(e.to_string()),
+    }
+}
+
+/// "LP-1 #5 (EV charger)": how people and findings name a circuit.
+pub fn circuit_label(panel: &PanelSpec, c: &CircuitSpec) -> String {
+    let poles = if c.poles > 1 {
+        format!(" ({}-pole)", c.poles)
+    } else {
+        String::new()
+    };
+    if c.description.trim().is_empty() {
+        format!("{} #{}{poles}", panel.name, c.number)
+    } else {
+        format!(
+            "{} #{} ({}){poles}",
+            panel.name,
+            c.number,
+            c.description.trim()
+        )
+    }
+}
+
+/// Whether `name` means the utility service.
+pub fn is_service(name: &str) -> bool {
+    matches!(
+        name.trim().to_ascii_lowercase().as_str(),
+        "service" | "utility" | "the service"
+    )
+}
+
+fn list_names(names: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = names.collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// A panel by name, or a NotFound error listing the panels there are.
+pub fn resolve_panel<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Panel, ToolError> {
+    p.panel_by_name(name).ok_or_else(|| {
+        ToolError::NotFound(format!(
+            "there is no panel named '{}' in project {}; panels: {}",
+            name.trim(),
+            p.project.name,
+            list_names(p.panels.iter().map(|x| x.spec.name.clone()))
+        ))
+    })
+}
+
+/// The panel when a name is given, or the only panel of a one-panel project.
+pub fn panel_or_only<'a>(p: &'a ProjectData, name: Option<&str>) -> Result<&'a Panel, ToolError> {
+    match name {
+        Some(n) => resolve_panel(p, n),
+        None if p.panels.len() == 1 => Ok(&p.panels[0]),
+        None => Err(ToolError::InvalidArguments(format!(
+            "name the panel; project {} has {}",
+            p.project.name,
+            if p.panels.is_empty() {
+                "no panels yet".to_string()
+            } else {
+                format!(
+                    "panels {}",
+                    list_names(p.panels.iter().map(|x| x.spec.name.clone()))
+                )
+            }
+        ))),
+    }
+}
+
+/// A feeder by name, or a NotFound error listing the feeders there are.
+pub fn resolve_feeder<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Feeder, ToolError> {
+    p.feeders
+        .iter()
+        .find(|f| f.spec.name.eq_ignore_ascii_case(name.trim()))
+        .ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "there is no feeder named '{}'; feeders: {}",
+                name.trim(),
+                list_names(
+                    p.feeders
+                        .iter()
+                        .map(|f| format!("{} ({} -> {})", f.spec.name, f.spec.from, f.spec.to))
+                )
+            ))
+        })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slots, phases, voltage and current of circuits.
+
+/// Slots a circuit occupies.
+pub fn slots(c: &CircuitSpec) -> impl Iterator<Item = i32> {
+    let (n, poles) = (c.number, i32::from(c.poles.max(1)));
+    (0..poles).map(move |k| n + 2 * k)
+}
+
+fn phase_count(panel: &PanelSpec) -> i32 {
+    match panel.phase {
+        Phase::Three => 3,
+        Phase::Single => 2,
+    }
+}
+
+/// Index (0 = A) of the phase a slot is on.
+pub fn slot_phase(panel: &PanelSpec, slot: i32) -> usize {
+    (((slot - 1).max(0) / 2) % phase_count(panel)) as usize
+}
+
+/// Phase letters a circuit is connected to ("A", "BC", "ABC").
+pub fn phase_letters(panel: &PanelSpec, c: &CircuitSpec) -> String {
+    let names = ['A', 'B', 'C'];
+    slots(c).map(|s| names[slot_phase(panel, s)]).collect()
+}
+
+/// The panel-capacity connection of a circuit.
+pub fn connection(panel: &PanelSpec, c: &CircuitSpec) -> Connection {
+    let first = slot_phase(panel, c.number);
+    match (c.poles, panel.phase, first) {
+        (1, _, 0) | (0, _, 0) => Connection::A,
+        (1, _, 1) | (0, _, 1) => Connection::B,
+        (1, _, _) | (0, _, _) => Connection::C,
+        (2, Phase::Single, _) => Connection::AB,
+        (2, _, 0) => Connection::AB,
+        (2, _, 1) => Connection::BC,
+        (2, _, _) => Connection::CA,
+        (_, Phase::Three, _) => Connection::ABC,
+        // A 3-pole circuit in a single-phase panel is reported by the checks; treat as 2-pole.
+        _ => Connection::AB,
+    }
+}
+
+/// Line-to-neutral voltage of a panel.
+pub fn panel_ln_voltage(panel: &PanelSpec) -> f64 {
+    match panel.phase {
+        Phase::Three => panel.voltage.0 / 3f64.sqrt(),
+        // A single-phase panel at 150 V or less is taken as 2-wire (no neutral split).
+        Phase::Single if panel.voltage.0 <= 150.0 => panel.voltage.0,
+        Phase::Single => panel.voltage.0 / 2.0,
+    }
+}
+
+/// Voltage, phases and current of a circuit as connected in its panel.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CircuitElectrical {
+    /// Voltage across the load (line-to-neutral for 1-pole, line-to-line otherwise).
+    pub volts: f64,
+    /// 1 or 3 phases.
+    pub phase: Phase,
+    /// Load current, amperes.
+    pub current: f64,
+}
+
+/// Voltage and current of a circuit; an error when its poles do not fit the panel.
+pub fn circuit_electrical(
+    panel: &PanelSpec,
+    c: &CircuitSpec,
+) -> Result<CircuitElectrical, ToolError> {
+    let label = || circuit_label(panel, c);
+    let (volts, phase) = match (c.poles, panel.phase) {
+        (1, _) => (panel_ln_voltage(panel), Phase::Single),
+        (2, _) => (panel.voltage.0, Phase::Single),
+        (3, Phase::Three) => (panel.voltage.0, Phase::Three),
+        (3, Phase::Single) => {
+            return Err(ToolError::InvalidArguments(format!(
+                "{}: a 3-pole circuit needs a three-phase panel; {} is single-phase",
+                label(),
+                panel.name
+            )))
+        }
+        (p, _) => {
+            return Err(ToolError::InvalidArguments(format!(
+                "{}: poles must be 1, 2 or 3, not {p}",
+                label()
+            )))
+        }
+    };
+    if !(volts.is_finite() && volts > 0.0) {
+        return Err(ToolError::InvalidArguments(format!(
+            "panel {} has an impossible voltage {}",
+            panel.name, panel.voltage.0
+        )));
+    }
+    let va = c.load_va.0;
+    let current = match phase {
+        Phase::Three => va / (3f64.sqrt() * volts),
+        Phase::Single => va / volts,
+    };
+    Ok(CircuitElectrical {
+        volts,
+        phase,
+        current,
+    })
+}
+
+/// Next free circuit number for a circuit of `poles` poles (all its slots free and inside the
+/// panel's spaces), or `None` when it does not fit.
+pub fn next_free_number(panel: &PanelSpec, circuits: &[&Circuit], poles: u8) -> Option<i32> {
+    let used = used_slots(circuits);
+    let spaces = i32::try_from(panel.spaces).unwrap_or(i32::MAX);
+    let poles = i32::from(poles.max(1));
+    (1..=spaces).find(|n| {
+        (0..poles).all(|k| {
+            let s = n + 2 * k;
+            s <= spaces && !used.contains(&s)
+        })
+    })
+}
+
+fn used_slots(circuits: &[&Circuit]) -> BTreeSet<i32> {
+    circuits.iter().flat_map(|c| slots(&c.spec)).collect()
+}
+
+/// Spaces of the panel not used by any circuit.
+pub fn spare_spaces(panel: &PanelSpec, circuits: &[&Circuit]) -> u32 {
+    let used = used_slots(circuits);
+    let spaces = i32::try_from(panel.spaces).unwrap_or(i32::MAX);
+    let inside = used.iter().filter(|s| **s >= 1 && **s <= spaces).count() as u32;
+    panel.spaces.saturating_sub(inside)
+}
+
+/// Why a circuit cannot go where it is proposed (slot outside spaces or taken), if anything.
+pub fn slot_conflict(
+    panel: &PanelSpec,
+    circuits: &[&Circuit],
+    candidate: &CircuitSpec,
+    ignore_id: Option<i64>,
+) -> Option<String> {
+    let spaces = i32::try_from(panel.spaces).unwrap_or(i32::MAX);
+    if candidate.number < 1 {
+        return Some(format!(
+            "circuit number must be 1 or more, not {}",
+            candidate.number
+        ));
+    }
+    for s in slots(candidate) {
+        if s > spaces {
+            return Some(format!(
+                "slot {s} is outside {}'s {} spaces",
+                panel.name, panel.spaces
+            ));
+        }
+        if let Some(other) = circuits
+            .iter()
+            .filter(|c| Some(c.id) != ignore_id)
+            .find(|c| slots(&c.spec).any(|o| o == s))
+        {
+            return Some(format!(
+                "slot {s} of {} is taken by {}",
+                panel.name,
+                circuit_label(panel, &other.spec)
+            ));
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panel loading.
+
+/// The NEC engine's panel-capacity input for a panel and its circuits.
+pub fn panel_input(panel: &PanelSpec, circuits: &[&CircuitSpec]) -> PanelInput {
+    PanelInput {
+        bus_rating: panel.bus_rating,
+        main_rating: panel.main_breaker,
+        main_100_percent_rated: false,
+        voltage: panel.voltage,
+        phase: panel.phase,
+        loads: circuits
+            .iter()
+            .map(|c| PanelLoad {
+                description: c.description.clone(),
+                va: c.load_va.0,
+                continuous: c.continuous,
+                connection: connection(panel, c),
+            })
+            .collect(),
+    }
+}
+
+/// Panel capacity of a panel with the given circuits; `None` when it has no load at all.
+pub fn panel_loading(
+    panel: &PanelSpec,
+    circuits: &[&CircuitSpec],
+) -> Result<Option<PanelResult>, ToolError> {
+    if circuits.is_empty() {
+        return Ok(None);
+    }
+    panel::panel_capacity(&panel_input(panel, circuits))
+        .map(Some)
+        .map_err(|e| ToolError::InvalidArguments(format!("panel {}: {e}", panel.name)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault current along the fed-from chain.
+
+/// One step of the fault-current path from the source to a piece of equipment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultStep {
+    /// Equipment the current is available at.
+    pub at: String,
+    /// How it was obtained.
+    pub how: String,
+    /// Available fault current, kA.
+    pub fault_ka: f64,
+}
+
+/// Available fault current at a piece of equipment, with how it was found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultPath {
+    /// Equipment.
+    pub equipment: String,
+    /// Available (bolted, symmetrical) fault current, kA.
+    pub fault_ka: f64,
+    /// Steps from the source, first to last.
+    pub steps: Vec<FaultStep>,
+    /// Assumptions made on the way.
+    pub assumptions: Vec<String>,
+}
+
+/// Computes fault currents at equipment of a project, remembering what it found.
+pub struct FaultCalculator<'a> {
+    p: &'a ProjectData,
+    memo: HashMap<String, Result<FaultPath, ToolError>>,
+}
+
+impl<'a> FaultCalculator<'a> {
+    /// A calculator over `p`.
+    pub fn new(p: &'a ProjectData) -> Self {
+        Self {
+            p,
+            memo: HashMap::new(),
+        }
+    }
+
+    /// Available fault current at the service, a transformer secondary or a panel.
+    pub fn at(&mut self, equipment: &str) -> Result<FaultPath, ToolError> {
+        let mut stack = Vec::new();
+        self.at_inner(equipment, &mut stack)
+    }
+
+    fn at_inner(
+        &mut self,
+        equipment: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<FaultPath, ToolError> {
+        let key = equipment.trim().to_ascii_lowercase();
+        if let Some(r) = self.memo.get(&key) {
+            return r.clone();
+        }
+        if stack.contains(&key) {
+            stack.push(key);
+            return Err(ToolError::InvalidArguments(format!(
+                "the fed_from chain loops: {}",
+                stack.join(" -> ")
+            )));
+        }
+        stack.push(key.clone());
+        let r = self.compute(equipment, stack);
+        stack.pop();
+        self.memo.insert(key, r.clone());
+        r
+    }
+
+    fn compute(
+        &mut self,
+        equipment: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<FaultPath, ToolError> {
+        let p = self.p;
+        if is_service(equipment) {
+            let s = p.service.as_ref().ok_or_else(|| {
+                ToolError::MissingData(
+                    "the project has no service; record it with set_service (voltage, phases, rating, available fault current)".into(),
+                )
+            })?;
+            let ka = s.available_fault_ka.ok_or_else(|| {
+                ToolError::MissingData(
+                    "the service has no available fault current (available_fault_ka); ask the utility for it and record it with set_service".into(),
+                )
+            })?;
+            if !(ka.is_finite() && ka > 0.0) {
+                return Err(ToolError::InvalidArguments(format!(
+                    "the service's available fault current {ka} kA is impossible"
+                )));
+            }
+            return Ok(FaultPath {
+                equipment: "service".into(),
+                fault_ka: ka,
+                steps: vec![FaultStep {
+                    at: "service".into(),
+                    how: "available fault current recorded for the service (from the utility)"
+                        .into(),
+                    fault_ka: ka,
+                }],
+                assumptions: Vec::new(),
+            });
+        }
+        if let Some(t) = p
+            .transformers
+            .iter()
+            .find(|t| t.spec.name.eq_ignore_ascii_case(equipment.trim()))
+        {
+            let r = fault_current::transformer_fault_current(&TransformerFaultInput {
+                kva: t.spec.kva,
+                secondary_voltage: t.spec.secondary_voltage,
+                phase: t.spec.phase,
+                percent_z: t.spec.impedance_percent,
+                apply_impedance_tolerance: false,
+                motor_full_load_current: None,
+            })
+            .map_err(|e| {
+                ToolError::InvalidArguments(format!("transformer {}: {e}", t.spec.name))
+            })?;
+            let ka = r.available_fault_current.0 / 1000.0;
+            return Ok(FaultPath {
+                equipment: t.spec.name.clone(),
+                fault_ka: ka,
+                steps: vec![FaultStep {
+                    at: format!("{} secondary", t.spec.name),
+                    how: format!(
+                        "{} kVA, {} % Z, {} V: FLA {:.0} A × 100/%Z",
+                        t.spec.kva, t.spec.impedance_percent, t.spec.secondary_voltage.0,
+                        r.full_load_current.0
+                    ),
+                    fault_ka: ka,
+                }],
+                assumptions: vec![format!(
+                    "transformer {}: unlimited primary fault current (an upper bound), nameplate %Z, no motor contribution",
+                    t.spec.name
+                )],
+            });
+        }
+        let panel = resolve_panel(p, equipment)?;
+        let source = panel.spec.fed_from.as_deref().ok_or_else(|| {
+            ToolError::MissingData(format!(
+                "panel {} has no fed_from (service, a panel or a transformer); record what feeds it",
+                panel.spec.name
+            ))
+        })?;
+        if !is_service(source)
+            && p.panel_by_name(source).is_none()
+            && !p
+                .transformers
+                .iter()
+                .any(|t| t.spec.name.eq_ignore_ascii_case(source.trim()))
+        {
+            return Err(ToolError::NotFound(format!(
+                "panel {} is fed from '{source}', which is not the service, a panel or a transformer of the project",
+                panel.spec.name
+            )));
+        }
+        let mut path = self.at_inner(source, stack)?;
+        let start_ka = path.fault_ka;
+        let feeder = p.feeders.iter().find(|f| {
+            f.spec.to.eq_ignore_ascii_case(panel.spec.name.trim())
+                && f.spec.from.trim().eq_ignore_ascii_case(source.trim())
+        });
+        let (ka, how) = match feeder {
+            Some(f) => match f.spec.length {
+                Some(len) => {
+                    let r = fault_current::point_to_point(&PointToPointInput {
+                        available_fault_current: Amps(start_ka * 1000.0),
+                        voltage: panel.spec.voltage,
+                        fault_type: match panel.spec.phase {
+                            Phase::Three => FaultType::ThreePhase,
+                            Phase::Single => FaultType::SinglePhaseLineToLine,
+                        },
+                        length: len,
+                        size: f.spec.conductor_size,
+                        material: f.spec.material,
+                        conduit: ConduitMagnetism::Nonmagnetic,
+                        parallel_sets: u32::from(f.spec.sets.max(1)),
+                        c_value: None,
+                        equipment_interrupting_rating: None,
+                    })
+                    .map_err(|e| {
+                        ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name))
+                    })?;
+                    path.assumptions.push(format!(
+                        "feeder {}: nonmagnetic raceway C value (the higher fault current when the raceway is not recorded)",
+                        f.spec.name
+                    ));
+                    (
+                        r.fault_current.0 / 1000.0,
+                        format!(
+                            "point-to-point over feeder {} ({} × {} {} , {} ft): f = {:.3}, M = {:.3}",
+                            f.spec.name,
+                            f.spec.sets.max(1),
+                            f.spec.conductor_size,
+                            f.spec.material,
+                            len.0,
+                            r.f,
+                            r.m
+                        ),
+                    )
+                }
+                None => {
+                    path.assumptions.push(format!(
+                        "feeder {} has no length: the fault current at {} is taken as at its source (conservative)",
+                        f.spec.name, panel.spec.name
+                    ));
+                    (
+                        start_ka,
+                        format!("feeder {} without a length: no reduction", f.spec.name),
+                    )
+                }
+            },
+            None => {
+                path.assumptions.push(format!(
+                    "no feeder recorded from {source} to {}: the fault current at its source is used (conservative)",
+                    panel.spec.name
+                ));
+                (start_ka, "no feeder recorded: no reduction".to_string())
+            }
+        };
+        path.steps.push(FaultStep {
+            at: panel.spec.name.clone(),
+            how,
+            fault_ka: ka,
+        });
+        path.fault_ka = ka;
+        path.equipment = panel.spec.name.clone();
+        Ok(path)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Voltage drop.
+
+/// The K-factor (Chapter 9 Table 8, 75 °C, stranded) method used unless asked otherwise.
+pub fn default_vd_method() -> VoltageDropMethod {
+    VoltageDropMethod::KFactor {
+        k: KSource::Table8,
+        stranding: Stranding::Stranded,
+    }
+}
+
+/// Voltage-drop input of a branch circuit; `length`, `current` and `size` override the
+/// recorded values. The error names the circuit and what is missing.
+pub fn circuit_vd_input(
+    panel: &PanelSpec,
+    c: &CircuitSpec,
+    length: Option<Feet>,
+    current: Option<Amps>,
+    size: Option<crate::nec::units::ConductorSize>,
+) -> Result<VoltageDropInput, ToolError> {
+    let label = circuit_label(panel, c);
+    let e = circuit_electrical(panel, c)?;
+    let length = length.or(c.length).ok_or_else(|| {
+        ToolError::MissingData(format!(
+            "circuit {label} has no length; give `length` (one-way, ft) or record it with update_circuit"
+        ))
+    })?;
+    let size = size.or(c.conductor_size).ok_or_else(|| {
+        ToolError::MissingData(format!(
+            "circuit {label} has no conductor size; give `size` or record it with update_circuit"
+        ))
+    })?;
+    let current = match current {
+        Some(i) => i.0,
+        None if e.current > 0.0 => e.current,
+        None => {
+            return Err(ToolError::MissingData(format!(
+                "circuit {label} has no load (0 VA); give `current` to calculate its voltage drop"
+            )))
+        }
+    };
+    Ok(VoltageDropInput {
+        phase: e.phase,
+        source_voltage: Volts(e.volts),
+        current: Amps(current),
+        length,
+        size,
+        material: c.material,
+        parallel_sets: 1,
+        method: default_vd_method(),
+    })
+}
+
+/// Voltage drop of a branch circuit by the K-factor method (Chapter 9 Table 8 K, 75 °C).
+/// `length` and `current` override the recorded values.
+pub fn circuit_voltage_drop(
+    panel: &PanelSpec,
+    c: &CircuitSpec,
+    length: Option<Feet>,
+    current: Option<Amps>,
+) -> Result<voltage_drop::VoltageDropResult, ToolError> {
+    let input = circuit_vd_input(panel, c, length, current, None)?;
+    voltage_drop::voltage_drop(&input).map_err(|err| {
+        ToolError::InvalidArguments(format!("circuit {}: {err}", circuit_label(panel, c)))
+    })
+}
+
+/// Load current of a feeder: the connected highest-phase current of the panel it feeds.
+pub fn feeder_load_current(p: &ProjectData, f: &Feeder) -> Result<(f64, PanelSpec), ToolError> {
+    let to = p.panel_by_name(&f.spec.to).ok_or_else(|| {
+        ToolError::MissingData(format!(
+            "feeder {} feeds '{}', which is not a panel of the project: its load is unknown; give `current`",
+            f.spec.name, f.spec.to
+        ))
+    })?;
+    let circuits: Vec<&CircuitSpec> = p.circuits_of(to.id).into_iter().map(|c| &c.spec).collect();
+    let loading = panel_loading(&to.spec, &circuits)?.ok_or_else(|| {
+        ToolError::MissingData(format!(
+            "feeder {}: panel {} has no circuits, so its load is unknown; give `current`",
+            f.spec.name, to.spec.name
+        ))
+    })?;
+    Ok((loading.max_phase_amps_100pct, to.spec.clone()))
+}
+
+/// Voltage-drop input of a feeder at the load of the panel it feeds (or `current`).
+pub fn feeder_vd_input(
+    p: &ProjectData,
+    f: &Feeder,
+    length: Option<Feet>,
+    current: Option<Amps>,
+) -> Result<VoltageDropInput, ToolError> {
+    let length = length.or(f.spec.length).ok_or_else(|| {
+        ToolError::MissingData(format!(
+            "feeder {} ({} -> {}) has no length; give `length` (one-way, ft)",
+            f.spec.name, f.spec.from, f.spec.to
+        ))
+    })?;
+    let (i, v, phase) = match (current, p.panel_by_name(&f.spec.to)) {
+        (Some(i), Some(to)) => (i.0, to.spec.voltage.0, to.spec.phase),
+        (Some(_), None) => {
+            return Err(ToolError::MissingData(format!(
+                "feeder {} feeds '{}', which is not a panel: its voltage is unknown",
+                f.spec.name, f.spec.to
+            )))
+        }
+        (None, _) => {
+            let (i, to) = feeder_load_current(p, f)?;
+            (i, to.voltage.0, to.phase)
+        }
+    };
+    Ok(VoltageDropInput {
+        phase,
+        source_voltage: Volts(v),
+        current: Amps(i),
+        length,
+        size: f.spec.conductor_size,
+        material: f.spec.material,
+        parallel_sets: u32::from(f.spec.sets.max(1)),
+        method: default_vd_method(),
+    })
+}
+
+/// Voltage drop of a feeder at the load of the panel it feeds (or `current`).
+pub fn feeder_voltage_drop(
+    p: &ProjectData,
+    f: &Feeder,
+    length: Option<Feet>,
+    current: Option<Amps>,
+) -> Result<voltage_drop::VoltageDropResult, ToolError> {
+    let input = feeder_vd_input(p, f, length, current)?;
+    voltage_drop::voltage_drop(&input)
+        .map_err(|e| ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name)))
+}
+
+/// Feeder voltage drops from the service (or a transformer) to a panel: (feeder, percent)
+/// for each feeder on the way, or why one is unknown.
+pub fn feeder_drops_to_panel(
+    p: &ProjectData,
+    panel: &PanelSpec,
+) -> Result<Vec<(String, f64)>, ToolError> {
+    let mut out = Vec::new();
+    let mut current = panel.clone();
+    for _ in 0..32 {
+        let Some(src) = current.fed_from.clone() else {
+            break;
+        };
+        if let Some(f) = p.feeders.iter().find(|f| {
+            f.spec.to.eq_ignore_ascii_case(current.name.trim())
+                && f.spec.from.trim().eq_ignore_ascii_case(src.trim())
+        }) {
+            let r = feeder_voltage_drop(p, f, None, None)?;
+            out.push((f.spec.name.clone(), r.percent));
+        }
+        match p.panel_by_name(&src) {
+            Some(up) => current = up.spec.clone(),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Naming circuits.
+
+/// How a tool argument names a circuit.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct CircuitRef {
+    /// Panel name.
+    #[serde(default)]
+    pub panel: Option<String>,
+    /// Circuit number in the panel.
+    #[serde(default)]
+    pub number: Option<i32>,
+    /// Words of the description ("the EV charger") or "LP-1 #5".
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl CircuitRef {
+    /// Whether anything names a circuit.
+    pub fn is_given(&self) -> bool {
+        self.number.is_some() || self.description.is_some()
+    }
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "a", "an", "my", "our", "their", "circuit", "circuits", "ckt", "cct", "for", "of", "in",
+    "on", "at", "to", "and", "with", "that", "which", "feeding", "feeds", "serving", "one",
+    "branch", "panel", "please",
+];
+
+fn canonical(token: &str) -> String {
+    let t = token.to_ascii_lowercase();
+    let t = match t.as_str() {
+        "evse" | "evcs" | "ev" => "ev",
+        "receptacle" | "receptacles" | "recept" | "recepts" | "recep" | "recp" | "rcpt"
+        | "outlet" | "outlets" | "plug" | "plugs" | "plugs/receptacles" => "receptacle",
+        "light" | "lights" | "lighting" | "ltg" | "lite" | "lites" => "light",
+        "refrigerator" | "refrig" | "fridge" | "ref" => "fridge",
+        "htr" | "heater" | "heaters" => "heater",
+        "bathroom" | "bathrooms" | "bath" | "baths" => "bath",
+        "condenser" | "condensing" | "aircon" | "ac" | "a/c" => "ac",
+        "dw" | "dishwasher" => "dishwasher",
+        "micro" | "microwave" | "mw" => "microwave",
+        "rtu" | "rooftop" => "rtu",
+        other => other,
+    };
+    let t = t.to_string();
+    // Plural to singular, crudely: "chargers" -> "charger", not "gas" or "glass".
+    if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
+        t[..t.len() - 1].to_string()
+    } else {
+        t
+    }
+}
+
+/// Normalised words of a description or query.
+pub fn tokens(text: &str) -> Vec<String> {
+    let lower = text
+        .to_ascii_lowercase()
+        .replace("a/c", "ac")
+        .replace("e.v.", "ev");
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty() && !STOPWORDS.contains(t))
+        .flat_map(|t| match t {
+            // Abbreviations of two words.
+            "wh" => vec!["water".to_string(), "heater".to_string()],
+            other => vec![canonical(other)],
+        })
+        .collect()
+}
+
+fn token_match(q: &str, d: &str) -> bool {
+    q == d || (q.len() >= 3 && d.starts_with(q)) || (d.len() >= 4 && q.starts_with(d))
+}
+
+/// Fraction (0..=1) of the query's words found in the description.
+pub fn match_score(query: &[String], description: &[String]) -> f64 {
+    if query.is_empty() {
+        return 0.0;
+    }
+    let hits = query
+        .iter()
+        .filter(|q| description.iter().any(|d| token_match(q, d)))
+        .count();
+    hits as f64 / query.len() as f64
+}
+
+/// Reads "LP-1 #5", "LP-1/5", "LP-1 circuit 5", "circuit 5 in LP-1" as (panel, number).
+pub fn parse_panel_and_number<'a>(p: &'a ProjectData, text: &str) -> Option<(&'a Panel, i32)> {
+    let t = text.trim().to_ascii_lowercase();
+    let strip_num = |rest: &str| -> Option<i32> {
+        let r = rest
+            .trim()
+            .trim_start_matches(['#', '/', '-', ':', ','])
+            .trim();
+        let r = r
+            .strip_prefix("circuit")
+            .or_else(|| r.strip_prefix("ckt"))
+            .or_else(|| r.strip_prefix("cct"))
+            .or_else(|| r.strip_prefix("number"))
+            .or_else(|| r.strip_prefix("no."))
+            .unwrap_or(r)
+            .trim()
+            .trim_start_matches(['#', '.'])
+            .trim();
+        if !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()) {
+            r.parse().ok()
+        } else {
+            None
+        }
+    };
+    // Longest names first so "LP-10" is not read as "LP-1" + "0".
+    let mut panels: Vec<&Panel> = p.panels.iter().collect();
+    panels.sort_by_key(|x| std::cmp::Reverse(x.spec.name.len()));
+    for panel in &panels {
+        let name = panel.spec.name.trim().to_ascii_lowercase();
+        let name_variants = [name.clone(), format!("panel {name}")];
+        for n in &name_variants {
+            if let Some(rest) = t.strip_prefix(n.as_str()) {
+                if let Some(num) = strip_num(rest) {
+                    return Some((panel, num));
+                }
+            }
+            // "circuit 5 in LP-1"
+            if let Some(head) = t.strip_suffix(n.as_str()) {
+                let head = head
+                    .trim()
+                    .trim_end_matches(',')
+                    .trim_end_matches(" panel")
+                    .trim();
+                let head = ["in", "on", "of", "at"]
+                    .iter()
+                    .find_map(|w| head.strip_suffix(&format!(" {w}")))
+                    .unwrap_or(head);
+                if let Some(num) = strip_num(head) {
+                    return Some((panel, num));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A circuit found by words, with its score.
+#[derive(Debug, Clone)]
+pub struct Candidate<'a> {
+    /// Its panel.
+    pub panel: &'a Panel,
+    /// The circuit.
+    pub circuit: &'a Circuit,
+    /// 0..=1.
+    pub score: f64,
+}
+
+/// Circuits whose descriptions match the words, best first (optionally within one panel).
+pub fn search_circuits<'a>(
+    p: &'a ProjectData,
+    query: &str,
+    panel: Option<&'a Panel>,
+) -> Vec<Candidate<'a>> {
+    let q = tokens(query);
+    let panels: HashMap<i64, &Panel> = p.panels.iter().map(|x| (x.id, x)).collect();
+    let order: HashMap<i64, usize> = p
+        .panels
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.id, i))
+        .collect();
+    let mut v: Vec<Candidate<'a>> = p
+        .circuits
+        .iter()
+        .filter(|c| panel.is_none_or(|x| x.id == c.panel_id))
+        .filter_map(|c| {
+            let pn = panels.get(&c.panel_id)?;
+            let score = match_score(&q, &tokens(&c.spec.description));
+            (score > 0.0).then_some(Candidate {
+                panel: pn,
+                circuit: c,
+                score,
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(order.get(&a.panel.id).cmp(&order.get(&b.panel.id)))
+            .then(a.circuit.spec.number.cmp(&b.circuit.spec.number))
+    });
+    v
+}
+
+/// One circuit named by panel and number, by "LP-1 #5", or by description words; an error
+/// says what was not found or which circuits are ambiguous. Notes say how it was matched.
+pub fn resolve_circuit<'a>(
+    p: &'a ProjectData,
+    r: &CircuitRef,
+) -> Result<(&'a Panel, &'a Circuit, Vec<String>), ToolError> {
+    let panel = match &r.panel {
+        Some(name) => Some(resolve_panel(p, name)?),
+        None => None,
+    };
+    if let Some(number) = r.number {
+        let panel = match panel {
+            Some(x) => x,
+            None => {
+                let having: Vec<&Panel> = p
+                    .panels
+                    .iter()
+                    .filter(|x| p.circuits_of(x.id).iter().any(|c| c.spec.number == number))
+                    .collect();
+                match having.as_slice() {
+                    [one] => *one,
+                    [] => {
+                        return Err(ToolError::NotFound(format!(
+                            "no panel has a circuit {number}"
+                        )))
+                    }
+                    many => {
+                        return Err(ToolError::InvalidArguments(format!(
+                            "circuit {number} exists in several panels ({}); name the panel",
+                            list_names(many.iter().map(|x| x.spec.name.clone()))
+                        )))
+                    }
+                }
+            }
+        };
+        let circuits = p.circuits_of(panel.id);
+        return circuits
+            .iter()
+            .find(|c| c.spec.number == number)
+            .map(|c| (panel, *c, Vec::new()))
+            .ok_or_else(|| {
+                ToolError::NotFound(format!(
+                    "panel {} has no circuit {number}; its circuits are {}",
+                    panel.spec.name,
+                    list_names(circuits.iter().map(|c| c.spec.number.to_string()))
+                ))
+            });
+    }
+    let Some(text) = r.description.as_deref().filter(|t| !t.trim().is_empty()) else {
+        return Err(ToolError::InvalidArguments(
+            "name the circuit: panel and number, or words of its description".into(),
+        ));
+    };
+    if let Some((pn, number)) = parse_panel_and_number(p, text) {
+        return resolve_circuit(
+            p,
+            &CircuitRef {
+                panel: Some(pn.spec.name.clone()),
+                number: Some(number),
+                description: None,
+            },
+        );
+    }
+    let found = search_circuits(p, text, panel);
+    let Some(best) = found.first() else {
+        return Err(ToolError::NotFound(format!(
+            "no circuit{} matches '{}'; use find_circuits to list them",
+            panel
+                .map(|x| format!(" of panel {}", x.spec.name))
+                .unwrap_or_default(),
+            text.trim()
+        )));
+    };
+    let top: Vec<&Candidate> = found
+        .iter()
+        .filter(|c| (c.score - best.score).abs() < 1e-9)
+        .collect();
+    if top.len() > 1 {
+        return Err(ToolError::InvalidArguments(format!(
+            "'{}' matches {} circuits: {}; give the panel and number",
+            text.trim(),
+            top.len(),
+            top.iter()
+                .take(10)
+                .map(|c| circuit_label(&c.panel.spec, &c.circuit.spec))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    let mut notes = vec![format!(
+        "'{}' read as {}",
+        text.trim(),
+        circuit_label(&best.panel.spec, &best.circuit.spec)
+    )];
+    if best.score < 1.0 {
+        notes.push("partial match: not every word was found in the description".into());
+    }
+    Ok((best.panel, best.circuit, notes))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Circuit rows.
+
+/// A circuit with what can be calculated about it.
+pub fn circuit_row(p: &ProjectData, panel: &Panel, c: &Circuit) -> Value {
+    let e = circuit_electrical(&panel.spec, &c.spec).ok();
+    let vd = circuit_voltage_drop(&panel.spec, &c.spec, None, None);
+    json!({
+        "panel": panel.spec.name,
+        "number": c.spec.number,
+        "poles": c.spec.poles,
+        "slots": slots(&c.spec).collect::<Vec<_>>(),
+        "phases": phase_letters(&panel.spec, &c.spec),
+        "description": c.spec.description,
+        "load_va": c.spec.load_va.0,
+        "continuous": c.spec.continuous,
+        "breaker_a": c.spec.breaker.0,
+        "conductor": c.spec.conductor_size.map(|s| s.to_string()),
+        "material": c.spec.material,
+        "insulation": c.spec.insulation,
+        "length_ft": c.spec.length.map(|l| l.0),
+        "conduit": c.spec.conduit,
+        "volts": e.map(|e| round(e.volts, 1)),
+        "current_a": e.map(|e| round(e.current, 2)),
+        "voltage_drop_percent": vd.as_ref().ok().map(|r| round(r.percent, 2)),
+        "voltage_drop_unknown": vd.err().map(|e| e.to_string()),
+        "project": p.project.name,
+    })
+}
+
+/// Rounds for display.
+pub fn round(v: f64, places: i32) -> f64 {
+    let m = 10f64.powi(places);
+    (v * m).round() / m
+}
+
+// ---------------------------------------------------------------------------------------------
+// find_circuits
+
+/// How to rank circuits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Selector {
+    /// Longest recorded length first.
+    Longest,
+    /// Highest load (VA) first.
+    HighestLoad,
+    /// Highest calculated voltage drop (%) first.
+    WorstVoltageDrop,
+    /// Largest breaker first.
+    LargestBreaker,
+    /// Circuits without a recorded length.
+    MissingLength,
+    /// Circuits without a recorded conductor size.
+    MissingConductor,
+    /// Continuous loads.
+    Continuous,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FindArgs {
+    /// Free text: words of the description ("the EV charger", "kitchen receptacles") or a
+    /// circuit name like "LP-1 #5" / "circuit 5 in LP-1".
+    #[serde(default)]
+    query: Option<String>,
+    /// Only circuits of this panel.
+    #[serde(default)]
+    panel: Option<String>,
+    /// Circuit number (with `panel`, or alone when only one panel has it).
+    #[serde(default)]
+    number: Option<i32>,
+    /// Rank or filter: longest, highest_load, worst_voltage_drop, largest_breaker,
+    /// missing_length, missing_conductor, continuous.
+    #[serde(default)]
+    selector: Option<Selector>,
+    /// How many to return (default 10, at most 200).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// Finds circuits by number, description words or a selector.
+pub struct FindCircuits;
+
+#[async_trait]
+impl Tool for FindCircuits {
+    fn name(&self) -> &'static str {
+        "find_circuits"
+    }
+    fn description(&self) -> &'static str {
+        "Find circuits of the project the way people name them: by panel and number (\"LP-1 #5\"), by \
+         words of the description (\"the EV charger\"), or ranked by a selector (longest, highest_load, \
+         worst_voltage_drop, largest_breaker, missing_length, missing_conductor, continuous). Each \
+         result has the circuit's data plus its calculated current and voltage drop where known."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<FindArgs>()
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: FindArgs = parse_args(&args)?;
+        let p = ctx.project().await?;
+        let limit = a.limit.unwrap_or(10).clamp(1, 200) as usize;
+        let panel = match &a.panel {
+            Some(n) => Some(resolve_panel(&p, n)?),
+            None => None,
+        };
+        let panels: HashMap<i64, &Panel> = p.panels.iter().map(|x| (x.id, x)).collect();
+        let mut notes: Vec<String> = Vec::new();
+
+        // Exact names first: number, or "LP-1 #5" in the query.
+        if a.number.is_some()
+            || a.query
+                .as_deref()
+                .is_some_and(|q| parse_panel_and_number(&p, q).is_some())
+        {
+            let r = CircuitRef {
+                panel: a.panel.clone(),
+                number: a.number,
+                description: if a.number.is_some() {
+                    None
+                } else {
+                    a.query.clone()
+                },
+            };
+            let (pn, c, n) = resolve_circuit(&p, &r)?;
+            return Ok(json!({
+                "matched": 1,
+                "circuits": [circuit_row(&p, pn, c)],
+                "notes": n,
+            }));
+        }
+
+        let mut rows: Vec<(&Panel, &Circuit, f64)> = match a.query.as_deref() {
+            Some(q) if !q.trim().is_empty() => {
+                let found = search_circuits(&p, q, panel);
+                if found.is_empty() {
+                    return Err(ToolError::NotFound(format!(
+                        "no circuit{} matches '{}'",
+                        panel
+                            .map(|x| format!(" of panel {}", x.spec.name))
+                            .unwrap_or_default(),
+                        q.trim()
+                    )));
+                }
+                let best = found[0].score;
+                if best < 1.0 {
+                    notes.push("no circuit has every word; showing partial matches".into());
+                }
+                found
+                    .into_iter()
+                    .map(|c| (c.panel, c.circuit, c.score))
+                    .collect()
+            }
+            _ => p
+                .circuits
+                .iter()
+                .filter(|c| panel.is_none_or(|x| x.id == c.panel_id))
+                .filter_map(|c| panels.get(&c.panel_id).map(|pn| (*pn, c, 1.0)))
+                .collect(),
+        };
+
+        if let Some(sel) = a.selector {
+            let before = rows.len();
+            match sel {
+                Selector::Longest => {
+                    rows.retain(|(_, c, _)| c.spec.length.is_some());
+                    rows.sort_by(|x, y| {
+                        let lx = x.1.spec.length.map(|l| l.0).unwrap_or(0.0);
+                        let ly = y.1.spec.length.map(|l| l.0).unwrap_or(0.0);
+                        ly.total_cmp(&lx)
+                    });
+                    if rows.len() < before {
+                        notes.push(format!(
+                            "{} circuit(s) have no recorded length and were not ranked",
+                            before - rows.len()
+                        ));
+                    }
+                }
+                Selector::HighestLoad => {
+                    rows.sort_by(|x, y| y.1.spec.load_va.0.total_cmp(&x.1.spec.load_va.0))
+                }
+                Selector::LargestBreaker => {
+                    rows.sort_by(|x, y| y.1.spec.breaker.0.total_cmp(&x.1.spec.breaker.0))
+                }
+                Selector::WorstVoltageDrop => {
+                    let mut with: Vec<(&Panel, &Circuit, f64)> = rows
+                        .iter()
+                        .filter_map(|(pn, c, _)| {
+                            circuit_voltage_drop(&pn.spec, &c.spec, None, None)
+                                .ok()
+                                .map(|r| (*pn, *c, r.percent))
+                        })
+                        .collect();
+                    with.sort_by(|x, y| y.2.total_cmp(&x.2));
+                    if with.len() < before {
+                        notes.push(format!(
+                            "{} circuit(s) lack a length, conductor size or load, so their drop is unknown and they were not ranked",
+                            before - with.len()
+                        ));
+                    }
+                    rows = with;
+                }
+                Selector::MissingLength => rows.retain(|(_, c, _)| c.spec.length.is_none()),
+                Selector::MissingConductor => {
+                    rows.retain(|(_, c, _)| c.spec.conductor_size.is_none())
+                }
+                Selector::Continuous => rows.retain(|(_, c, _)| c.spec.continuous),
+            }
+        }
+        let matched = rows.len();
+        let circuits: Vec<Value> = rows
+            .iter()
+            .take(limit)
+            .map(|(pn, c, score)| {
+                let mut v = circuit_row(&p, pn, c);
+                if a.query.is_some() {
+                    v["match_score"] = json!(round(*score, 2));
+                }
+                v
+            })
+            .collect();
+        if matched > limit {
+            notes.push(format!(
+                "showing {limit} of {matched}; raise `limit` for more"
+            ));
+        }
+        Ok(json!({ "matched": matched, "circuits": circuits, "notes": notes }))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// describe_panel
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DescribeArgs {
+    /// Panel name (may be left out when the project has one panel).
+    #[serde(default)]
+    panel: Option<String>,
+}
+
+/// A panel's schedule, loading, capacity and spaces.
+pub struct DescribePanel;
+
+/// Everything about one panel as JSON (shared with the write previews).
+pub fn describe(p: &ProjectData, panel: &Panel) -> Value {
+    let circuits = p.circuits_of(panel.id);
+    let specs: Vec<&CircuitSpec> = circuits.iter().map(|c| &c.spec).collect();
+    let schedule: Vec<Value> = circuits.iter().map(|c| circuit_row(p, panel, c)).collect();
+    let loading = panel_loading(&panel.spec, &specs);
+    let mut notes = Vec::new();
+    let capacity = match &loading {
+        Ok(Some(r)) => json!({
+            "phases": r.phases,
+            "connected_va": round(r.continuous_va + r.noncontinuous_va, 0),
+            "continuous_va": round(r.continuous_va, 0),
+            "noncontinuous_va": round(r.noncontinuous_va, 0),
+            "highest_phase_a_with_125pct_continuous": round(r.max_phase_amps, 1),
+            "limiting_rating_a": r.limiting_rating.0,
+            "spare_a": round(r.spare_amps, 1),
+            "percent_of_rating": round(r.max_phase_amps / r.limiting_rating.0 * 100.0, 1),
+            "imbalance_percent": round(r.imbalance_percent, 1),
+            "pass": r.pass,
+            "findings": r.findings,
+            "references": r.references,
+            "assumptions": r.assumptions,
+        }),
+        Ok(None) => {
+            notes.push("no circuits yet: no load".to_string());
+            Value::Null
+        }
+        Err(e) => {
+            notes.push(e.to_string());
+            Value::Null
+        }
+    };
+    let mut fc = FaultCalculator::new(p);
+    let fault = match fc.at(&panel.spec.name) {
+        Ok(f) => {
+            let check = panel.spec.interrupting_rating_ka.map(|r| {
+                json!({
+                    "interrupting_rating_ka": r,
+                    "pass": r + 1e-9 >= f.fault_ka,
+                    "reference": "NEC 110.9, 110.10",
+                })
+            });
+            json!({
+                "available_fault_ka": round(f.fault_ka, 2),
+                "steps": f.steps,
+                "assumptions": f.assumptions,
+                "interrupting_check": check,
+            })
+        }
+        Err(e) => json!({ "unknown": e.to_string() }),
+    };
+    let downstream: Vec<String> = p
+        .panels
+        .iter()
+        .filter(|x| {
+            x.spec
+                .fed_from
+                .as_deref()
+                .is_some_and(|f| f.trim().eq_ignore_ascii_case(panel.spec.name.trim()))
+        })
+        .map(|x| x.spec.name.clone())
+        .chain(
+            p.transformers
+                .iter()
+                .filter(|t| {
+                    t.spec
+                        .fed_from
+                        .as_deref()
+                        .is_some_and(|f| f.trim().eq_ignore_ascii_case(panel.spec.name.trim()))
+                })
+                .map(|t| format!("transformer {}", t.spec.name)),
+        )
+        .collect();
+    if panel.spec.interrupting_rating_ka.is_none() {
+        notes.push("interrupting rating (kA) not recorded".into());
+    }
+    json!({
+        "panel": panel.spec,
+        "circuit_count": circuits.len(),
+        "schedule": schedule,
+        "loading": capacity,
+        "spaces": panel.spec.spaces,
+        "spare_spaces": spare_spaces(&panel.spec, &circuits),
+        "next_free_circuit": next_free_number(&panel.spec, &circuits, 1),
+        "next_free_2_pole": next_free_number(&panel.spec, &circuits, 2),
+        "next_free_3_pole": if panel.spec.phase == Phase::Three { json!(next_free_number(&panel.spec, &circuits, 3)) } else { Value::Null },
+        "fault_current": fault,
+        "feeds": downstream,
+        "notes": notes,
+    })
+}
+
+#[async_trait]
+impl Tool for DescribePanel {
+    fn name(&self) -> &'static str {
+        "describe_panel"
+    }
+    fn description(&self) -> &'static str {
+        "Describe one panel: its data, the circuit schedule (slots, phases, load, breaker, conductor, \
+         current, voltage drop), loads per phase with continuous loads at 125 %, capacity against the \
+         bus and main, spare spaces, the next free circuit numbers (1-, 2- and 3-pole), the available \
+         fault current with the interrupting-rating check, and what it feeds."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<DescribeArgs>()
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: DescribeArgs = parse_args(&args)?;
+        let p = ctx.project().await?;
+        let panel = panel_or_only(&p, a.panel.as_deref())?;
+        Ok(describe(&p, panel))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_the_way_people_say_them() {
+        let q = tokens("the EV charger");
+        assert_eq!(q, vec!["ev", "charger"]);
+        assert_eq!(match_score(&q, &tokens("EVSE - garage chargers")), 1.0);
+        assert_eq!(match_score(&q, &tokens("Kitchen receptacles")), 0.0);
+        assert_eq!(
+            match_score(
+                &tokens("kitchen outlets"),
+                &tokens("Kitchen counter receptacles")
+            ),
+            1.0
+        );
+        assert_eq!(match_score(&tokens("A/C"), &tokens("AC condenser")), 1.0);
+    }
+
+    #[test]
+    fn phases_follow_the_slot_rows() {
+        let panel = PanelSpec {
+            name: "LP".into(),
+            voltage: Volts(208.0),
+            phase: Phase::Three,
+            bus_rating: Amps(225.0),
+            main_breaker: None,
+            interrupting_rating_ka: None,
+            fed_from: None,
+            spaces: 42,
+            location: String::new(),
+        };
+        let mut c = CircuitSpec {
+            number: 1,
+            poles: 1,
+            description: String::new(),
+            load_va: crate::nec::units::VoltAmperes(1200.0),
+            continuous: false,
+            breaker: Amps(20.0),
+            conductor_size: None,
+            material: crate::nec::units::Material::Copper,
+            insulation: crate::nec::units::TempRating::C75,
+            length: None,
+            conduit: String::new(),
+        };
+        assert_eq!(phase_letters(&panel, &c), "A");
+        c.number = 2;
+        assert_eq!(phase_letters(&panel, &c), "A");
+        c.number = 3;
+        assert_eq!(phase_letters(&panel, &c), "B");
+        c.number = 5;
+        c.poles = 3;
+        assert_eq!(phase_letters(&panel, &c), "CAB");
+        assert_eq!(connection(&panel, &c), Connection::ABC);
+        c.poles = 2;
+        c.number = 3;
+        assert_eq!(connection(&panel, &c), Connection::BC);
+        let e = circuit_electrical(&panel, &c).unwrap();
+        assert_eq!(e.volts, 208.0);
+        c.poles = 1;
+        let e = circuit_electrical(&panel, &c).unwrap();
+        assert!((e.volts - 120.09).abs() < 0.01);
+    }
+}

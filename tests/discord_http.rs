@@ -1,0 +1,265 @@
+//! The HTTP interactions endpoint: Ed25519 signatures checked with serenity's `Verifier`,
+//! replays refused, PING answered, and commands and clicks handled as over the gateway
+//! (acknowledged in the HTTP response, then answered through the fake Discord's REST API).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ed25519_dalek::Signer;
+use serde_json::{json, Value};
+use sparky::config::Config;
+use sparky::core::Agent;
+use sparky::nec::units::Edition;
+use sparky::store::Store;
+use support::fake_discord::{FakeDiscord, CHANNEL_ID, GUILD_ID, USER_ID};
+use support::fake_llm::{Dialect, FakeLlm, Reply};
+
+fn key() -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&[9u8; 32])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+struct Endpoint {
+    url: String,
+    discord: FakeDiscord,
+    llm: FakeLlm,
+    store: Arc<dyn Store>,
+    project: i64,
+    http: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+async fn endpoint() -> Endpoint {
+    sparky::llm::tls::install_default_crypto_provider();
+    let discord = FakeDiscord::start().await;
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    env.extend(discord.env());
+    env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
+    env.insert(
+        "DISCORD_PUBLIC_KEY".into(),
+        hex(&key().verifying_key().to_bytes()),
+    );
+    env.insert(
+        "SPARKY_DISCORD__INTERACTIONS_MAX_AGE_SECS".into(),
+        "60".into(),
+    );
+    env.insert(
+        "SPARKY_DATABASE__SQLITE_PATH".into(),
+        dir.path().join("t.db").display().to_string(),
+    );
+    let config = Config::load(None, &env).unwrap();
+    let store = sparky::store::connect(&config).await.unwrap();
+    let project = store
+        .create_project("Shop", Edition::Nec2023)
+        .await
+        .unwrap();
+    store
+        .bind_channel("discord", GUILD_ID, CHANNEL_ID, project.id)
+        .await
+        .unwrap();
+    let agent = Arc::new(Agent::new(
+        store.clone(),
+        sparky::llm::resilient::build_provider(&config),
+        Arc::new(sparky::tools::default_registry(1000)),
+        config.agent.clone(),
+        &config.limits,
+    ));
+    let router = sparky::platforms::discord::interactions_router(agent, &config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Endpoint {
+        url: format!(
+            "http://{addr}{}",
+            sparky::platforms::discord::INTERACTIONS_PATH
+        ),
+        discord,
+        llm,
+        store,
+        project: project.id,
+        http: reqwest::Client::new(),
+        _dir: dir,
+    }
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+impl Endpoint {
+    /// POSTs `body` signed for `timestamp` by `signer`.
+    async fn post(
+        &self,
+        body: &Value,
+        timestamp: i64,
+        signer: &ed25519_dalek::SigningKey,
+    ) -> (u16, Value) {
+        let body = body.to_string();
+        let ts = timestamp.to_string();
+        let sig = signer.sign(format!("{ts}{body}").as_bytes());
+        let resp = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("x-signature-ed25519", hex(&sig.to_bytes()))
+            .header("x-signature-timestamp", ts)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let v = resp.json::<Value>().await.unwrap_or(Value::Null);
+        (status, v)
+    }
+}
+
+fn ping() -> Value {
+    json!({"type": 1, "id": "1457600000000000001", "application_id": support::fake_discord::BOT_ID,
+           "token": "ping-token", "version": 1})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ping_is_answered_with_pong_when_signed() {
+    let e = endpoint().await;
+    let (status, body) = e.post(&ping(), now(), &key()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, json!({"type": 1}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invalid_signatures_are_rejected_with_401() {
+    let e = endpoint().await;
+    // Signed by another key.
+    let other = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]);
+    assert_eq!(e.post(&ping(), now(), &other).await.0, 401);
+    // Body changed after signing.
+    let ts = now().to_string();
+    let sig = key().sign(format!("{ts}{}", ping()).as_bytes());
+    let resp = e
+        .http
+        .post(&e.url)
+        .header("x-signature-ed25519", hex(&sig.to_bytes()))
+        .header("x-signature-timestamp", &ts)
+        .body(json!({"type": 2}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    // No signature at all.
+    let resp = e
+        .http
+        .post(&e.url)
+        .body(ping().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    // Garbage signature.
+    let resp = e
+        .http
+        .post(&e.url)
+        .header("x-signature-ed25519", "zz")
+        .header("x-signature-timestamp", &ts)
+        .body(ping().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replayed_requests_with_old_timestamps_are_rejected() {
+    let e = endpoint().await;
+    // A correctly signed request captured 10 minutes ago (max age is 60 s here).
+    assert_eq!(e.post(&ping(), now() - 600, &key()).await.0, 401);
+    assert_eq!(e.post(&ping(), now() + 600, &key()).await.0, 401);
+    assert_eq!(e.post(&ping(), now() - 5, &key()).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn commands_and_clicks_over_http_work_like_the_gateway() {
+    let e = endpoint().await;
+    e.llm.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Bond the subpanel"}),
+    )]));
+    e.llm.push(Reply::Text("Added.".into()));
+    let opts = json!([{"type": 1, "name": "ask", "options": [{"type": 3, "name": "question", "value": "add a task: bond the subpanel"}]}]);
+    let (cmd, token) = e.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    let (status, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!(
+        (status, ack["type"].as_u64()),
+        (200, Some(5)),
+        "deferred in the HTTP response"
+    );
+    // The deferred response shows the question; a thread starts from it.
+    e.discord
+        .wait_until(10, "original response", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    let original = e.discord.interaction_messages(&token)[0].id.clone();
+    e.discord
+        .wait_until(10, "thread", |d| d.channel(&original).is_some())
+        .await;
+    let thread = original;
+    e.discord
+        .wait_until(15, "confirmation", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| !m.buttons().is_empty())
+        })
+        .await;
+    let conf = e
+        .discord
+        .messages_in(&thread)
+        .into_iter()
+        .find(|m| !m.buttons().is_empty())
+        .unwrap();
+    let confirm = conf.buttons()[0].0.clone();
+    let (click, _) = e.discord.click_payload(&conf, &confirm, USER_ID);
+    let (status, ack) = e.post(&click, now(), &key()).await;
+    assert_eq!(
+        (status, ack["type"].as_u64()),
+        (200, Some(6)),
+        "deferred update"
+    );
+    // The same signed click delivered again is answered but executes nothing more.
+    let (status, _) = e.post(&click, now(), &key()).await;
+    assert_eq!(status, 200);
+    e.discord
+        .wait_until(15, "outcome", |d| {
+            d.message(&conf.id)
+                .is_some_and(|m| m.content().contains("Confirmed"))
+        })
+        .await;
+    e.discord
+        .wait_until(10, "reply", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content() == "Added.")
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        e.store.load_project(e.project).await.unwrap().tasks.len(),
+        1
+    );
+    assert!(e
+        .discord
+        .message(&conf.id)
+        .unwrap()
+        .buttons()
+        .iter()
+        .all(|b| b.2));
+}
