@@ -70,7 +70,7 @@ where
 }
 
 fn message(i: usize) -> NewMessage {
-    let message = if i % 2 == 0 {
+    let message = if i.is_multiple_of(2) {
         ChatMessage::user(format!(
             "Message {i}: add a 20 A circuit for the garage receptacles to LP-1, 12 AWG copper \
              in 3/4 EMT, about 85 feet from the panel. What is the voltage drop?"

@@ -148,15 +148,3 @@ async fn an_empty_project_reports_what_is_missing() {
     assert_eq!(v["counts"]["violations"], 0);
     assert!(v["findings"].to_string().contains("no service"), "{v:#}");
 }
-
-#[tokio::test]
-#[ignore]
-async fn print_report() {
-    let (store, _dir) = sqlite().await;
-    let id = seed(&store, "Shop").await;
-    let (reg, ctx) = (registry(), ctx(store.clone(), id));
-    let v = call(&reg, &ctx, "run_inspection", json!({})).await.unwrap();
-    for f in v["findings"].as_array().unwrap() {
-        println!("{} | {} | {} | {} | {} | {}", f["severity"], f["check"], f["equipment"], f["reference"], f["message"], f["fix"]);
-    }
-}

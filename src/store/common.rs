@@ -152,10 +152,8 @@ pub(crate) fn clean_opt(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>>
 pub(crate) fn db_json<T: serde::Serialize + ?Sized>(v: &T) -> StoreResult<Json<serde_json::Value>> {
     fn scrub(v: &mut serde_json::Value) {
         match v {
-            serde_json::Value::String(s) => {
-                if s.contains('\0') {
-                    *s = s.replace('\0', "\u{FFFD}");
-                }
+            serde_json::Value::String(s) if s.contains('\0') => {
+                *s = s.replace('\0', "\u{FFFD}");
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(scrub),
             serde_json::Value::Object(map) => {

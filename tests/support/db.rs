@@ -62,12 +62,14 @@ enum Location {
         _dir: tempfile::TempDir,
         path: PathBuf,
     },
-    Postgres {
-        admin: PgConnectOptions,
-        options: PgConnectOptions,
-        url: String,
-        name: String,
-    },
+    Postgres(Box<PgLocation>),
+}
+
+struct PgLocation {
+    admin: PgConnectOptions,
+    options: PgConnectOptions,
+    url: String,
+    name: String,
 }
 
 #[derive(Clone)]
@@ -144,12 +146,12 @@ impl TestDb {
                     .await
                     .expect("connect postgres store");
                 (
-                    Location::Postgres {
+                    Location::Postgres(Box::new(PgLocation {
                         admin,
                         options,
                         url: url_with_database(&url, &name),
                         name,
-                    },
+                    })),
                     Opened::Postgres(store),
                 )
             }
@@ -182,14 +184,14 @@ impl TestDb {
     pub fn sqlite_path(&self) -> Option<&Path> {
         match &self.inner.location {
             Location::Sqlite { path, .. } => Some(path),
-            Location::Postgres { .. } => None,
+            Location::Postgres(_) => None,
         }
     }
 
     /// The URL of the test database, on Postgres.
     pub fn postgres_url(&self) -> Option<&str> {
         match &self.inner.location {
-            Location::Postgres { url, .. } => Some(url),
+            Location::Postgres(pg) => Some(&pg.url),
             Location::Sqlite { .. } => None,
         }
     }
@@ -198,8 +200,8 @@ impl TestDb {
     pub async fn try_reopen(&self) -> StoreResult<Arc<dyn Store>> {
         let opened = match &self.inner.location {
             Location::Sqlite { path, .. } => Opened::Sqlite(SqliteStore::open(path).await?),
-            Location::Postgres { options, .. } => {
-                Opened::Postgres(PostgresStore::connect_with(options.clone(), 8).await?)
+            Location::Postgres(pg) => {
+                Opened::Postgres(PostgresStore::connect_with(pg.options.clone(), 8).await?)
             }
         };
         let store: Arc<dyn Store> = match &opened {
@@ -235,8 +237,8 @@ impl TestDb {
                 conn.execute(sql).await.expect("raw sql");
                 let _ = conn.close().await;
             }
-            Location::Postgres { options, .. } => {
-                let mut conn = options.connect().await.expect("connect to postgres");
+            Location::Postgres(pg) => {
+                let mut conn = pg.options.connect().await.expect("connect to postgres");
                 conn.execute(sql).await.expect("raw sql");
                 let _ = conn.close().await;
             }
@@ -261,11 +263,11 @@ impl TestDb {
 
     async fn cleanup(&self) {
         self.close_all().await;
-        if let Location::Postgres { admin, name, .. } = &self.inner.location {
+        if let Location::Postgres(pg) = &self.inner.location {
             // Best effort: a leftover database is harmless on a throwaway server.
-            if let Ok(mut conn) = admin.connect().await {
+            if let Ok(mut conn) = pg.admin.connect().await {
                 let _ = conn
-                    .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+                    .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", pg.name).as_str())
                     .await;
                 let _ = conn.close().await;
             }
