@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::core::Agent;
+use crate::rag::search::Retriever;
 use crate::store::{Store, StoreError};
+use crate::tools::search_tool::SearchCode;
 
 /// The assembled application.
 pub struct App {
@@ -14,6 +16,8 @@ pub struct App {
     pub store: Arc<dyn Store>,
     /// The agent.
     pub agent: Arc<Agent>,
+    /// Knowledge-base search.
+    pub retriever: Retriever,
 }
 
 impl App {
@@ -22,9 +26,27 @@ impl App {
         crate::llm::tls::install_default_crypto_provider();
         let store = crate::store::connect(&config).await?;
         let provider = crate::llm::resilient::build_provider(&config);
-        let tools = Arc::new(crate::tools::default_registry(
-            config.limits.tool_executions_per_minute,
-        ));
+        let (embedder, why_not) =
+            crate::rag::build_embedder(&config, is_terminal::is_terminal(std::io::stderr())).await;
+        // The shipped corpus is stored as text at once (fast); embedding runs in the background
+        // so start-up stays quick, and search uses vectors as they arrive.
+        if let Err(e) = crate::rag::ingest::sync_builtin(store.as_ref(), None).await {
+            tracing::error!(error = %e, "could not store the built-in knowledge base");
+        }
+        if let Some(e) = embedder.clone() {
+            let store = store.clone();
+            tokio::spawn(async move {
+                if let Err(err) =
+                    crate::rag::ingest::embed_missing(store.as_ref(), e.as_ref(), false).await
+                {
+                    tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
+                }
+            });
+        }
+        let retriever = Retriever::new(store.clone(), embedder, why_not);
+        let mut tools = crate::tools::default_registry(config.limits.tool_executions_per_minute);
+        tools.register(SearchCode::new(retriever.clone()));
+        let tools = Arc::new(tools);
         let agent = Agent::new(
             store.clone(),
             provider,
@@ -37,6 +59,7 @@ impl App {
             config,
             store,
             agent: Arc::new(agent),
+            retriever,
         })
     }
 }

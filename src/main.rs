@@ -45,6 +45,47 @@ enum Cmd {
     },
     /// Run the configured platforms (Discord, Slack) and the health/metrics server.
     Serve,
+    /// Search the knowledge base and print ranked passages with scores.
+    Search {
+        /// The question.
+        question: String,
+        /// Passages wanted.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        /// NEC edition (2020 or 2023).
+        #[arg(long)]
+        edition: Option<i32>,
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add documents (PDF, Markdown, text) to the knowledge base; unchanged files do nothing.
+    Ingest {
+        /// Files to ingest.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Workspace that may see them (default: everyone).
+        #[arg(long)]
+        workspace: Option<String>,
+        /// NEC edition the documents are for.
+        #[arg(long)]
+        edition: Option<i32>,
+    },
+    /// Evaluate things; `sparky eval retrieval` prints recall@1/@5 and MRR per embedder.
+    Eval {
+        /// What to evaluate: retrieval.
+        #[arg(value_parser = ["retrieval"])]
+        what: String,
+    },
+    /// Manage the local embedding model: `sparky models fetch`.
+    Models {
+        /// fetch: download and verify the model files.
+        #[arg(value_parser = ["fetch"])]
+        action: String,
+        /// Target directory (default: rag.model_dir).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Register the Discord slash commands (in discord.dev_guild_id when set, else globally).
     RegisterCommands,
     /// Apply database migrations and exit.
@@ -192,6 +233,39 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             sparky::project::io::run_cli(store, action).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Search {
+            question,
+            k,
+            edition,
+            json,
+        } => search(config, &question, k, edition, json).await,
+        Cmd::Ingest {
+            paths,
+            workspace,
+            edition,
+        } => {
+            let app = App::build(config).await?;
+            let embedder = app.retriever.embedder().cloned();
+            let report = sparky::rag::ingest::ingest_files(
+                app.store.as_ref(),
+                embedder.as_ref(),
+                &paths,
+                workspace.as_deref(),
+                edition,
+                true,
+            )
+            .await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Eval { .. } => eval_retrieval(config).await,
+        Cmd::Models { dir, .. } => {
+            let dir = dir.unwrap_or_else(|| config.rag.model_dir());
+            sparky::llm::tls::install_default_crypto_provider();
+            sparky::rag::embed::fetch::fetch_local_model(&dir, true).await?;
+            println!("model files are in {}", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::RegisterCommands => {
             sparky::llm::tls::install_default_crypto_provider();
             let n = sparky::platforms::discord::register_commands_from_config(&config).await?;
@@ -333,4 +407,102 @@ async fn serve(config: Config) -> anyhow::Result<ExitCode> {
         Some(Err(join)) => Err(anyhow::anyhow!("a platform task crashed: {join}")),
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+async fn search(
+    config: Config,
+    question: &str,
+    k: usize,
+    edition: Option<i32>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let app = App::build(config).await?;
+    if let Some(e) = app.retriever.embedder() {
+        // One-shot: make sure every chunk has its vector before searching.
+        sparky::rag::ingest::embed_missing(app.store.as_ref(), e.as_ref(), true).await?;
+    }
+    let opts = sparky::rag::search::SearchOptions {
+        k,
+        edition,
+        workspace: None,
+    };
+    let out = app.retriever.search(question, &opts).await?;
+    if json {
+        let rows: Vec<serde_json::Value> = out
+            .passages
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "section": p.section, "edition": p.edition, "source": p.source,
+                    "page": p.page, "score": p.score, "text": p.text,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if out.passages.is_empty() {
+        println!("Nothing relevant enough was found ({}).", out.method);
+    } else {
+        println!("{} passage(s), {}:", out.passages.len(), out.method);
+        for p in &out.passages {
+            let edition = p.edition.map(|e| format!("NEC {e} ")).unwrap_or_default();
+            let section = p.section.as_deref().unwrap_or("(no section)");
+            let snippet: String = p.text.chars().take(240).collect();
+            println!(
+                "\n[{:.4}] {edition}{section} ({})\n{snippet}",
+                p.score, p.source
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the repository's question set against each embedder available here, each on a fresh
+/// temporary store holding the shipped corpus.
+async fn eval_retrieval(config: Config) -> anyhow::Result<ExitCode> {
+    use sparky::config::EmbedderKind;
+    sparky::llm::tls::install_default_crypto_provider();
+    let questions = sparky::rag::eval::questions().map_err(anyhow::Error::msg)?;
+    let mut kinds = vec![EmbedderKind::None, EmbedderKind::Local];
+    if config.secrets.openai_api_key.is_some() {
+        kinds.push(EmbedderKind::Openai);
+    }
+    if config.secrets.gemini_api_key.is_some() {
+        kinds.push(EmbedderKind::Gemini);
+    }
+    println!("{} questions", questions.len());
+    println!(
+        "{:<40} {:>9} {:>9} {:>7}",
+        "embedder", "recall@1", "recall@5", "MRR"
+    );
+    for kind in kinds {
+        let mut cfg = config.clone();
+        cfg.rag.embedder = kind;
+        let (embedder, why_not) = sparky::rag::build_embedder(&cfg, true).await;
+        let dir = tempfile_dir()?;
+        let store: std::sync::Arc<dyn sparky::store::Store> =
+            std::sync::Arc::new(sparky::store::SqliteStore::open(&dir.join("eval.db")).await?);
+        sparky::rag::ingest::sync_builtin(store.as_ref(), embedder.as_ref()).await?;
+        let name = embedder
+            .as_ref()
+            .map(|e| e.model_name().to_string())
+            .unwrap_or_else(|| "full text only".into());
+        let retriever = sparky::rag::search::Retriever::new(store, embedder, why_not.clone());
+        let report = sparky::rag::eval::evaluate(&retriever, &questions).await?;
+        let _ = std::fs::remove_dir_all(&dir);
+        if kind != EmbedderKind::None && !why_not.is_empty() {
+            println!("{:<40} unavailable: {why_not}", format!("{kind:?}"));
+            continue;
+        }
+        println!(
+            "{:<40} {:>9.3} {:>9.3} {:>7.3}",
+            name, report.recall_at_1, report.recall_at_5, report.mrr
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("sparky-eval-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }

@@ -81,6 +81,43 @@ impl LlmConfig {
     }
 }
 
+/// Which embedding model retrieval uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    /// all-MiniLM-L6-v2 in-process.
+    Local,
+    /// OpenAI embeddings.
+    Openai,
+    /// Gemini embeddings.
+    Gemini,
+    /// Full text only.
+    None,
+}
+
+/// `[rag]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RagConfig {
+    /// Embedding model.
+    pub embedder: EmbedderKind,
+    /// Local model directory ("" = default).
+    pub model_dir: String,
+    /// Fetch the local model on first use.
+    pub auto_fetch: bool,
+}
+
+impl RagConfig {
+    /// The local model directory in effect.
+    pub fn model_dir(&self) -> PathBuf {
+        if self.model_dir.trim().is_empty() {
+            crate::rag::embed::default_model_dir()
+        } else {
+            PathBuf::from(self.model_dir.trim())
+        }
+    }
+}
+
 /// Who may confirm a proposed change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -230,6 +267,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// `[llm]`.
     pub llm: LlmConfig,
+    /// `[rag]`.
+    pub rag: RagConfig,
     /// `[agent]`.
     pub agent: AgentConfig,
     /// `[limits]`.
@@ -277,6 +316,7 @@ impl Config {
 
         let database = section::<DatabaseConfig>(&root, "database", &mut problems);
         let llm = section::<LlmConfig>(&root, "llm", &mut problems);
+        let rag = section::<RagConfig>(&root, "rag", &mut problems);
         let agent = section::<AgentConfig>(&root, "agent", &mut problems);
         let limits = section::<LimitsConfig>(&root, "limits", &mut problems);
         let server = section::<ServerConfig>(&root, "server", &mut problems);
@@ -288,13 +328,16 @@ impl Config {
         let (
             Some(mut database),
             Some(llm),
+            Some(rag),
             Some(agent),
             Some(limits),
             Some(server),
             Some(log),
             Some(discord),
             Some(slack),
-        ) = (database, llm, agent, limits, server, log, discord, slack)
+        ) = (
+            database, llm, rag, agent, limits, server, log, discord, slack,
+        )
         else {
             return Err(ConfigError(problems));
         };
@@ -304,6 +347,7 @@ impl Config {
         let config = Config {
             database,
             llm,
+            rag,
             agent,
             limits,
             server,
@@ -364,6 +408,12 @@ impl Config {
             && self.llm.openai.base_url.contains("api.openai.com")
         {
             problems.push("llm uses openai at api.openai.com but OPENAI_API_KEY is not set".into());
+        }
+        if self.rag.embedder == EmbedderKind::Openai && self.secrets.openai_api_key.is_none() {
+            problems.push("rag.embedder is \"openai\" but OPENAI_API_KEY is not set".into());
+        }
+        if self.rag.embedder == EmbedderKind::Gemini && self.secrets.gemini_api_key.is_none() {
+            problems.push("rag.embedder is \"gemini\" but GEMINI_API_KEY is not set".into());
         }
         if self.llm.request_timeout_secs == 0 {
             problems.push("llm.request_timeout_secs must be at least 1".into());
@@ -492,7 +542,7 @@ impl Config {
 }
 
 const SECTIONS: &[&str] = &[
-    "database", "llm", "agent", "limits", "server", "log", "discord", "slack",
+    "database", "llm", "rag", "agent", "limits", "server", "log", "discord", "slack",
 ];
 
 fn section<T: DeserializeOwned>(

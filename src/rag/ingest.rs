@@ -135,8 +135,8 @@ fn section_start(line: &str) -> Option<String> {
 fn chunk_pages(pages: &[Page], edition: Option<i32>) -> Vec<NewChunk> {
     let mut out = Vec::new();
     let mut current: Option<(Option<String>, Option<i32>, String, String)> = None;
-    let mut flush = |cur: Option<(Option<String>, Option<i32>, String, String)>,
-                     out: &mut Vec<NewChunk>| {
+    let flush = |cur: Option<(Option<String>, Option<i32>, String, String)>,
+                 out: &mut Vec<NewChunk>| {
         let Some((section, page, heading, text)) = cur else {
             return;
         };

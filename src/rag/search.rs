@@ -15,6 +15,29 @@ const RRF_K: f64 = 60.0;
 const CANDIDATES: usize = 30;
 /// Below this cosine similarity a vector hit alone is not relevant enough to show.
 const MIN_COSINE: f64 = 0.45;
+/// A full-text hit must reach this similarity when vectors are available.
+const MIN_TEXT_COSINE: f64 = 0.25;
+
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "can", "do", "does", "for", "from", "how", "i",
+    "if", "in", "is", "it", "my", "need", "of", "on", "or", "should", "so", "the", "there", "this",
+    "to", "what", "when", "where", "which", "with", "you", "we", "our", "me", "any", "have", "has",
+    "its",
+];
+
+/// "how deep for pvc under a driveway" -> "deep or pvc or under or driveway".
+fn any_word_query(query: &str) -> String {
+    let words: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '/'))
+        .map(|w| w.trim_matches('.').to_lowercase())
+        .filter(|w| w.len() > 1 && !STOP_WORDS.contains(&w.as_str()))
+        .collect();
+    if words.is_empty() {
+        query.to_string()
+    } else {
+        words.join(" or ")
+    }
+}
 
 /// Search failures.
 #[derive(Debug, thiserror::Error)]
@@ -163,9 +186,12 @@ impl Retriever {
             }
         }
 
+        // Questions in chat rarely contain every word of the passage that answers them: any
+        // word may match, and the ranking favours passages that match more of them.
+        let loose = any_word_query(query);
         for (rank, hit) in self
             .store
-            .search_text(query, &filter, CANDIDATES)
+            .search_text(&loose, &filter, CANDIDATES)
             .await?
             .into_iter()
             .enumerate()
@@ -174,10 +200,12 @@ impl Retriever {
         }
 
         let mut method = "hybrid (full text + vectors)".to_string();
+        let mut vectors_used = false;
         match &self.embedder {
             Some(embedder) => match embedder.embed(&[query.to_string()], EmbedKind::Query).await {
                 Ok(mut v) if !v.is_empty() => {
                     let q = v.swap_remove(0);
+                    vectors_used = true;
                     let hits = self
                         .store
                         .search_vector(&q, embedder.model_name(), &filter, CANDIDATES)
@@ -198,7 +226,14 @@ impl Retriever {
 
         let mut ranked: Vec<Candidate> = candidates
             .into_values()
-            .filter(|c| c.exact || c.text_hit || c.cosine.is_some_and(|s| s >= MIN_COSINE))
+            .filter(|c| {
+                // With vectors available, a word match alone is not enough: the passage must
+                // also be somewhat close in meaning, so unrelated questions get nothing.
+                let close = c.cosine.is_some_and(|s| s >= MIN_TEXT_COSINE);
+                c.exact
+                    || c.cosine.is_some_and(|s| s >= MIN_COSINE)
+                    || (c.text_hit && (!vectors_used || close))
+            })
             .collect();
         ranked.sort_by(|a, b| {
             b.exact

@@ -11,6 +11,7 @@ pub mod project_tools;
 pub mod query;
 mod registry;
 pub mod schema;
+pub mod search_tool;
 pub mod utility;
 
 use std::sync::Arc;

@@ -57,6 +57,8 @@ impl Bot {
             ("SPARKY_LLM__RETRY_BASE_DELAY_MS".into(), "20".into()),
             ("SPARKY_LLM__REQUEST_TIMEOUT_SECS".into(), "3".into()),
             ("SPARKY_LOG__FILTER".into(), "warn".into()),
+            // Full-text retrieval keeps each process start fast; the embedder has its own tests.
+            ("SPARKY_RAG__EMBEDDER".into(), "none".into()),
         ];
         match db {
             Db::Sqlite => env.push((

@@ -1,0 +1,299 @@
+//! Retrieval end to end: the shipped corpus in a real database, the offline default embedder,
+//! hybrid search, ingestion, and the evaluation set.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use sparky::config::Config;
+use sparky::rag::embed::{EmbedError, EmbedKind, Embedder};
+use sparky::rag::search::{Retriever, SearchOptions};
+use sparky::store::{ChunkFilter, Store};
+use support::bot::{fresh_postgres_url, Bot, Db};
+
+async fn store_for(db: Db, dir: &std::path::Path) -> (Config, Arc<dyn Store>) {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    match db {
+        Db::Sqlite => {
+            env.insert(
+                "SPARKY_DATABASE__SQLITE_PATH".into(),
+                dir.join("r.db").display().to_string(),
+            );
+        }
+        Db::Postgres => {
+            env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
+        }
+    }
+    let config = Config::load(None, &env).unwrap();
+    let store = sparky::store::connect(&config).await.unwrap();
+    (config, store)
+}
+
+async fn local_embedder(config: &Config) -> Arc<dyn Embedder> {
+    sparky::llm::tls::install_default_crypto_provider();
+    let (e, why) = sparky::rag::build_embedder(config, false).await;
+    e.unwrap_or_else(|| panic!("the offline default embedder must be available: {why}"))
+}
+
+async fn hybrid_search_and_recall(db: Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, store) = store_for(db, dir.path()).await;
+    let embedder = local_embedder(&config).await;
+    let report = sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
+        .await
+        .unwrap();
+    assert!(report.chunks > 300, "{report:?}");
+    assert_eq!(report.embedded, report.chunks);
+    let retriever = Retriever::new(store.clone(), Some(embedder), "");
+
+    // An exact reference is looked up directly and comes first.
+    let out = retriever
+        .search("what does table 250.122 say", &SearchOptions::default())
+        .await
+        .unwrap();
+    assert!(out.method.starts_with("hybrid"), "{}", out.method);
+    assert_eq!(
+        out.passages[0].section.as_deref(),
+        Some("Table 250.122"),
+        "{:?}",
+        out.passages[0]
+    );
+    assert!(
+        out.passages
+            .iter()
+            .any(|p| p.section.as_deref() == Some("Table 250.122")
+                && p.text.contains("| 60 | 10 | 8 |")),
+        "the rendered table rows are searchable: {:#?}",
+        out.passages
+    );
+
+    // A question naming no section still finds it.
+    let out = retriever
+        .search(
+            "how deep does pvc conduit need to be buried under a driveway",
+            &SearchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.passages
+            .iter()
+            .any(|p| p.section.as_deref() == Some("300.5")),
+        "{:#?}",
+        out.passages
+    );
+
+    // Nothing relevant: nothing padded.
+    let out = retriever
+        .search(
+            "who won the football game last night",
+            &SearchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(out.passages.is_empty(), "{:#?}", out.passages);
+
+    // The edition filter keeps edition-specific passages of the other edition out.
+    let out = retriever
+        .search(
+            "GFCI protection in dwelling units 210.8(A)",
+            &SearchOptions {
+                k: 10,
+                edition: Some(2020),
+                workspace: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.passages.iter().all(|p| p.edition != Some(2023)),
+        "{:#?}",
+        out.passages
+    );
+
+    // The repository's evaluation set: recall@5 of at least 0.9 with the default embedder.
+    let questions = sparky::rag::eval::questions().unwrap();
+    assert!(questions.len() >= 60);
+    let eval = sparky::rag::eval::evaluate(&retriever, &questions)
+        .await
+        .unwrap();
+    assert!(
+        eval.recall_at_5 >= 0.9,
+        "recall@5 {} misses {:?}",
+        eval.recall_at_5,
+        eval.misses
+    );
+}
+
+#[tokio::test]
+async fn hybrid_search_finds_the_right_sections_on_sqlite() {
+    hybrid_search_and_recall(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn hybrid_search_finds_the_right_sections_on_postgres() {
+    hybrid_search_and_recall(Db::Postgres).await;
+}
+
+/// Counts the texts it is asked to embed; vectors are deterministic fakes.
+struct Counting(AtomicUsize);
+
+#[async_trait]
+impl Embedder for Counting {
+    fn model_name(&self) -> &str {
+        "counting-test"
+    }
+    fn dimensions(&self) -> usize {
+        4
+    }
+    async fn embed(&self, texts: &[String], _: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let n = t.len() as f32;
+                let v = [1.0, n % 7.0 + 1.0, n % 3.0 + 1.0, 1.0];
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+#[tokio::test]
+async fn ingesting_the_same_file_twice_embeds_once_and_bad_files_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = store_for(Db::Sqlite, dir.path()).await;
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let embedder: Arc<dyn Embedder> = counting.clone();
+    let doc = dir.path().join("spec.md");
+    std::fs::write(
+        &doc,
+        "# Site spec\n\n210.8 GFCI at the wash bay\nAll wash bay receptacles get GFCI breakers.\n\n\
+         250.66 Electrode conductor\nUse 4 AWG copper to the ground ring.\n",
+    )
+    .unwrap();
+    let paths = vec![doc.clone()];
+    let first = sparky::rag::ingest::ingest_files(
+        store.as_ref(),
+        Some(&embedder),
+        &paths,
+        Some("T1"),
+        Some(2023),
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(first.documents_changed, 1);
+    assert!(first.embedded >= 2, "{first:?}");
+    let embedded = counting.0.load(Ordering::SeqCst);
+    let second = sparky::rag::ingest::ingest_files(
+        store.as_ref(),
+        Some(&embedder),
+        &paths,
+        Some("T1"),
+        Some(2023),
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.documents_unchanged, 1, "{second:?}");
+    assert_eq!(
+        counting.0.load(Ordering::SeqCst),
+        embedded,
+        "no second embedding"
+    );
+
+    // Visible to its workspace only, with its section reference detected.
+    let own = ChunkFilter {
+        edition: None,
+        workspace: Some("T1".into()),
+    };
+    let other = ChunkFilter {
+        edition: None,
+        workspace: Some("T2".into()),
+    };
+    assert_eq!(
+        store.chunks_by_section("250.66", &own).await.unwrap().len(),
+        1
+    );
+    assert!(store
+        .chunks_by_section("250.66", &other)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // A malformed PDF and an empty file: clear errors, nothing stored.
+    let bad = dir.path().join("broken.pdf");
+    std::fs::write(
+        &bad,
+        b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer <<>>\n%%EOF",
+    )
+    .unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    for (path, needle) in [
+        (&bad, "not a readable PDF"),
+        (&empty, "no extractable text"),
+    ] {
+        let err = sparky::rag::ingest::ingest_files(
+            store.as_ref(),
+            Some(&embedder),
+            &[doc.clone(), path.clone()],
+            None,
+            None,
+            false,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(needle), "{err}");
+    }
+    assert_eq!(
+        store.chunks_by_section("250.66", &own).await.unwrap().len(),
+        1
+    );
+    assert_eq!(counting.0.load(Ordering::SeqCst), embedded);
+}
+
+#[tokio::test]
+async fn sparky_search_json_and_offline_answers_cite_sections() {
+    let bot = Bot::new(Db::Sqlite, None).await;
+    let (out, ok) = bot
+        .run(&["search", "Table 310.16", "--json", "--k", "3"], "")
+        .await;
+    assert!(ok, "{out:?}");
+    let rows: serde_json::Value = serde_json::from_str(&out.join("\n")).unwrap();
+    let first = &rows[0];
+    assert_eq!(first["section"], "Table 310.16");
+    for key in ["edition", "source", "score", "text"] {
+        assert!(first.get(key).is_some(), "missing {key}: {first}");
+    }
+    // A plain question without a model answers with passages and their citations.
+    let effects = bot
+        .chat(
+            "carol",
+            &[],
+            "what size conductor does 240.4(D) allow on a 20 amp breaker\n",
+        )
+        .await;
+    let text = effects
+        .iter()
+        .find(|e| e["type"] == "text")
+        .expect("an answer");
+    assert!(
+        text["text"].as_str().unwrap().contains("240.4(D)"),
+        "{text}"
+    );
+    assert!(
+        text["citations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["section"] == "240.4(D)"),
+        "{text}"
+    );
+}
