@@ -272,6 +272,16 @@ async fn sparky_search_json_and_offline_answers_cite_sections() {
     for key in ["edition", "source", "score", "text"] {
         assert!(first.get(key).is_some(), "missing {key}: {first}");
     }
+    // The platform-neutral search command (what `/sparky search` runs on Discord and Slack).
+    let (out, ok) = bot
+        .run(
+            &["chat", "--user", "carol"],
+            "/search grounding electrode conductor size 250.66\n",
+        )
+        .await;
+    assert!(ok);
+    assert!(out.join("\n").contains("**250.66**"), "{out:?}");
+
     // A plain question without a model answers with passages and their citations.
     let effects = bot
         .chat(

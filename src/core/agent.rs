@@ -323,25 +323,7 @@ impl Agent {
             answer.push_str(
                 "No language model is configured, so here are the most relevant passages:\n",
             );
-            for p in passages.iter().take(3) {
-                let section = p
-                    .get("section")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no section)");
-                let edition = p
-                    .get("edition")
-                    .and_then(Value::as_i64)
-                    .map(|e| format!("NEC {e} "))
-                    .unwrap_or_default();
-                let body = p.get("text").and_then(Value::as_str).unwrap_or("");
-                let clipped: String = body.chars().take(700).collect();
-                let more = if body.chars().count() > 700 {
-                    "…"
-                } else {
-                    ""
-                };
-                answer.push_str(&format!("\n**{edition}{section}**\n{clipped}{more}\n"));
-            }
+            answer.push_str(&super::commands::passages_text(&passages, 3, 700));
             answer.push('\n');
         }
         answer.push_str(&offline_reply());

@@ -9,7 +9,7 @@ use super::session::{Mode, SessionKey};
 use super::Agent;
 use crate::nec::units::Edition;
 use crate::store::StoreError;
-use crate::tools::{run_direct, ToolContext};
+use crate::tools::{run_direct, ToolContext, ToolError};
 
 /// A platform-neutral command.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +32,11 @@ pub enum Command {
     ProjectExport,
     /// List projects.
     ProjectList,
+    /// Search the knowledge base.
+    Search {
+        /// The question.
+        query: String,
+    },
     /// List the tools.
     Tools,
     /// Run a tool directly; `approved` is the person's answer for write tools.
@@ -87,6 +92,10 @@ impl FromStr for Command {
         match head {
             "help" => Ok(Self::Help),
             "tools" => Ok(Self::Tools),
+            "search" if !rest.is_empty() => Ok(Self::Search {
+                query: rest.to_string(),
+            }),
+            "search" => Err("usage: search QUESTION".into()),
             "tool" => {
                 let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, "{}"));
                 if name.is_empty() {
@@ -129,6 +138,34 @@ impl FromStr for Command {
     }
 }
 
+/// Passages as Markdown: "**NEC 2023 210.8(A)**" then the text, clipped to `max_chars`.
+pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String {
+    let mut out = String::new();
+    for p in passages.iter().take(max) {
+        let section = p
+            .get("section")
+            .and_then(Value::as_str)
+            .unwrap_or("(no section)");
+        let edition = p
+            .get("edition")
+            .and_then(Value::as_i64)
+            .map(|e| format!("NEC {e} "))
+            .unwrap_or_default();
+        let source = p.get("source").and_then(Value::as_str).unwrap_or("");
+        let body = p.get("text").and_then(Value::as_str).unwrap_or("");
+        let clipped: String = body.chars().take(max_chars).collect();
+        let more = if body.chars().count() > max_chars {
+            "…"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "\n**{edition}{section}** ({source})\n{clipped}{more}\n"
+        ));
+    }
+    out
+}
+
 /// Help text shared by every front end.
 pub fn help_text() -> String {
     "Ask me NEC questions or about your project in plain words.\n\
@@ -136,6 +173,7 @@ pub fn help_text() -> String {
      \x20 project create NAME [2020|2023]  create a project and bind this channel to it\n\
      \x20 project use NAME                 bind this channel to a project\n\
      \x20 project show | export | list     show the bound project, export it as JSON, list projects\n\
+     \x20 search QUESTION                  passages of the knowledge base with their sections\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
      \x20 confirm [ID] / cancel [ID]       resolve the proposed change\n\
@@ -225,6 +263,35 @@ async fn run(
                     super::context::project_context(&data),
                     json!({"type": "project", "project": data.project}),
                 )
+            }
+        }
+        Command::Search { query } => {
+            let ctx = ToolContext {
+                store: store.clone(),
+                project_id: bound,
+                session_id: None,
+                user: user.to_string(),
+                workspace: Some(key.workspace.clone()),
+            };
+            let args = json!({ "query": query }).to_string();
+            match run_direct(agent.tools(), "search_code", &args, &ctx, |_| false).await {
+                Ok(v) => {
+                    let passages = v
+                        .get("passages")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    let text = if passages.is_empty() {
+                        format!("Nothing in the knowledge base answers \"{query}\".")
+                    } else {
+                        passages_text(&passages, 5, 400)
+                    };
+                    CommandOutput::ok(text, json!({"type": "search", "query": query, "result": v}))
+                }
+                Err(ToolError::NotFound(_)) => {
+                    CommandOutput::err("Search is not available in this deployment.")
+                }
+                Err(e) => CommandOutput::err(e.to_string()),
             }
         }
         Command::Tools => {

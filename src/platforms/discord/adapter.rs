@@ -28,8 +28,6 @@ pub const PLATFORM: &str = "discord";
 pub const DM_WORKSPACE: &str = "dm";
 /// Most messages one command answer is split into (a project export can be long).
 const MAX_PARTS: usize = 8;
-/// Name of the search tool `/sparky search` runs.
-const SEARCH_TOOL: &str = "search_code";
 
 /// Settings from `[discord]`, parsed once.
 #[derive(Debug, Clone)]
@@ -445,19 +443,7 @@ impl Discord {
                 return self.answer(&handle, &out, export).await;
             }
             Slash::Search { question } => {
-                if self.agent.tools().all().all(|t| t.name() != SEARCH_TOOL) {
-                    return self
-                        .answer_text(
-                            &handle,
-                            "⚠️ Search is not available: no document index is configured.",
-                        )
-                        .await;
-                }
-                let command = Command::Tool {
-                    name: SEARCH_TOOL.into(),
-                    args: json!({"query": question}).to_string(),
-                    approved: false,
-                };
+                let command = Command::Search { query: question };
                 let out = execute(&self.agent, &key, &user, command).await;
                 return self.answer(&handle, &out, false).await;
             }

@@ -313,8 +313,6 @@ pub enum SlashAction {
     },
     /// A platform-neutral command.
     Run(Command),
-    /// Full-text search of the knowledge base.
-    Search(String),
     /// The text was not understood: this usage line.
     Usage(String),
 }
@@ -349,9 +347,7 @@ pub fn parse_slash(text: &str) -> SlashAction {
                 _ => SlashAction::Usage("usage: /sparky spec load|source [what you have]".into()),
             }
         }
-        "search" if rest.is_empty() => SlashAction::Usage("usage: /sparky search WORDS".into()),
-        "search" => SlashAction::Search(rest.to_string()),
-        "project" | "tools" | "tool" => match text.parse::<Command>() {
+        "project" | "tools" | "tool" | "search" => match text.parse::<Command>() {
             Ok(c) => SlashAction::Run(c),
             Err(e) => SlashAction::Usage(e),
         },
@@ -388,7 +384,9 @@ mod tests {
         );
         assert_eq!(
             parse_slash("search 250.122"),
-            SlashAction::Search("250.122".into())
+            SlashAction::Run(Command::Search {
+                query: "250.122".into()
+            })
         );
         assert_eq!(
             parse_slash("what size EGC for 60 A?"),

@@ -27,7 +27,6 @@ use crate::core::commands::{self, Command};
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Effect, EffectSink, Input, InputAction};
 use crate::platforms::surface::SurfaceSink;
-use crate::store::ChunkFilter;
 
 pub use events::{Gate, Job, SlashAction, SlashCommand, PLATFORM};
 pub use http::{events_router, events_service};
@@ -289,17 +288,6 @@ impl Shared {
                 };
                 self.show(target, effect).await;
             }
-            SlashAction::Search(q) => {
-                let text = self.search(&cmd.team, &q).await;
-                self.show(
-                    target,
-                    Effect::Text {
-                        text,
-                        citations: Vec::new(),
-                    },
-                )
-                .await;
-            }
             SlashAction::Usage(u) => self.show(target, Effect::Error { message: u }).await,
         }
     }
@@ -307,30 +295,5 @@ impl Shared {
     async fn show(&self, target: ThreadTarget, effect: Effect) {
         let sink = SurfaceSink::new(self.thread(target), self.agent.store().clone());
         sink.emit(effect).await;
-    }
-
-    async fn search(&self, team: &str, query: &str) -> String {
-        let filter = ChunkFilter {
-            edition: None,
-            workspace: Some(team.to_string()),
-        };
-        match self.agent.store().search_text(query, &filter, 5).await {
-            Ok(hits) if hits.is_empty() => format!("No passages match \"{query}\"."),
-            Ok(hits) => hits
-                .iter()
-                .map(|h| {
-                    let c = &h.chunk;
-                    let where_ = match (&c.section, c.edition) {
-                        (Some(s), Some(e)) => format!("NEC {e} {s}"),
-                        (Some(s), None) => s.clone(),
-                        _ => c.heading.clone(),
-                    };
-                    let snippet: String = c.text.chars().take(300).collect();
-                    format!("**{where_}** ({})\n{snippet}", c.source)
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-            Err(e) => format!("Search failed: {e}"),
-        }
     }
 }
