@@ -45,7 +45,12 @@ async fn fill(store: &dyn Store, total: usize) {
     let words: Vec<String> = sparky::rag::corpus::summary_chunks()
         .expect("corpus")
         .iter()
-        .flat_map(|c| c.text.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|c| {
+            c.text
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .filter(|w| w.len() > 3)
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -60,7 +65,9 @@ async fn fill(store: &dyn Store, total: usize) {
         let (doc, _) = store.upsert_document(&doc).await.expect("document");
         let chunks: Vec<NewChunk> = (0..per_doc)
             .map(|i| {
-                let text: Vec<&str> = (0..60).map(|_| words[rng.random_range(0..words.len())].as_str()).collect();
+                let text: Vec<&str> = (0..60)
+                    .map(|_| words[rng.random_range(0..words.len())].as_str())
+                    .collect();
                 let text = text.join(" ");
                 NewChunk {
                     section: Some(format!("{}.{}", 100 + (d * per_doc + i) % 700, i % 90)),
@@ -74,7 +81,10 @@ async fn fill(store: &dyn Store, total: usize) {
             .collect();
         let ids = store.replace_chunks(doc.id, &chunks).await.expect("chunks");
         for id in ids {
-            store.set_embedding(id, MODEL, &unit(&mut rng)).await.expect("embedding");
+            store
+                .set_embedding(id, MODEL, &unit(&mut rng))
+                .await
+                .expect("embedding");
         }
     }
 }
@@ -95,16 +105,26 @@ async fn measure(label: &str, store: Arc<dyn Store>) {
     let mut times: Vec<Duration> = Vec::new();
     for i in 0..200 {
         let t = Instant::now();
-        retriever.search(queries[i % queries.len()], &opts).await.expect("search");
+        retriever
+            .search(queries[i % queries.len()], &opts)
+            .await
+            .expect("search");
         times.push(t.elapsed());
     }
     times.sort();
     let p = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
-    println!("{label:<28} p50={:>8.2} ms  p99={:>8.2} ms", p(0.5), p(0.99));
+    println!(
+        "{label:<28} p50={:>8.2} ms  p99={:>8.2} ms",
+        p(0.5),
+        p(0.99)
+    );
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     rt.block_on(async {
         let admin = std::env::var("SPARKY_TEST_DATABASE_URL").or_else(|_| std::env::var("DATABASE_URL")).ok();
         for size in [10_000usize, 100_000] {
