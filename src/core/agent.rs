@@ -406,7 +406,7 @@ impl Agent {
             return Ok(());
         };
         if action.state != PendingState::Pending {
-            sink.emit(already_resolved(&action)).await;
+            emit_already_resolved(sink, &action, &input.user).await;
             return Ok(());
         }
         let now = Utc::now();
@@ -477,7 +477,7 @@ impl Agent {
         else {
             // Lost a race with another click or replica: the winner reports the outcome.
             if let Some(a) = self.store.pending(&action.id).await? {
-                sink.emit(already_resolved(&a)).await;
+                emit_already_resolved(sink, &a, &input.user).await;
             }
             return Ok(());
         };
@@ -1078,21 +1078,31 @@ fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
     results
 }
 
-fn already_resolved(action: &PendingAction) -> Effect {
-    Effect::Resolved {
+/// A late click (double click, redelivery, another replica): the outcome stays as the winner
+/// showed it; the clicker alone is told how it ended.
+async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, clicker: &str) {
+    let message = format!(
+        "This change was already {}{}.",
+        action.state.as_str(),
+        action
+            .resolved_by
+            .as_deref()
+            .map(|b| format!(" by {b}"))
+            .unwrap_or_default()
+    );
+    sink.emit(Effect::Resolved {
         action_id: action.id.clone(),
         outcome: Outcome::AlreadyResolved,
         by: action.resolved_by.clone(),
-        details: vec![format!(
-            "This change was already {}{}.",
-            action.state.as_str(),
-            action
-                .resolved_by
-                .as_deref()
-                .map(|b| format!(" by {b}"))
-                .unwrap_or_default()
-        )],
-    }
+        details: vec![message.clone()],
+    })
+    .await;
+    sink.emit(Effect::Refusal {
+        action_id: Some(action.id.clone()),
+        user: clicker.to_string(),
+        message,
+    })
+    .await;
 }
 
 /// Who may confirm, in words.

@@ -196,6 +196,12 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                     }
                 }
             }
+            // A late click: the confirmation already shows how it ended, and the clicker gets
+            // the accompanying private note.
+            Effect::Resolved {
+                outcome: Outcome::AlreadyResolved,
+                ..
+            } => {}
             Effect::Resolved {
                 action_id,
                 outcome,
@@ -208,8 +214,6 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                     _ => None,
                 };
                 match message {
-                    // A second click or replica: the message already shows how it ended.
-                    Some(_) if outcome == Outcome::AlreadyResolved => {}
                     Some(m) => {
                         let _ = with_retry("close confirmation", || {
                             self.surface.close_confirmation(&m, &line, &details)

@@ -12,8 +12,7 @@ use serenity::all::{
 };
 
 use super::rest::Rest;
-use crate::core::Outcome;
-use crate::platforms::render::{outcome_line, ConfirmationView};
+use crate::platforms::render::ConfirmationView;
 use crate::platforms::surface::{ChatSurface, SurfaceError};
 
 /// Discord's message length limit.
@@ -231,20 +230,6 @@ impl ChatSurface for ThreadSurface {
                 .collect::<Vec<_>>()
                 .join("\n"),
         );
-        // A late click (double click, redelivery, another replica) must not overwrite the
-        // outcome the winner already showed: tell the clicker privately instead.
-        if outcome == outcome_line(Outcome::AlreadyResolved, None) {
-            return match &self.interaction {
-                Some(i) if i.is_fresh() => {
-                    let body = json!({"content": clip(&text, MAX_MESSAGE), "flags": 64, "allowed_mentions": {"parse": []}});
-                    self.rest
-                        .followup(&i.app_id, &i.token, &body)
-                        .await
-                        .map(|_| ())
-                }
-                _ => Ok(()),
-            };
-        }
         let (channel, id) = self.split_ref(message);
         // Replacing the components with disabled ones keeps the ids (unused) and shows that
         // the buttons are spent; the embed listing the items stays as it was.
