@@ -5,6 +5,7 @@
 //! vector that is no longer unit length (the recorded 768-dimension answer has norm ≈0.57),
 //! so every vector is re-normalised here.
 
+use crate::config::Secret;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -22,11 +23,11 @@ pub const DEFAULT_DIMENSIONS: usize = 3072;
 pub const DEFAULT_MAX_BATCH: usize = 100;
 
 /// Embeds with Gemini's `batchEmbedContents`.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct GeminiEmbedder {
     client: reqwest::Client,
     base_url: String,
-    api_key: String,
+    api_key: Secret,
     model: String,
     dimensions: usize,
     output_dimensionality: Option<usize>,
@@ -35,24 +36,13 @@ pub struct GeminiEmbedder {
     timeout: Duration,
 }
 
-impl std::fmt::Debug for GeminiEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiEmbedder")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("dimensions", &self.dimensions)
-            .field("api_key", &"<redacted>")
-            .finish()
-    }
-}
-
 impl GeminiEmbedder {
     /// `gemini-embedding-001` at full size (3072) at [`DEFAULT_BASE_URL`].
     pub fn new(api_key: impl Into<String>) -> Result<Self, EmbedError> {
         Ok(Self {
             client: http::client(Duration::from_secs(10), None)?,
             base_url: DEFAULT_BASE_URL.to_string(),
-            api_key: api_key.into(),
+            api_key: Secret::new(api_key),
             model: DEFAULT_MODEL.to_string(),
             dimensions: DEFAULT_DIMENSIONS,
             output_dimensionality: None,
@@ -132,7 +122,7 @@ impl GeminiEmbedder {
         let request = self
             .client
             .post(&url)
-            .header("x-goog-api-key", &self.api_key)
+            .header("x-goog-api-key", self.api_key.expose())
             .timeout(self.timeout)
             .json(&self.request_body(texts, kind));
         let response: BatchResponse = http::send_json(request, &url).await?;

@@ -1,5 +1,6 @@
 //! OpenAI embeddings: `POST {base}/embeddings` (also served by OpenAI-compatible servers).
 
+use crate::config::Secret;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,11 +18,11 @@ pub const DEFAULT_DIMENSIONS: usize = 1536;
 pub const DEFAULT_MAX_BATCH: usize = 128;
 
 /// Embeds with OpenAI's `/embeddings` endpoint. Queries and documents are embedded alike.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct OpenAiEmbedder {
     client: reqwest::Client,
     base_url: String,
-    api_key: String,
+    api_key: Secret,
     model: String,
     dimensions: usize,
     /// Sent as `dimensions` (shortened vectors, text-embedding-3 models only).
@@ -31,24 +32,13 @@ pub struct OpenAiEmbedder {
     timeout: Duration,
 }
 
-impl std::fmt::Debug for OpenAiEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiEmbedder")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("dimensions", &self.dimensions)
-            .field("api_key", &"<redacted>")
-            .finish()
-    }
-}
-
 impl OpenAiEmbedder {
     /// `text-embedding-3-small` (1536 dimensions) at [`DEFAULT_BASE_URL`].
     pub fn new(api_key: impl Into<String>) -> Result<Self, EmbedError> {
         Ok(Self {
             client: http::client(Duration::from_secs(10), None)?,
             base_url: DEFAULT_BASE_URL.to_string(),
-            api_key: api_key.into(),
+            api_key: Secret::new(api_key),
             model: DEFAULT_MODEL.to_string(),
             dimensions: DEFAULT_DIMENSIONS,
             requested_dimensions: None,
@@ -106,7 +96,7 @@ impl OpenAiEmbedder {
         let request = self
             .client
             .post(&url)
-            .bearer_auth(&self.api_key)
+            .bearer_auth(self.api_key.expose())
             .timeout(self.timeout)
             .json(&body);
         let response: EmbeddingsResponse = http::send_json(request, &url).await?;
