@@ -222,7 +222,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/../shared/fixtures/llm/gemini/{name}",
+            "{}/tests/fixtures/llm/gemini/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))

@@ -1473,16 +1473,17 @@ mod tests {
         assert!(motor_flc(3.0, true, 115, false).is_err());
     }
 
-    fn reference_dir() -> Option<std::path::PathBuf> {
-        let dir = std::env::var_os("SPARKY_NEC_REFERENCE")
+    /// The vetted reference kept in the repository (`tests/fixtures/nec-tables`, sources in its
+    /// README); `SPARKY_NEC_REFERENCE` points the comparison at another copy.
+    fn reference_dir() -> std::path::PathBuf {
+        std::env::var_os("SPARKY_NEC_REFERENCE")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| {
                 std::path::PathBuf::from(concat!(
                     env!("CARGO_MANIFEST_DIR"),
-                    "/../shared/nec-tables"
+                    "/tests/fixtures/nec-tables"
                 ))
-            });
-        dir.is_dir().then_some(dir)
+            })
     }
 
     fn same_cell(a: &str, b: &str) -> bool {
@@ -1497,10 +1498,12 @@ mod tests {
     /// folder, and then the typed values the lookups return for the main tables.
     #[test]
     fn every_shipped_cell_matches_reference() {
-        let Some(dir) = reference_dir() else {
-            eprintln!("note: NEC reference folder not found; set SPARKY_NEC_REFERENCE to compare");
-            return;
-        };
+        let dir = reference_dir();
+        assert!(
+            dir.is_dir(),
+            "NEC reference folder {} is missing",
+            dir.display()
+        );
         let mut compared = 0usize;
         let mut own = Vec::new();
         for (name, text) in FILES {

@@ -61,7 +61,7 @@ fn vd_single_phase_k_constant_mike_holt() {
     close(r.receiving_end_voltage.0, 113.68, 0.01);
 }
 
-/// `shared/nec-tables/CROSSCHECK.md` (negative fixture from voltagedropcalculator.net/examples):
+/// `tests/fixtures/nec-tables/CROSSCHECK.md` (negative fixture from voltagedropcalculator.net/examples):
 /// 3-phase, 100 A, 200 ft, 1 AWG copper; the published "9.4 V" is wrong, the correct drop is
 /// about 5.3–5.5 V (√3 × 12.9 × 100 × 200 / 83 690 = 5.34 V).
 #[test]

@@ -229,31 +229,25 @@ mod tests {
     use super::super::dot;
     use super::*;
 
-    const FIXTURES: &str = "/work/shared/fixtures/llm/gemini";
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llm/gemini");
 
     fn strings(texts: &[&str]) -> Vec<String> {
         texts.iter().map(|t| t.to_string()).collect()
     }
 
-    /// The recorded 768-dimension request and response, if the fixtures are present.
-    fn fixtures() -> Option<(Value, String)> {
-        let request = std::fs::read_to_string(format!(
-            "{FIXTURES}/batch-embed-contents.gemini-embedding-001-768.request.json"
-        ))
-        .ok()?;
-        let response = std::fs::read_to_string(format!(
-            "{FIXTURES}/batch-embed-contents.gemini-embedding-001-768.response.json"
-        ))
-        .ok()?;
-        Some((serde_json::from_str(&request).ok()?, response))
+    /// The recorded 768-dimension request and response.
+    fn fixtures() -> (Value, String) {
+        let read = |name: &str| {
+            let path = format!("{FIXTURES}/batch-embed-contents.gemini-embedding-001-768.{name}");
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        let request = serde_json::from_str(&read("request.json")).expect("request fixture json");
+        (request, read("response.json"))
     }
 
     #[test]
     fn parses_recorded_response_and_renormalises() {
-        let Some((_, body)) = fixtures() else {
-            eprintln!("Gemini fixtures not present; skipping");
-            return;
-        };
+        let (_, body) = fixtures();
         let raw: Value = serde_json::from_str(&body).expect("fixture json");
         let raw_values: Vec<f32> = raw["embeddings"][0]["values"]
             .as_array()
@@ -279,10 +273,7 @@ mod tests {
 
     #[test]
     fn request_matches_recorded_shape() {
-        let Some((recorded, _)) = fixtures() else {
-            eprintln!("Gemini fixtures not present; skipping");
-            return;
-        };
+        let (recorded, _) = fixtures();
         let e = GeminiEmbedder::new("k")
             .expect("client")
             .with_output_dimensionality(768);

@@ -281,12 +281,9 @@ mod tests {
 
     #[test]
     fn maps_recorded_gemini_errors() {
-        let dir = "/work/shared/fixtures/llm/gemini";
-        let Ok(body) = std::fs::read_to_string(format!("{dir}/error-400.api-key-invalid.json"))
-        else {
-            eprintln!("fixtures not present; skipping");
-            return;
-        };
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llm/gemini");
+        let body = std::fs::read_to_string(format!("{dir}/error-400.api-key-invalid.json"))
+            .expect("recorded Gemini error fixture");
         assert!(
             matches!(from_status(400, None, &body), EmbedError::Auth(m) if m.contains("API key"))
         );
