@@ -1,7 +1,7 @@
 //! The turn loop and the confirmation gate in-process, with extra tools that misbehave,
 //! against the fake providers over real HTTP and a real database.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The `sparky` command line: configuration errors, tools from the CLI, serve's health
 //! endpoints.
 
-mod support;
+use crate::support;
 
 use support::bot::{Bot, Db};
 

@@ -1,7 +1,7 @@
 //! The agent core through the console contract (`sparky chat --json`), for both providers,
 //! against the fake OpenAI and Gemini servers and a real database.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::bot::{of_type, one, Bot, Db};

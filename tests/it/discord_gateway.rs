@@ -2,7 +2,7 @@
 //! Discord (REST over HTTP, gateway over WebSocket) on loopback, the fake LLM, and a real
 //! database. Payloads come from the recorded fixtures.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

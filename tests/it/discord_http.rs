@@ -2,7 +2,7 @@
 //! replays refused, PING answered, and commands and clicks handled as over the gateway
 //! (acknowledged in the HTTP response, then answered through the fake Discord's REST API).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

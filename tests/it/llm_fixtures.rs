@@ -1,9 +1,8 @@
-//! The recorded provider payloads in `shared/fixtures/llm/` decode to the expected neutral
+//! The recorded provider payloads in `tests/fixtures/llm/` decode to the expected neutral
 //! events, our encoders produce the recorded request shapes, and the fake servers stream in
 //! the recorded shapes and are decoded by the very same code.
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support::fake_llm;
 
 use std::collections::BTreeSet;
 
@@ -16,7 +15,7 @@ use sparky::llm::{
     ToolCall, ToolResult, ToolSpec, Usage,
 };
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/llm");
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llm");
 
 fn bytes(name: &str) -> Vec<u8> {
     std::fs::read(format!("{DIR}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))

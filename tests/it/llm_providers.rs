@@ -1,8 +1,7 @@
 //! Both providers through the real HTTP client (and the `Resilient` wrapper) against the
 //! strict fake servers of `support/fake_llm.rs`.
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support::fake_llm;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -640,7 +639,7 @@ async fn keys_are_sent_only_when_configured() {
 
 #[tokio::test]
 async fn gemini_error_fixtures_over_http() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/llm/gemini");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llm/gemini");
     let load = |name: &str| -> Value {
         let text = std::fs::read_to_string(format!("{dir}/{name}")).expect("fixture");
         serde_json::from_str(&text).expect("fixture JSON")

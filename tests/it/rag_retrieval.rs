@@ -1,7 +1,7 @@
 //! Retrieval end to end: the shipped corpus in a real database, the offline default embedder,
 //! hybrid search, ingestion, and the evaluation set.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

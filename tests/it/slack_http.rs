@@ -1,7 +1,7 @@
 //! End to end over the HTTP Events API: signed requests from "Slack" to Sparky's axum
 //! endpoint, Sparky's slack-morphism client to the fake Web API, the fake LLM, a real database.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The Slack parsers, the signature check and the fake Slack, checked against payloads Slack
-//! (and others' real traffic) recorded: `../shared/fixtures/platforms/slack/`.
+//! (and others' real traffic) recorded: `tests/fixtures/platforms/slack/`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

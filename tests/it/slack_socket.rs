@@ -2,7 +2,7 @@
 //! (after `apps.connections.open` with the app token), receives envelopes built from the
 //! recorded ones and acknowledges them; replies go through the fake Web API.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! Store: pending actions (the confirmation gate), on SQLite and Postgres.
 
-#[path = "support/db.rs"]
-mod db;
+use crate::support::db;
 
 use chrono::Utc;
 use db::{key, new_pending, TestDb};

@@ -1,7 +1,6 @@
 //! Store: projects, channel bindings, roles and equipment, on SQLite and Postgres.
 
-#[path = "support/db.rs"]
-mod db;
+use crate::support::db;
 
 use db::{circuit, panel, TestDb};
 use sparky::config::ConfirmPolicy;

@@ -1,7 +1,6 @@
 //! Store: documents, chunks, embeddings, full-text and vector search, on SQLite and Postgres.
 
-#[path = "support/db.rs"]
-mod db;
+use crate::support::db;
 
 use std::sync::Arc;
 

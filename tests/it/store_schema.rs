@@ -1,7 +1,6 @@
 //! Store: migrations, the schema-version guard and `connect`, on SQLite and Postgres.
 
-#[path = "support/db.rs"]
-mod db;
+use crate::support::db;
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,7 @@
 //! Store: sessions, history, session locks, event de-duplication and audit, on SQLite and
 //! Postgres.
 
-#[path = "support/db.rs"]
-mod db;
+use crate::support::db;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

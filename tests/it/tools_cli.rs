@@ -2,8 +2,8 @@
 //! non-zero with the error as JSON), and `sparky project import/export` round-trips a project
 //! (JSON) and a panel schedule (CSV).
 
-mod support;
-mod tools_fixture;
+use crate::support;
+use crate::tools_fixture;
 
 use serde_json::Value;
 use support::bot::{Bot, Db};

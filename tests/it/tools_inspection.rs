@@ -1,7 +1,7 @@
 //! run_inspection finds the problems seeded into a project, with the right references, on a
 //! real (SQLite) database through the real registry; and the pure `inspect` agrees.
 
-mod tools_fixture;
+use crate::tools_fixture;
 
 use serde_json::{json, Value};
 use tools_fixture::{call, call_err, ctx, registry, seed, sqlite};

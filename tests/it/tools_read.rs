@@ -1,7 +1,7 @@
 //! Read-only NEC and query tools through the real registry on a real (SQLite) database:
 //! project-aware results, clear errors for bad input, never a panic.
 
-mod tools_fixture;
+use crate::tools_fixture;
 
 use serde_json::json;
 use tools_fixture::{call, call_err, ctx, registry, seed, sqlite};

@@ -1,9 +1,8 @@
 //! Write tools: a preview changes nothing; executing changes exactly what the preview showed.
 //! The main test runs on SQLite and Postgres; the error cases on SQLite.
 
-#[path = "support/db.rs"]
-mod db;
-mod tools_fixture;
+use crate::support::db;
+use crate::tools_fixture;
 
 use db::TestDb;
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! A fake Discord on 127.0.0.1: the REST API over HTTP (axum) and the gateway over WebSocket,
 //! enough for serenity's client and the Sparky adapter to run against it unchanged. Payloads
-//! are built from the recorded fixtures in `shared/fixtures/platforms/discord/` (same shapes,
+//! are built from the recorded fixtures in `tests/fixtures/platforms/discord/` (same shapes,
 //! ids substituted), and every REST call is recorded with its time for assertions.
 //!
 //! Self-contained: include it from `support/mod.rs` (`pub mod fake_discord;`).
@@ -39,7 +39,7 @@ pub const TOKEN: &str = "fake-discord-token";
 
 /// Where the recorded payloads are.
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/platforms/discord")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/platforms/discord")
 }
 
 /// Reads one recorded fixture file as JSON.

@@ -1,6 +1,6 @@
 //! A scripted fake of the OpenAI Chat Completions and Gemini `streamGenerateContent` APIs:
 //! real HTTP + SSE on 127.0.0.1, streaming in the exact shapes of the recorded fixtures in
-//! `shared/fixtures/llm/`, and as strict as the real services about the requests it accepts
+//! `tests/fixtures/llm/`, and as strict as the real services about the requests it accepts
 //! (every tool call answered before the conversation goes on, thought signatures echoed,
 //! object schemas for tools, model and key present).
 //!

@@ -1,7 +1,7 @@
 //! A fake Slack on loopback: the Web API over HTTP (the methods Sparky calls, with the
 //! response shapes slack-morphism decodes), Socket Mode over a real WebSocket, and builders
 //! of signed Events API / interactivity / slash-command requests made from the recorded
-//! payloads in `../shared/fixtures/platforms/slack/`.
+//! payloads in `tests/fixtures/platforms/slack/`.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, VecDeque};
@@ -30,16 +30,16 @@ pub const APP_TOKEN: &str = "xapp-fake-app-token";
 /// The signing secret of the fake app.
 pub const SIGNING_SECRET: &str = "fake-signing-secret-0123456789";
 
-/// A recorded payload from the shared fixtures.
+/// A recorded payload from `tests/fixtures`.
 pub fn fixture(name: &str) -> String {
     let path = format!(
-        "{}/../shared/fixtures/platforms/slack/{name}",
+        "{}/tests/fixtures/platforms/slack/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {path}: {e}"))
 }
 
-/// A recorded JSON payload from the shared fixtures.
+/// A recorded JSON payload from `tests/fixtures`.
 pub fn fixture_json(name: &str) -> Value {
     serde_json::from_str(&fixture(name)).expect("fixture is JSON")
 }

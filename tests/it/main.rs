@@ -1,0 +1,26 @@
+//! Integration tests, one binary: a module per area, sharing the harnesses in `support`
+//! (fake Slack, Discord and model servers; throwaway SQLite and Postgres databases).
+
+mod support;
+mod tools_fixture;
+
+mod agent_core;
+mod cli;
+mod console_agent;
+mod discord_gateway;
+mod discord_http;
+mod llm_fixtures;
+mod llm_providers;
+mod rag_retrieval;
+mod slack_http;
+mod slack_payloads;
+mod slack_socket;
+mod store_pending;
+mod store_projects;
+mod store_retrieval;
+mod store_schema;
+mod store_sessions;
+mod tools_cli;
+mod tools_inspection;
+mod tools_read;
+mod tools_write;
