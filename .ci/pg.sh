@@ -129,17 +129,18 @@ pg_check_vector() {
     SET enable_seqscan = off;
     SELECT round((array_fill(1::real, ARRAY[384])::vector
       <=> array_fill(2::real, ARRAY[384])::vector)::numeric, 6),
-      (SELECT count(*) FROM (SELECT e FROM v ORDER BY e <=> (SELECT e FROM v LIMIT 1) LIMIT 5) t);"
+      (SELECT count(*) FROM (SELECT e FROM v ORDER BY e <=> (SELECT e FROM v LIMIT 1) LIMIT 5) t);
+    DROP TABLE v;
+    DROP EXTENSION vector;"
   local out
-  if ! out=$("$PG_BIN/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres \
-    -d postgres -c "$sql" 2>&1); then
+  if ! out=$(echo "$sql" | "$PG_BIN/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h 127.0.0.1 \
+    -p "$PG_PORT" -U postgres -d postgres -f - 2>&1); then
     if grep -q "Illegal instruction\|signal 4" "$PG_RUN/server.log" 2>/dev/null; then
       pg_fail "pgvector crashed with an illegal instruction: it was built for another CPU; delete $PG_CACHE to rebuild it"
     fi
     pg_fail "vector check failed: $out"
   fi
   [ "$(echo "$out" | tail -1)" = "0.000000|5" ] || pg_fail "vector check returned '$out', expected '0.000000|5'"
-  "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "DROP EXTENSION vector" >/dev/null
 }
 
 pg_start() {
