@@ -31,9 +31,29 @@ while True:
         port += 1
 PY
 }
-PG_PORT="${SPARKY_PG_PORT:-$(free_port 54329)}"
-PG_RUN="${SPARKY_PG_RUN:-/tmp/sparky-pg-$PG_PORT}"
 PG_USER_OS="sparkypg"
+
+# Claims a port and its run directory: the directory is created atomically, so two runs that
+# start together never share (or wipe) one server.
+pg_claim() {
+  if [ -n "${SPARKY_PG_PORT:-}" ]; then
+    PG_PORT="$SPARKY_PG_PORT"
+    PG_RUN="${SPARKY_PG_RUN:-/tmp/sparky-pg-$PG_PORT}"
+    rm -rf "$PG_RUN"
+    mkdir -p "$PG_RUN"
+    return
+  fi
+  local port=54329
+  while :; do
+    port=$(free_port "$port")
+    if mkdir "/tmp/sparky-pg-$port" 2>/dev/null; then
+      PG_PORT="$port"
+      PG_RUN="/tmp/sparky-pg-$port"
+      return
+    fi
+    port=$((port + 1))
+  done
+}
 
 pg_fail() {
   echo "pg.sh: $*" >&2
@@ -94,6 +114,10 @@ pgvector_build() {
 pg_install() {
   local bin="$PG_CACHE/pgserver/pginstall/bin"
   local marker="$PG_CACHE/pgvector-$PGVECTOR_VERSION-portable"
+  mkdir -p "$(dirname "$PG_CACHE")"
+  # One installer at a time; the others wait and then find it done.
+  exec 9>"$PG_CACHE.lock"
+  flock 9
   if [ ! -x "$bin/pg_ctl" ] || [ ! -e "$marker" ]; then
     echo "pg.sh: installing PostgreSQL and building pgvector $PGVECTOR_VERSION into $PG_CACHE (once)" >&2
     rm -rf "$PG_CACHE"
@@ -105,6 +129,7 @@ pg_install() {
     chmod -R a+rX "$PG_CACHE"
     touch "$marker"
   fi
+  flock -u 9
   PG_BIN="$bin"
 }
 
@@ -145,7 +170,7 @@ pg_check_vector() {
 
 pg_start() {
   pg_install
-  rm -rf "$PG_RUN"
+  pg_claim
   mkdir -p "$PG_RUN/data" "$PG_RUN/sock"
   if [ "$(id -u)" = "0" ]; then
     id -u "$PG_USER_OS" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$PG_USER_OS"
@@ -162,8 +187,10 @@ pg_start() {
 }
 
 pg_stop() {
-  if [ -n "${PG_BIN:-}" ] && [ -d "$PG_RUN/data" ]; then
-    pg_as_owner "'$PG_BIN/pg_ctl' -D '$PG_RUN/data' -m fast -w stop >/dev/null 2>&1" || true
+  if [ -n "${PG_RUN:-}" ] && [ -d "$PG_RUN" ]; then
+    if [ -n "${PG_BIN:-}" ] && [ -d "$PG_RUN/data" ]; then
+      pg_as_owner "'$PG_BIN/pg_ctl' -D '$PG_RUN/data' -m fast -w stop >/dev/null 2>&1" || true
+    fi
     rm -rf "$PG_RUN"
   fi
 }
