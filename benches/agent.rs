@@ -147,7 +147,11 @@ fn main() {
         let config = Config::load(None, &env).expect("config");
         let store = sparky::store::connect(&config).await.expect("store");
         let project = store
-            .create_project("bench", Edition::Nec2023)
+            .create_project(
+                &sparky::project::Workspace::new("bench", "w"),
+                "bench",
+                Edition::Nec2023,
+            )
             .await
             .expect("project");
         store

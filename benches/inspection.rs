@@ -122,6 +122,7 @@ fn in_memory() -> ProjectData {
     let mut p = ProjectData {
         project: Project {
             id: 1,
+            workspace: sparky::project::Workspace::local(),
             name: "bench".into(),
             edition: Edition::Nec2023,
             confirm_policy: None,
@@ -217,7 +218,11 @@ fn main() {
         );
         let t = Instant::now();
         let p = store
-            .create_project("bench", Edition::Nec2023)
+            .create_project(
+                &sparky::project::Workspace::local(),
+                "bench",
+                Edition::Nec2023,
+            )
             .await
             .expect("project");
         store.set_service(p.id, &service()).await.expect("service");

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::session::{Mode, SessionKey};
 use super::Agent;
 use crate::nec::units::Edition;
+use crate::project::MemberRole;
 use crate::store::StoreError;
 use crate::tools::{run_direct, ToolContext, ToolError};
 
@@ -30,8 +31,22 @@ pub enum Command {
     ProjectShow,
     /// Export the bound project as JSON.
     ProjectExport,
-    /// List projects.
+    /// List the workspace's projects.
     ProjectList,
+    /// Give a person a role in the bound project (owners only).
+    ProjectGrant {
+        /// Platform user id (a `<@U123>` mention is accepted).
+        user: String,
+        /// The role.
+        role: MemberRole,
+    },
+    /// Take a person's role in the bound project away (owners only).
+    ProjectRevoke {
+        /// Platform user id (a `<@U123>` mention is accepted).
+        user: String,
+    },
+    /// The bound project's members and their roles.
+    ProjectMembers,
     /// Search the knowledge base.
     Search {
         /// The question.
@@ -127,15 +142,49 @@ impl FromStr for Command {
                     "show" => Ok(Self::ProjectShow),
                     "export" => Ok(Self::ProjectExport),
                     "list" => Ok(Self::ProjectList),
-                    _ => Err(
-                        "usage: project create NAME [2020|2023] | use NAME | show | export | list"
-                            .into(),
-                    ),
+                    "members" => Ok(Self::ProjectMembers),
+                    "grant" => {
+                        let (user, role) = arg
+                            .rsplit_once(char::is_whitespace)
+                            .ok_or("usage: project grant USER viewer|editor|owner")?;
+                        let role = MemberRole::parse(&role.to_ascii_lowercase())
+                            .ok_or("the role is viewer, editor or owner")?;
+                        Ok(Self::ProjectGrant {
+                            user: user_id(user)?,
+                            role,
+                        })
+                    }
+                    "revoke" if !arg.is_empty() => Ok(Self::ProjectRevoke {
+                        user: user_id(arg)?,
+                    }),
+                    _ => Err(PROJECT_USAGE.into()),
                 }
             }
             other => Err(format!("unknown command '{other}'; try help")),
         }
     }
+}
+
+const PROJECT_USAGE: &str = "usage: project create NAME [2020|2023] | use NAME | show | export \
+     | list | members | grant USER viewer|editor|owner | revoke USER";
+
+/// A user id from what people type: the id itself or a mention (`<@U123>`, `<@!123>`,
+/// `<@U123|alice>`), which Slack and Discord both send for a picked person.
+pub fn user_id(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    let id = match t.strip_prefix("<@").and_then(|r| r.strip_suffix('>')) {
+        Some(inner) => {
+            let inner = inner.strip_prefix('!').unwrap_or(inner);
+            inner.split('|').next().unwrap_or(inner)
+        }
+        None => t,
+    };
+    if id.is_empty() || id.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "'{t}' is not a person; name one user id or mention"
+        ));
+    }
+    Ok(id.to_string())
 }
 
 /// Passages as Markdown: "**NEC 2023 210.8(A)**" then the text, clipped to `max_chars`.
@@ -173,6 +222,9 @@ pub fn help_text() -> String {
      \x20 project create NAME [2020|2023]  create a project and bind this channel to it\n\
      \x20 project use NAME                 bind this channel to a project\n\
      \x20 project show | export | list     show the bound project, export it as JSON, list projects\n\
+     \x20 project members                 who has which role in the bound project\n\
+     \x20 project grant USER ROLE         give a person viewer, editor or owner (owners only)\n\
+     \x20 project revoke USER             take a person's role away (owners only)\n\
      \x20 search QUESTION                  passages of the knowledge base with their sections\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
@@ -201,6 +253,7 @@ async fn run(
     command: Command,
 ) -> Result<CommandOutput, StoreError> {
     let store = agent.store();
+    let workspace = key.workspace();
     let bound = store
         .channel_project(&key.platform, &key.workspace, &key.channel)
         .await?;
@@ -209,35 +262,59 @@ async fn run(
             CommandOutput::ok(help_text(), json!({"type": "help", "text": help_text()}))
         }
         Command::ProjectCreate { name, edition } => {
-            let p = store.create_project(name.trim(), edition).await?;
+            let p = store
+                .create_project(&workspace, name.trim(), edition)
+                .await?;
+            store
+                .set_member_role(p.id, &key.platform, user, MemberRole::Owner)
+                .await?;
             store
                 .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
                 .await?;
-            store
-                .set_member_role(p.id, &key.platform, user, crate::project::MemberRole::Owner)
-                .await?;
             CommandOutput::ok(
                 format!(
-                    "Created project \"{}\" (NEC {}) and bound this channel to it.",
+                    "Created project \"{}\" (NEC {}) and bound this channel to it; you are its owner.",
                     p.name, p.edition
                 ),
                 json!({"type": "project", "project": p}),
             )
         }
-        Command::ProjectUse { name } => match store.project_by_name(&name).await? {
-            Some(p) => {
-                store
-                    .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
-                    .await?;
-                CommandOutput::ok(
-                    format!("This channel now works on project \"{}\".", p.name),
+        Command::ProjectUse { name } => {
+            // Another workspace's project is "not found", exactly like a missing one.
+            let Some(p) = store.project_by_name(&workspace, &name).await? else {
+                return Ok(not_found(&name));
+            };
+            if bound == Some(p.id) {
+                return Ok(CommandOutput::ok(
+                    format!("This channel works on project \"{}\".", p.name),
                     json!({"type": "project", "project": p}),
-                )
+                ));
             }
-            None => CommandOutput::err(format!("There is no project named \"{name}\".")),
-        },
+            let members = store.members(p.id).await?;
+            let role = members.iter().find(|(u, _)| u == user).map(|(_, r)| *r);
+            if members.is_empty() {
+                // A project nobody holds a role in (imported, or older than roles) is claimed
+                // by the first person who binds it.
+                store
+                    .set_member_role(p.id, &key.platform, user, MemberRole::Owner)
+                    .await?;
+            } else if !matches!(role, Some(MemberRole::Editor | MemberRole::Owner)) {
+                return Ok(CommandOutput::err(format!(
+                    "Binding a channel to \"{}\" needs the editor or owner role; ask an owner to \
+                     `project grant` you one.",
+                    p.name
+                )));
+            }
+            store
+                .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
+                .await?;
+            CommandOutput::ok(
+                format!("This channel now works on project \"{}\".", p.name),
+                json!({"type": "project", "project": p}),
+            )
+        }
         Command::ProjectList => {
-            let list = store.list_projects().await?;
+            let list = store.list_projects(&workspace).await?;
             let text = if list.is_empty() {
                 "No projects yet.".to_string()
             } else {
@@ -248,11 +325,74 @@ async fn run(
             };
             CommandOutput::ok(text, json!({"type": "projects", "projects": list}))
         }
+        Command::ProjectMembers => {
+            let Some(id) = bound else {
+                return Ok(unbound());
+            };
+            let members = store.members(id).await?;
+            let text = if members.is_empty() {
+                "Nobody holds a role in this project yet.".to_string()
+            } else {
+                members
+                    .iter()
+                    .map(|(u, r)| format!("- {u}: {}", r.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let list: Vec<Value> = members
+                .iter()
+                .map(|(u, r)| json!({"user": u, "role": r}))
+                .collect();
+            CommandOutput::ok(text, json!({"type": "members", "members": list}))
+        }
+        Command::ProjectGrant { user: who, role } => {
+            let Some(id) = bound else {
+                return Ok(unbound());
+            };
+            if store.member_role(id, &key.platform, user).await? != Some(MemberRole::Owner) {
+                return Ok(CommandOutput::err(
+                    "Only an owner of the project can change roles.",
+                ));
+            }
+            store.set_member_role(id, &key.platform, &who, role).await?;
+            CommandOutput::ok(
+                format!("{who} is now {} of this project.", role.as_str()),
+                json!({"type": "member", "user": who, "role": role}),
+            )
+        }
+        Command::ProjectRevoke { user: who } => {
+            let Some(id) = bound else {
+                return Ok(unbound());
+            };
+            if store.member_role(id, &key.platform, user).await? != Some(MemberRole::Owner) {
+                return Ok(CommandOutput::err(
+                    "Only an owner of the project can change roles.",
+                ));
+            }
+            let owners = store
+                .members(id)
+                .await?
+                .into_iter()
+                .filter(|(u, r)| *r == MemberRole::Owner && *u != who)
+                .count();
+            if owners == 0 {
+                return Ok(CommandOutput::err(
+                    "A project keeps at least one owner; grant someone else owner first.",
+                ));
+            }
+            let removed = store.remove_member(id, &key.platform, &who).await?;
+            CommandOutput::ok(
+                if removed {
+                    format!("{who} no longer has a role in this project.")
+                } else {
+                    format!("{who} had no role in this project.")
+                },
+                json!({"type": "member", "user": who, "role": null}),
+            )
+        }
         Command::ProjectShow | Command::ProjectExport => {
             let Some(id) = bound else {
-                return Ok(CommandOutput::err(
-                    "No project is bound to this channel; use `project use NAME`.",
-                ));
+                return Ok(unbound());
             };
             let data = store.load_project(id).await?;
             if matches!(command, Command::ProjectExport) {
@@ -338,6 +478,14 @@ async fn run(
     })
 }
 
+fn not_found(name: &str) -> CommandOutput {
+    CommandOutput::err(format!("There is no project named \"{}\".", name.trim()))
+}
+
+fn unbound() -> CommandOutput {
+    CommandOutput::err("No project is bound to this channel; use `project use NAME`.")
+}
+
 /// Parses a mode name for the `mode` option of commands.
 pub fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
@@ -373,6 +521,27 @@ mod tests {
                 approved: false
             }
         );
+        assert_eq!(
+            "project grant <@U0ALICE|alice> Editor"
+                .parse::<Command>()
+                .unwrap(),
+            Command::ProjectGrant {
+                user: "U0ALICE".into(),
+                role: MemberRole::Editor
+            }
+        );
+        assert_eq!(
+            "project revoke <@!80351110224678912>"
+                .parse::<Command>()
+                .unwrap(),
+            Command::ProjectRevoke {
+                user: "80351110224678912".into()
+            }
+        );
+        assert!("project grant bob".parse::<Command>().is_err());
+        assert!("project grant bob admin".parse::<Command>().is_err());
+        assert!("project grant <@> owner".parse::<Command>().is_err());
+        assert!("project revoke".parse::<Command>().is_err());
         assert!("project".parse::<Command>().is_err());
         assert!("frobnicate".parse::<Command>().is_err());
     }

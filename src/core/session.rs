@@ -36,6 +36,13 @@ impl SessionKey {
     }
 }
 
+impl SessionKey {
+    /// The workspace the conversation happens in (its projects are the only ones it sees).
+    pub fn workspace(&self) -> crate::project::Workspace {
+        crate::project::Workspace::new(&self.platform, &self.workspace)
+    }
+}
+
 impl fmt::Display for SessionKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec, PanelSpec, Project, ProjectData,
-    ServiceSpec, TaskSpec, TransformerSpec,
+    ServiceSpec, TaskSpec, TransformerSpec, Workspace,
 };
 use crate::nec::units::{Amps, ConductorSize, Edition, Feet, Material, TempRating, VoltAmperes};
 use crate::store::{Store, StoreError};
@@ -279,6 +279,7 @@ pub fn validate(f: &ProjectFile) -> Result<(), IoError> {
 /// a store failure part-way leaves a partial project, which the error names.
 pub async fn import(
     store: &dyn Store,
+    workspace: &Workspace,
     file: &ProjectFile,
     name: Option<&str>,
 ) -> Result<Project, IoError> {
@@ -287,12 +288,12 @@ pub async fn import(
     if name.is_empty() {
         return Err(IoError::Invalid("the project name is empty".into()));
     }
-    if store.project_by_name(name).await?.is_some() {
+    if store.project_by_name(workspace, name).await?.is_some() {
         return Err(IoError::Invalid(format!(
             "a project named {name} already exists; import under another name with --name"
         )));
     }
-    let project = store.create_project(name, file.edition).await?;
+    let project = store.create_project(workspace, name, file.edition).await?;
     let partial = |e: StoreError| {
         IoError::Invalid(format!(
             "import stopped part-way ({e}); project {name} is incomplete"
@@ -351,13 +352,21 @@ pub async fn import(
 }
 
 /// A project's file by project name.
-pub async fn export(store: &dyn Store, name: &str) -> Result<ProjectFile, IoError> {
-    Ok(to_file(&load_by_name(store, name).await?))
+pub async fn export(
+    store: &dyn Store,
+    workspace: &Workspace,
+    name: &str,
+) -> Result<ProjectFile, IoError> {
+    Ok(to_file(&load_by_name(store, workspace, name).await?))
 }
 
-async fn load_by_name(store: &dyn Store, name: &str) -> Result<ProjectData, IoError> {
+async fn load_by_name(
+    store: &dyn Store,
+    workspace: &Workspace,
+    name: &str,
+) -> Result<ProjectData, IoError> {
     let p = store
-        .project_by_name(name)
+        .project_by_name(workspace, name)
         .await?
         .ok_or_else(|| IoError::Invalid(format!("there is no project named {}", name.trim())))?;
     Ok(store.load_project(p.id).await?)
@@ -642,11 +651,12 @@ pub fn parse_schedule_csv(text: &str, panel: &str) -> Result<Vec<CircuitSpec>, I
 /// or its number is already used in the panel.
 pub async fn import_schedule(
     store: &dyn Store,
+    workspace: &Workspace,
     project: &str,
     panel: &str,
     text: &str,
 ) -> Result<usize, IoError> {
-    let p = load_by_name(store, project).await?;
+    let p = load_by_name(store, workspace, project).await?;
     let target = p.panel_by_name(panel).ok_or_else(|| {
         IoError::Invalid(format!(
             "project {} has no panel named {}",
@@ -700,6 +710,9 @@ pub enum ProjectCmd {
         /// json or csv (default: from the file extension).
         #[arg(long)]
         format: Option<String>,
+        /// The workspace the project belongs to: PLATFORM:ID (e.g. slack:T0123) or local.
+        #[arg(long, default_value = "local")]
+        workspace: Workspace,
     },
     /// Export a project as JSON, or its panel schedules as CSV.
     Export {
@@ -714,6 +727,9 @@ pub enum ProjectCmd {
         /// CSV: only this panel.
         #[arg(long)]
         panel: Option<String>,
+        /// The workspace the project belongs to: PLATFORM:ID (e.g. slack:T0123) or local.
+        #[arg(long, default_value = "local")]
+        workspace: Workspace,
     },
 }
 
@@ -726,6 +742,7 @@ pub async fn run_cli(store: Arc<dyn Store>, cmd: ProjectCmd) -> Result<(), IoErr
             project,
             panel,
             format,
+            workspace,
         } => {
             let text = std::fs::read_to_string(&file).map_err(|e| IoError::File {
                 path: file.display().to_string(),
@@ -749,14 +766,15 @@ pub async fn run_cli(store: Arc<dyn Store>, cmd: ProjectCmd) -> Result<(), IoErr
                         "a CSV schedule needs --project NAME and --panel NAME".into(),
                     ));
                 };
-                let n = import_schedule(store.as_ref(), &project, &panel, &text).await?;
+                let n =
+                    import_schedule(store.as_ref(), &workspace, &project, &panel, &text).await?;
                 println!(
                     "{}",
                     serde_json::json!({"imported_circuits": n, "project": project, "panel": panel})
                 );
             } else {
                 let f = parse_file(&text)?;
-                let p = import(store.as_ref(), &f, name.as_deref()).await?;
+                let p = import(store.as_ref(), &workspace, &f, name.as_deref()).await?;
                 println!(
                     "{}",
                     serde_json::json!({
@@ -775,16 +793,17 @@ pub async fn run_cli(store: Arc<dyn Store>, cmd: ProjectCmd) -> Result<(), IoErr
             out,
             format,
             panel,
+            workspace,
         } => {
             let text = match format.to_ascii_lowercase().as_str() {
                 "json" => {
-                    let f = export(store.as_ref(), &name).await?;
+                    let f = export(store.as_ref(), &workspace, &name).await?;
                     serde_json::to_string_pretty(&f)
                         .map_err(|e| IoError::Invalid(format!("encoding: {e}")))?
                         + "\n"
                 }
                 "csv" => {
-                    let p = load_by_name(store.as_ref(), &name).await?;
+                    let p = load_by_name(store.as_ref(), &workspace, &name).await?;
                     schedule_csv(&p, panel.as_deref())?
                 }
                 other => {

@@ -19,7 +19,7 @@ use crate::nec::units::{
 use crate::project::{
     ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItem,
     LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ServiceSpec, Task, TaskSpec, Transformer,
-    TransformerSpec,
+    TransformerSpec, Workspace,
 };
 
 use super::{
@@ -340,6 +340,7 @@ impl_row_ext!(sqlx::sqlite::SqliteRow);
 pub(crate) fn project_from(r: &impl RowExt) -> StoreResult<Project> {
     Ok(Project {
         id: r.i64("id")?,
+        workspace: Workspace::new(r.string("platform")?, r.string("workspace")?),
         name: r.string("name")?,
         edition: edition_from_db(r.i32("edition")?)?,
         confirm_policy: policy_from_db(r.opt_string("confirm_policy")?)?,
@@ -608,7 +609,7 @@ macro_rules! impl_store {
             use $crate::project::{
                 ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec,
                 LoadItem, LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ProjectData,
-                ServiceSpec, Task, TaskSpec, Transformer, TransformerSpec,
+                ServiceSpec, Task, TaskSpec, Transformer, TransformerSpec, Workspace,
             };
             use $crate::store::common::*;
             use $crate::store::{
@@ -646,12 +647,19 @@ macro_rules! impl_store {
 
                 // ----- projects -----
 
-                async fn create_project(&self, name: &str, edition: Edition) -> StoreResult<Project> {
+                async fn create_project(
+                    &self,
+                    workspace: &Workspace,
+                    name: &str,
+                    edition: Edition,
+                ) -> StoreResult<Project> {
                     let name = name.trim();
                     let row = sqlx::query(
-                        "INSERT INTO projects (name, edition, confirm_policy, created_at) \
-                         VALUES ($1, $2, NULL, $3) RETURNING *",
+                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
+                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
                     )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
                     .bind(name)
                     .bind(edition_to_db(edition))
                     .bind(now())
@@ -673,24 +681,38 @@ macro_rules! impl_store {
                         .transpose()
                 }
 
-                async fn project_by_name(&self, name: &str) -> StoreResult<Option<Project>> {
-                    sqlx::query("SELECT * FROM projects WHERE lower(name) = lower($1)")
-                        .bind(name.trim())
-                        .fetch_optional(&self.pool)
-                        .await
-                        .map_err(db)?
-                        .map(|r| project_from(&r))
-                        .transpose()
+                async fn project_by_name(
+                    &self,
+                    workspace: &Workspace,
+                    name: &str,
+                ) -> StoreResult<Option<Project>> {
+                    sqlx::query(
+                        "SELECT * FROM projects \
+                         WHERE platform = $1 AND workspace = $2 AND lower(name) = lower($3)",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(name.trim())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| project_from(&r))
+                    .transpose()
                 }
 
-                async fn list_projects(&self) -> StoreResult<Vec<Project>> {
-                    sqlx::query("SELECT * FROM projects ORDER BY lower(name), id")
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(db)?
-                        .iter()
-                        .map(project_from)
-                        .collect()
+                async fn list_projects(&self, workspace: &Workspace) -> StoreResult<Vec<Project>> {
+                    sqlx::query(
+                        "SELECT * FROM projects WHERE platform = $1 AND workspace = $2 \
+                         ORDER BY lower(name), id",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(project_from)
+                    .collect()
                 }
 
                 async fn update_project(&self, project: &Project) -> StoreResult<()> {
@@ -719,9 +741,11 @@ macro_rules! impl_store {
                     channel: &str,
                     project_id: i64,
                 ) -> StoreResult<()> {
-                    sqlx::query(
+                    // Only a project of the channel's own workspace can be bound to it.
+                    let done = sqlx::query(
                         "INSERT INTO channel_bindings (platform, workspace, channel, project_id, bound_at) \
-                         VALUES ($1, $2, $3, $4, $5) \
+                         SELECT $1, $2, $3, id, $5 FROM projects \
+                         WHERE id = $4 AND platform = $1 AND workspace = $2 \
                          ON CONFLICT (platform, workspace, channel) \
                          DO UPDATE SET project_id = excluded.project_id, bound_at = excluded.bound_at",
                     )
@@ -732,9 +756,12 @@ macro_rules! impl_store {
                     .bind(now())
                     .execute(&self.pool)
                     .await
-                    .map_err(|e| {
-                        violation(e, None, Some(format!("project {project_id} does not exist")))
-                    })?;
+                    .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!(
+                            "project {project_id} does not exist"
+                        )));
+                    }
                     Ok(())
                 }
 
@@ -780,6 +807,39 @@ macro_rules! impl_store {
                         violation(e, None, Some(format!("project {project_id} does not exist")))
                     })?;
                     Ok(())
+                }
+
+                async fn remove_member(
+                    &self,
+                    project_id: i64,
+                    platform: &str,
+                    user: &str,
+                ) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "DELETE FROM project_members \
+                         WHERE project_id = $1 AND platform = $2 AND user_id = $3",
+                    )
+                    .bind(project_id)
+                    .bind(platform)
+                    .bind(user)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() > 0)
+                }
+
+                async fn members(&self, project_id: i64) -> StoreResult<Vec<(String, MemberRole)>> {
+                    sqlx::query(
+                        "SELECT user_id, role FROM project_members WHERE project_id = $1 \
+                         ORDER BY user_id",
+                    )
+                    .bind(project_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(|r| Ok((r.string("user_id")?, role_from(r)?)))
+                    .collect()
                 }
 
                 async fn member_role(

@@ -17,7 +17,7 @@ use crate::nec::units::Edition;
 use crate::project::{
     ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItem,
     LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ProjectData, ServiceSpec, Task, TaskSpec,
-    Transformer, TransformerSpec,
+    Transformer, TransformerSpec, Workspace,
 };
 
 pub use connect::connect;
@@ -98,17 +98,28 @@ pub trait Store: Send + Sync {
     async fn ping(&self) -> StoreResult<()>;
 
     // ----- projects -----
-    /// Creates a project; `Conflict` when the name exists.
-    async fn create_project(&self, name: &str, edition: Edition) -> StoreResult<Project>;
+    /// Creates a project in `workspace`; `Conflict` when the name exists there.
+    async fn create_project(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+        edition: Edition,
+    ) -> StoreResult<Project>;
     /// A project by id.
     async fn project(&self, id: i64) -> StoreResult<Option<Project>>;
-    /// A project by name (case-insensitive).
-    async fn project_by_name(&self, name: &str) -> StoreResult<Option<Project>>;
-    /// All projects, by name.
-    async fn list_projects(&self) -> StoreResult<Vec<Project>>;
+    /// A project of `workspace` by name (case-insensitive); other workspaces' projects are
+    /// never found.
+    async fn project_by_name(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+    ) -> StoreResult<Option<Project>>;
+    /// The projects of `workspace`, by name.
+    async fn list_projects(&self, workspace: &Workspace) -> StoreResult<Vec<Project>>;
     /// Saves edition and confirm policy.
     async fn update_project(&self, project: &Project) -> StoreResult<()>;
-    /// Binds a channel to a project (replacing any earlier binding).
+    /// Binds a channel to a project of the channel's own workspace (replacing any earlier
+    /// binding); `NotFound` when the project is not in that workspace.
     async fn bind_channel(
         &self,
         platform: &str,
@@ -131,6 +142,11 @@ pub trait Store: Send + Sync {
         user: &str,
         role: MemberRole,
     ) -> StoreResult<()>;
+    /// Removes a member's role; whether there was one.
+    async fn remove_member(&self, project_id: i64, platform: &str, user: &str)
+        -> StoreResult<bool>;
+    /// Every member of a project with their role, by user id.
+    async fn members(&self, project_id: i64) -> StoreResult<Vec<(String, MemberRole)>>;
     /// A member's role, if any.
     async fn member_role(
         &self,

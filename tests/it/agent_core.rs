@@ -111,7 +111,14 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
         config.agent.clone(),
         &config.limits,
     );
-    let project = store.create_project("p", Edition::Nec2023).await.unwrap();
+    let project = store
+        .create_project(
+            &sparky::project::Workspace::new("test", "w"),
+            "p",
+            Edition::Nec2023,
+        )
+        .await
+        .unwrap();
     store
         .bind_channel("test", "w", "c", project.id)
         .await
@@ -253,7 +260,12 @@ async fn mixed_read_and_write_calls(db: Db) {
             _ => None,
         })
         .expect("a confirmation");
-    let p = h.store.project_by_name("p").await.unwrap().unwrap();
+    let p = h
+        .store
+        .project_by_name(&sparky::project::Workspace::new("test", "w"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(h.store.load_project(p.id).await.unwrap().tasks.is_empty());
 
     fake.push(Reply::Text("Task added.".into()));
@@ -333,7 +345,12 @@ async fn read_calls_run_at_once_and_writes_wait_for_confirm_postgres() {
 async fn an_expired_action_says_so_and_changes_nothing() {
     let fake = FakeLlm::start(Dialect::OpenAi).await;
     let h = harness(&fake, Db::Sqlite).await;
-    let p = h.store.project_by_name("p").await.unwrap().unwrap();
+    let p = h
+        .store
+        .project_by_name(&sparky::project::Workspace::new("test", "w"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     let session = h
         .store
         .open_session(&key(), Default::default(), Some(p.id))

@@ -26,7 +26,7 @@ fn fridge(watts: f64) -> Reply {
 async fn loads(bot: &Bot, project: &str) -> usize {
     let store = bot.store().await;
     let p = store
-        .project_by_name(project)
+        .project_by_name(&sparky::project::Workspace::local(), project)
         .await
         .unwrap()
         .expect("project exists");

@@ -74,7 +74,11 @@ async fn world(db: Db) -> World {
     let config = Config::load(None, &env).unwrap();
     let store = sparky::store::connect(&config).await.unwrap();
     let project = store
-        .create_project("Shop", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::new("discord", GUILD_ID),
+            "Shop",
+            Edition::Nec2023,
+        )
         .await
         .unwrap();
     store

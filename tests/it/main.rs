@@ -24,3 +24,4 @@ mod tools_cli;
 mod tools_inspection;
 mod tools_read;
 mod tools_write;
+mod workspaces;

@@ -26,7 +26,11 @@ async fn backend_and_ping(db: TestDb) {
 async fn projects_are_unique_case_insensitively(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("Warehouse Retrofit", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Warehouse Retrofit",
+            Edition::Nec2023,
+        )
         .await
         .expect("create");
     assert_eq!(p.name, "Warehouse Retrofit");
@@ -34,7 +38,11 @@ async fn projects_are_unique_case_insensitively(db: TestDb) {
     assert_eq!(p.confirm_policy, None);
 
     match store
-        .create_project("warehouse retrofit", Edition::Nec2020)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "warehouse retrofit",
+            Edition::Nec2020,
+        )
         .await
     {
         Err(StoreError::Conflict(msg)) => {
@@ -45,21 +53,34 @@ async fn projects_are_unique_case_insensitively(db: TestDb) {
     }
 
     let by_name = store
-        .project_by_name("  WAREHOUSE retrofit ")
+        .project_by_name(
+            &sparky::project::Workspace::local(),
+            "  WAREHOUSE retrofit ",
+        )
         .await
         .expect("by name")
         .expect("found");
     assert_eq!(by_name, p);
     assert_eq!(store.project(p.id).await.expect("by id"), Some(p.clone()));
     assert_eq!(store.project(p.id + 1000).await.expect("missing"), None);
-    assert_eq!(store.project_by_name("nope").await.expect("missing"), None);
+    assert_eq!(
+        store
+            .project_by_name(&sparky::project::Workspace::local(), "nope")
+            .await
+            .expect("missing"),
+        None
+    );
 
     store
-        .create_project("alpha", Edition::Nec2020)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "alpha",
+            Edition::Nec2020,
+        )
         .await
         .expect("second");
     let names: Vec<String> = store
-        .list_projects()
+        .list_projects(&sparky::project::Workspace::local())
         .await
         .expect("list")
         .into_iter()
@@ -71,7 +92,11 @@ async fn projects_are_unique_case_insensitively(db: TestDb) {
 async fn update_project_saves_edition_and_policy(db: TestDb) {
     let store = db.store();
     let mut p = store
-        .create_project("Clinic", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Clinic",
+            Edition::Nec2023,
+        )
         .await
         .expect("create");
     p.edition = Edition::Nec2020;
@@ -103,12 +128,13 @@ async fn update_project_saves_edition_and_policy(db: TestDb) {
 
 async fn channel_bindings_and_roles(db: TestDb) {
     let store = db.store();
+    let team = sparky::project::Workspace::new("slack", "T1");
     let a = store
-        .create_project("A", Edition::Nec2023)
+        .create_project(&team, "A", Edition::Nec2023)
         .await
         .expect("a");
     let b = store
-        .create_project("B", Edition::Nec2023)
+        .create_project(&team, "B", Edition::Nec2023)
         .await
         .expect("b");
     assert_eq!(
@@ -189,11 +215,11 @@ async fn channel_bindings_and_roles(db: TestDb) {
 async fn duplicate_panel_name_conflicts(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let q = store
-        .create_project("Q", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "Q", Edition::Nec2023)
         .await
         .expect("q");
     let lp1 = store.add_panel(p.id, &panel("LP-1")).await.expect("add");
@@ -241,7 +267,7 @@ async fn duplicate_panel_name_conflicts(db: TestDb) {
 async fn duplicate_circuit_number_conflicts(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let lp1 = store.add_panel(p.id, &panel("LP-1")).await.expect("lp-1");
@@ -299,7 +325,7 @@ async fn duplicate_circuit_number_conflicts(db: TestDb) {
 async fn removing_a_panel_removes_its_circuits(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let lp1 = store.add_panel(p.id, &panel("LP-1")).await.expect("lp-1");
@@ -327,7 +353,7 @@ async fn removing_a_panel_removes_its_circuits(db: TestDb) {
 async fn typed_values_round_trip(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2020)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2020)
         .await
         .expect("p");
     let lp = store.add_panel(p.id, &panel("MDP")).await.expect("panel");
@@ -365,7 +391,7 @@ async fn typed_values_round_trip(db: TestDb) {
 async fn corrupt_values_are_errors_not_panics(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let lp = store.add_panel(p.id, &panel("LP-1")).await.expect("panel");
@@ -384,7 +410,11 @@ async fn corrupt_values_are_errors_not_panics(db: TestDb) {
 async fn equipment_round_trips(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("Van build", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Van build",
+            Edition::Nec2023,
+        )
         .await
         .expect("p");
 
@@ -526,11 +556,19 @@ async fn equipment_round_trips(db: TestDb) {
 async fn load_project_returns_everything(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("Full", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Full",
+            Edition::Nec2023,
+        )
         .await
         .expect("p");
     let other = store
-        .create_project("Other", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Other",
+            Edition::Nec2023,
+        )
         .await
         .expect("other");
     let lp1 = store.add_panel(p.id, &panel("LP-1")).await.expect("lp1");
@@ -598,7 +636,104 @@ async fn load_project_returns_everything(db: TestDb) {
     }
 }
 
+async fn projects_stay_in_their_workspace(db: TestDb) {
+    let store = db.store();
+    let team_a = sparky::project::Workspace::new("slack", "TA");
+    let team_b = sparky::project::Workspace::new("slack", "TB");
+    let guild = sparky::project::Workspace::new("discord", "TA");
+    let a = store
+        .create_project(&team_a, "Shop", Edition::Nec2023)
+        .await
+        .expect("a");
+    assert_eq!(a.workspace, team_a);
+    // The same name is free in every other workspace, on the same or another platform.
+    let b = store
+        .create_project(&team_b, "shop", Edition::Nec2020)
+        .await
+        .expect("same name in another team");
+    store
+        .create_project(&guild, "Shop", Edition::Nec2023)
+        .await
+        .expect("same workspace id on another platform");
+
+    let found = store.project_by_name(&team_b, "SHOP").await.expect("b");
+    assert_eq!(found.map(|p| p.id), Some(b.id));
+    let only_a = store
+        .create_project(&team_a, "Annex", Edition::Nec2023)
+        .await
+        .expect("annex");
+    assert_eq!(
+        store
+            .project_by_name(&team_b, "Annex")
+            .await
+            .expect("lookup"),
+        None,
+        "another team's project is not found"
+    );
+    let names = |list: Vec<sparky::project::Project>| -> Vec<String> {
+        list.into_iter().map(|p| p.name).collect()
+    };
+    assert_eq!(
+        names(store.list_projects(&team_a).await.expect("list a")),
+        ["Annex", "Shop"]
+    );
+    assert_eq!(
+        names(store.list_projects(&team_b).await.expect("list b")),
+        ["shop"]
+    );
+    assert!(store
+        .list_projects(&sparky::project::Workspace::local())
+        .await
+        .expect("list local")
+        .is_empty());
+
+    // A channel of team B cannot be bound to team A's project, whatever the id says.
+    assert!(matches!(
+        store.bind_channel("slack", "TB", "C1", only_a.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.bind_channel("discord", "TA", "C1", only_a.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(
+        store
+            .channel_project("slack", "TB", "C1")
+            .await
+            .expect("none"),
+        None
+    );
+    store
+        .bind_channel("slack", "TA", "C1", only_a.id)
+        .await
+        .expect("own workspace");
+
+    // Members: listed by id, removed once.
+    store
+        .set_member_role(a.id, "slack", "U2", MemberRole::Editor)
+        .await
+        .expect("editor");
+    store
+        .set_member_role(a.id, "slack", "U1", MemberRole::Owner)
+        .await
+        .expect("owner");
+    assert_eq!(
+        store.members(a.id).await.expect("members"),
+        [
+            ("U1".to_string(), MemberRole::Owner),
+            ("U2".to_string(), MemberRole::Editor)
+        ]
+    );
+    assert!(store.remove_member(a.id, "slack", "U2").await.expect("rm"));
+    assert!(!store
+        .remove_member(a.id, "slack", "U2")
+        .await
+        .expect("rm again"));
+    assert_eq!(store.members(a.id).await.expect("members").len(), 1);
+}
+
 db::both_backends!(
+    projects_stay_in_their_workspace,
     backend_and_ping,
     projects_are_unique_case_insensitively,
     update_project_saves_edition_and_policy,

@@ -20,7 +20,11 @@ fn newest_shipped(backend: Backend) -> i64 {
 async fn schema_too_new_is_refused(db: TestDb) {
     let store = db.store();
     store
-        .create_project("Kept", Edition::Nec2023)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Kept",
+            Edition::Nec2023,
+        )
         .await
         .expect("data");
     let future = newest_shipped(db.backend()) + 1000;
@@ -46,18 +50,33 @@ async fn schema_too_new_is_refused(db: TestDb) {
         Ok(_) => panic!("expected SchemaTooNew, but the store opened"),
     }
     // Nothing was touched: the data is still readable through the already-open store.
-    assert!(store.project_by_name("Kept").await.expect("read").is_some());
+    assert!(store
+        .project_by_name(&sparky::project::Workspace::local(), "Kept")
+        .await
+        .expect("read")
+        .is_some());
 }
 
 async fn reopening_is_idempotent(db: TestDb) {
     let store = db.store();
     store
-        .create_project("Once", Edition::Nec2020)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Once",
+            Edition::Nec2020,
+        )
         .await
         .expect("create");
     for _ in 0..2 {
         let again = db.reopen().await;
-        assert_eq!(again.list_projects().await.expect("list").len(), 1);
+        assert_eq!(
+            again
+                .list_projects(&sparky::project::Workspace::local())
+                .await
+                .expect("list")
+                .len(),
+            1
+        );
     }
 }
 
@@ -74,7 +93,11 @@ async fn connect_follows_the_configuration(db: TestDb) {
             let store = sparky::store::connect(&config).await.expect("connect");
             assert_eq!(store.backend(), Backend::Sqlite);
             store
-                .create_project("Via config", Edition::Nec2023)
+                .create_project(
+                    &sparky::project::Workspace::local(),
+                    "Via config",
+                    Edition::Nec2023,
+                )
                 .await
                 .expect("write");
             assert!(path.exists());
@@ -84,13 +107,17 @@ async fn connect_follows_the_configuration(db: TestDb) {
             let store = sparky::store::connect(&config).await.expect("connect");
             assert_eq!(store.backend(), Backend::Postgres);
             store
-                .create_project("Via config", Edition::Nec2023)
+                .create_project(
+                    &sparky::project::Workspace::local(),
+                    "Via config",
+                    Edition::Nec2023,
+                )
                 .await
                 .expect("write");
             // Same database as the harness's store.
             assert!(db
                 .store()
-                .project_by_name("via config")
+                .project_by_name(&sparky::project::Workspace::local(), "via config")
                 .await
                 .expect("read")
                 .is_some());

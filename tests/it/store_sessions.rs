@@ -17,7 +17,7 @@ use sparky::store::{AuditEntry, AuditKind, StoreError};
 async fn open_session_is_idempotent(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let s = store
@@ -76,7 +76,7 @@ async fn concurrent_opens_share_one_session(db: TestDb) {
 async fn session_settings_are_saved(db: TestDb) {
     let store = db.store();
     let p = store
-        .create_project("P", Edition::Nec2023)
+        .create_project(&sparky::project::Workspace::local(), "P", Edition::Nec2023)
         .await
         .expect("p");
     let s = store

@@ -245,7 +245,11 @@ async fn projects_round_trip_through_json_and_schedules_through_csv() {
         .await;
     assert!(!ok, "{out:?}");
     let store = bot.store().await;
-    let copy = store.project_by_name("Shop copy").await.unwrap().unwrap();
+    let copy = store
+        .project_by_name(&sparky::project::Workspace::local(), "Shop copy")
+        .await
+        .unwrap()
+        .unwrap();
     let data = store.load_project(copy.id).await.unwrap();
     let lp9 = data.panel_by_name("LP-9").unwrap();
     assert_eq!(data.circuits_of(lp9.id).len(), 6);

@@ -140,7 +140,11 @@ async fn seeded_problems_are_found_with_references_and_fixes() {
 async fn an_empty_project_reports_what_is_missing() {
     let (store, _dir) = sqlite().await;
     let p = store
-        .create_project("Empty", sparky::nec::units::Edition::Nec2020)
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Empty",
+            sparky::nec::units::Edition::Nec2020,
+        )
         .await
         .unwrap();
     let (reg, ctx) = (registry(), ctx(store, p.id));

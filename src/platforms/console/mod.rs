@@ -49,7 +49,7 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
         Format::Plain
     };
     let mut out = Renderer::new(std::io::stdout(), format);
-    let project = bind_project(&agent, &key, opts.project.as_deref()).await?;
+    let project = bind_project(&agent, &key, &opts.user, opts.project.as_deref()).await?;
 
     if format != Format::Json {
         out.line(
@@ -137,10 +137,12 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
     Ok(())
 }
 
-/// Binds the console channel to `name` (created if missing), or to "default" when unbound.
+/// Binds the console channel to `name` (created if missing), or to "default" when unbound,
+/// through the same commands as every other front end (so the creator becomes its owner).
 async fn bind_project(
     agent: &Agent,
     key: &SessionKey,
+    user: &str,
     name: Option<&str>,
 ) -> Result<String, StoreError> {
     let store = agent.store();
@@ -154,23 +156,32 @@ async fn bind_project(
             }
         }
     }
-    let name = name.unwrap_or("default");
-    let project = match store.project_by_name(name).await? {
-        Some(p) => p,
-        None => match store.create_project(name, Edition::default()).await {
-            Ok(p) => p,
+    let name = name.unwrap_or("default").to_string();
+    let bind = || commands::execute(agent, key, user, Command::ProjectUse { name: name.clone() });
+    let mut out = bind().await;
+    if out.is_error
+        && store
+            .project_by_name(&key.workspace(), &name)
+            .await?
+            .is_none()
+    {
+        let create = Command::ProjectCreate {
+            name: name.clone(),
+            edition: Edition::default(),
+        };
+        out = commands::execute(agent, key, user, create).await;
+        if out.is_error {
             // Another console created it at the same moment.
-            Err(StoreError::Conflict(_)) => store
-                .project_by_name(name)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(format!("project {name}")))?,
-            Err(e) => return Err(e),
-        },
-    };
-    store
-        .bind_channel(&key.platform, &key.workspace, &key.channel, project.id)
-        .await?;
-    Ok(project.name)
+            out = bind().await;
+        }
+    }
+    if out.is_error {
+        return Err(StoreError::Conflict(out.text));
+    }
+    Ok(out.json["project"]["name"]
+        .as_str()
+        .unwrap_or(&name)
+        .to_string())
 }
 
 /// Lines from a line editor (terminal) or from stdin (scripts).

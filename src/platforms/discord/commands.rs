@@ -8,6 +8,7 @@ use serenity::all::{
 use crate::core::commands::Command;
 use crate::core::session::Mode;
 use crate::nec::units::Edition;
+use crate::project::MemberRole;
 
 /// Name of the one top-level command.
 pub const COMMAND_NAME: &str = "sparky";
@@ -42,6 +43,19 @@ fn text(name: &str, description: &str, required: bool) -> CreateCommandOption {
     CreateCommandOption::new(CommandOptionType::String, name, description)
         .required(required)
         .max_length(if name == "args" { 4000 } else { 1800 })
+}
+
+fn person() -> CreateCommandOption {
+    CreateCommandOption::new(CommandOptionType::User, "user", "The person").required(true)
+}
+
+fn user<'a>(opts: &'a [ResolvedOption<'a>]) -> Result<String, String> {
+    opts.iter()
+        .find_map(|o| match o.value {
+            ResolvedValue::User(u, _) if o.name == "user" => Some(u.id.to_string()),
+            _ => None,
+        })
+        .ok_or_else(|| "the option `user` is required".to_string())
 }
 
 fn sub(name: &str, description: &str) -> CreateCommandOption {
@@ -101,7 +115,24 @@ pub fn definition() -> CreateCommand {
             )
             .add_sub_option(sub("show", "Show the bound project"))
             .add_sub_option(sub("export", "Export the bound project as JSON"))
-            .add_sub_option(sub("list", "List projects")),
+            .add_sub_option(sub("list", "List this server's projects"))
+            .add_sub_option(sub("members", "Who has which role in the bound project"))
+            .add_sub_option(
+                sub(
+                    "grant",
+                    "Give a person a role in the bound project (owners only)",
+                )
+                .add_sub_option(person())
+                .add_sub_option(
+                    text("role", "The role", true)
+                        .add_string_choice("viewer", "viewer")
+                        .add_string_choice("editor", "editor")
+                        .add_string_choice("owner", "owner"),
+                ),
+            )
+            .add_sub_option(
+                sub("revoke", "Take a person's role away (owners only)").add_sub_option(person()),
+            ),
         )
         .add_option(
             sub("search", "Search the code and the team's documents").add_sub_option(text(
@@ -176,7 +207,9 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
         }
         ("project", ResolvedValue::SubCommandGroup(g)) => {
             let Some(s) = g.first() else {
-                return Err("use `/sparky project create|use|show|export|list`".into());
+                return Err(
+                    "use `/sparky project create|use|show|export|list|members|grant|revoke`".into(),
+                );
             };
             let o: &[ResolvedOption<'_>] = match &s.value {
                 ResolvedValue::SubCommand(o) => o,
@@ -196,6 +229,13 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
                 "show" => Command::ProjectShow,
                 "export" => Command::ProjectExport,
                 "list" => Command::ProjectList,
+                "members" => Command::ProjectMembers,
+                "grant" => Command::ProjectGrant {
+                    user: user(o)?,
+                    role: MemberRole::parse(required(o, "role")?)
+                        .ok_or("the role is viewer, editor or owner")?,
+                },
+                "revoke" => Command::ProjectRevoke { user: user(o)? },
                 other => return Err(format!("unknown project sub-command `{other}`")),
             };
             Ok(Slash::Run(cmd))
@@ -266,6 +306,39 @@ mod tests {
                 equipment: None
             }
         );
+    }
+
+    #[test]
+    fn grant_takes_a_picked_user_and_a_role() {
+        let mut d = data(
+            serde_json::json!([{"type": 2, "name": "project", "options": [
+                {"type": 1, "name": "grant", "options": [
+                    {"type": 6, "name": "user", "value": "80351110224678912"},
+                    {"type": 3, "name": "role", "value": "editor"}
+                ]}
+            ]}]),
+        );
+        d.resolved.users.insert(
+            serenity::all::UserId::new(80351110224678912),
+            serde_json::from_value(serde_json::json!({
+                "id": "80351110224678912", "username": "nelly", "discriminator": "1337",
+                "avatar": null, "global_name": "Nelly"
+            }))
+            .unwrap(),
+        );
+        assert_eq!(
+            parse(&d.options()).unwrap(),
+            Slash::Run(Command::ProjectGrant {
+                user: "80351110224678912".into(),
+                role: MemberRole::Editor
+            })
+        );
+        let d = data(
+            serde_json::json!([{"type": 2, "name": "project", "options": [
+                {"type": 1, "name": "grant", "options": [{"type": 3, "name": "role", "value": "editor"}]}
+            ]}]),
+        );
+        assert!(parse(&d.options()).unwrap_err().contains("user"));
     }
 
     #[test]

@@ -843,7 +843,11 @@ impl SlackBot {
         }
         let (config, store, agent) = build(&env).await;
         let project = store
-            .create_project("Shop", sparky::nec::units::Edition::Nec2023)
+            .create_project(
+                &sparky::project::Workspace::new("slack", TEAM),
+                "Shop",
+                sparky::nec::units::Edition::Nec2023,
+            )
             .await
             .expect("project");
         store

@@ -100,8 +100,17 @@ pub fn circuit(
 ///
 /// and panel LP-2 (fine, 65 kA, fed from LP-1 through feeder F2 of 3 AWG, 60 ft).
 pub async fn seed(store: &Arc<dyn Store>, name: &str) -> i64 {
+    seed_in(store, &sparky::project::Workspace::local(), name).await
+}
+
+/// [`seed`] in a given workspace.
+pub async fn seed_in(
+    store: &Arc<dyn Store>,
+    workspace: &sparky::project::Workspace,
+    name: &str,
+) -> i64 {
     let p = store
-        .create_project(name, Edition::Nec2023)
+        .create_project(workspace, name, Edition::Nec2023)
         .await
         .expect("project");
     store
