@@ -212,6 +212,29 @@ impl Agent {
         // Typing while a confirmation is pending is a correction, not a confirmation.
         if let Some(action) = self.store.open_pending_for_session(session.id).await? {
             let now = Utc::now();
+            if action.expires_at > now && !self.may_resolve(&action, &session, &input.user).await? {
+                // Only someone who may resolve the proposal can supersede it. Anyone else's
+                // words are kept in the thread; the model reads them, with their author, once
+                // the proposal is resolved.
+                self.append(
+                    session.id,
+                    ChatMessage::user(text),
+                    Some(&input.user),
+                    input.event_id.clone(),
+                )
+                .await?;
+                sink.emit(Effect::Refusal {
+                    action_id: Some(action.id.clone()),
+                    user: input.user.clone(),
+                    message: format!(
+                        "A proposed change is waiting for {}; it stays as proposed. Your message \
+                         is kept and will be read when the proposal is resolved.",
+                        confirmers_text(&action.rule)
+                    ),
+                })
+                .await;
+                return Ok(());
+            }
             let (to, kind, outcome, note) = if action.expires_at <= now {
                 (
                     PendingState::Expired,

@@ -44,8 +44,27 @@ pub async fn build(
                 .await?;
         }
     }
-    let messages = repair(stored[cut..].iter().map(|m| m.message.clone()).collect());
+    let messages = repair(attributed(&stored[cut..]));
     Ok(Window { summary, messages })
+}
+
+/// The messages, with each user message prefixed by its author when more than one person
+/// wrote in the thread, so the model can tell who said what.
+fn attributed(stored: &[StoredMessage]) -> Vec<ChatMessage> {
+    let authors: HashSet<&str> = stored
+        .iter()
+        .filter(|m| matches!(m.message, ChatMessage::User { .. }))
+        .filter_map(|m| m.author.as_deref())
+        .collect();
+    stored
+        .iter()
+        .map(|m| match (&m.message, m.author.as_deref()) {
+            (ChatMessage::User { text }, Some(author)) if authors.len() > 1 => {
+                ChatMessage::user(format!("[{author}] {text}"))
+            }
+            (message, _) => message.clone(),
+        })
+        .collect()
 }
 
 /// Index of the first message kept: the newest messages within budget, starting at a user turn.
@@ -130,6 +149,13 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                 if calls.is_empty() {
                     continue;
                 }
+                // People may write while the calls wait for a confirmation: their messages
+                // are stored before the results, but every provider needs the results right
+                // after the calls, so they move behind the results.
+                let mut waited: Vec<ChatMessage> = Vec::new();
+                while let Some(ChatMessage::User { .. }) = iter.peek() {
+                    waited.extend(iter.next());
+                }
                 let mut results: Vec<ToolResult> = match iter.peek() {
                     Some(ChatMessage::Tool { .. }) => match iter.next() {
                         Some(ChatMessage::Tool { results }) => results,
@@ -152,19 +178,27 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                 // Keep call order, which some providers expect.
                 results.sort_by_key(|r| calls.iter().position(|c| c.id == r.call_id));
                 out.push(ChatMessage::Tool { results });
-            }
-            ChatMessage::User { text } => match out.last_mut() {
-                Some(ChatMessage::User { text: prev }) => {
-                    prev.push_str("\n\n");
-                    prev.push_str(&text);
+                for m in waited {
+                    push_user(&mut out, m);
                 }
-                _ => out.push(ChatMessage::User { text }),
-            },
+            }
+            m @ ChatMessage::User { .. } => push_user(&mut out, m),
             // A result without its call (cut by the window) is dropped.
             ChatMessage::Tool { .. } => {}
         }
     }
     out
+}
+
+/// Appends a user message, merged into a user message just before it.
+fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
+    match (out.last_mut(), m) {
+        (Some(ChatMessage::User { text: prev }), ChatMessage::User { text }) => {
+            prev.push_str("\n\n");
+            prev.push_str(&text);
+        }
+        (_, m) => out.push(m),
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +225,59 @@ mod tests {
             arguments: "{}".into(),
             thought_signature: None,
         }
+    }
+
+    #[test]
+    fn messages_written_while_calls_wait_follow_their_results() {
+        let result = |id: &str| ToolResult {
+            call_id: id.into(),
+            name: "calculator".into(),
+            content: serde_json::json!({"ok": true}),
+            is_error: false,
+        };
+        let msgs = vec![
+            ChatMessage::user("add a circuit"),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call("a")],
+                thought_signature: None,
+            },
+            ChatMessage::user("[bob] make it 30 A"),
+            ChatMessage::user("[carol] and label it"),
+            ChatMessage::Tool {
+                results: vec![result("a")],
+            },
+            ChatMessage::user("[alice] thanks"),
+        ];
+        let out = repair(msgs);
+        assert_eq!(out.len(), 4, "{out:#?}");
+        match &out[2] {
+            ChatMessage::Tool { results } => assert!(!results[0].is_error, "{results:?}"),
+            other => panic!("expected the real results, got {other:?}"),
+        }
+        match &out[3] {
+            ChatMessage::User { text } => {
+                assert_eq!(
+                    text,
+                    "[bob] make it 30 A\n\n[carol] and label it\n\n[alice] thanks"
+                )
+            }
+            other => panic!("expected the waiting messages, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn authors_are_named_only_when_several_people_write() {
+        let mut one = stored(1, ChatMessage::user("hi"));
+        one.author = Some("alice".into());
+        let mut two = stored(2, ChatMessage::user("hello"));
+        two.author = Some("alice".into());
+        let plain = attributed(&[one.clone(), two.clone()]);
+        assert_eq!(plain[1], ChatMessage::user("hello"));
+        two.author = Some("bob".into());
+        let named = attributed(&[one, two]);
+        assert_eq!(named[0], ChatMessage::user("[alice] hi"));
+        assert_eq!(named[1], ChatMessage::user("[bob] hello"));
     }
 
     #[test]

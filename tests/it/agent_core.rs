@@ -423,3 +423,103 @@ async fn an_expired_action_says_so_and_changes_nothing() {
         "nobody to answer: the model is not called"
     );
 }
+
+async fn another_users_message_leaves_the_proposal_pending(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Label panel LP-1"}),
+    )]));
+    let effects = run(&h, say("add a task to label LP-1")).await;
+    let action_id = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Confirmation { action_id, .. } => Some(action_id.clone()),
+            _ => None,
+        })
+        .expect("a confirmation");
+
+    // Bob may not resolve alice's proposal: his message neither supersedes nor confirms it.
+    let mut bob = say("no, make it LP-2");
+    bob.user = "bob".into();
+    let effects = run(&h, bob).await;
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Refusal { user, message, .. } if user == "bob" && message.contains("alice")
+        )),
+        "{effects:#?}"
+    );
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::Resolved { .. })),
+        "{effects:#?}"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "the model is not called meanwhile"
+    );
+    let session = h
+        .store
+        .open_session(&key(), Default::default(), None)
+        .await
+        .unwrap();
+    let open = h
+        .store
+        .open_pending_for_session(session.id)
+        .await
+        .unwrap()
+        .expect("still pending");
+    assert_eq!(open.id, action_id);
+
+    // Alice confirms; the model then reads the result first and bob's words after it.
+    fake.push(Reply::Text(
+        "Added. Bob asked for LP-2; shall I change it?".into(),
+    ));
+    run(
+        &h,
+        Input {
+            key: key(),
+            user: "alice".into(),
+            event_id: None,
+            action: InputAction::Confirm {
+                action_id: Some(action_id),
+            },
+        },
+    )
+    .await;
+    let p = h
+        .store
+        .project_by_name(&sparky::project::Workspace::new("test", "w"), "p")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.store.load_project(p.id).await.unwrap().tasks.len(), 1);
+    let req = &fake.requests()[1];
+    let messages = req["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .filter(|r| *r != "system")
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "user"], "{req}");
+    let last = messages.last().unwrap()["content"].to_string();
+    assert!(last.contains("[bob] no, make it LP-2"), "{last}");
+    assert!(
+        messages.iter().any(|m| m["content"]
+            .to_string()
+            .contains("[alice] add a task to label LP-1")),
+        "{req}"
+    );
+}
+
+#[tokio::test]
+async fn another_users_message_leaves_the_proposal_pending_sqlite() {
+    another_users_message_leaves_the_proposal_pending(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn another_users_message_leaves_the_proposal_pending_postgres() {
+    another_users_message_leaves_the_proposal_pending(Db::Postgres).await;
+}
