@@ -554,6 +554,42 @@ async fn a_rate_limited_edit_is_retried_after_retry_after_and_not_lost() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_nan_or_negative_retry_after_waits_the_default_instead_of_panicking() {
+    let w = world(Db::Sqlite).await;
+    w.llm.push(Reply::Text(
+        "First part of the answer. And the rest of it, complete.".into(),
+    ));
+    // `retry-after: NaN` with no usable body value, then a negative one.
+    w.discord.rate_limit_next("PATCH", "/channels/", f64::NAN);
+    w.discord.rate_limit_next("PATCH", "/channels/", -5.0);
+    let bot = w.start_bot().await;
+    let thread = mention(&w, "question").await;
+    w.discord
+        .wait_until(15, "the complete answer", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().ends_with("complete."))
+        })
+        .await;
+    let patches = w
+        .discord
+        .calls_to("PATCH", &format!("/channels/{thread}/messages/"));
+    let limited: Vec<_> = patches.iter().filter(|c| c.status == 429).collect();
+    assert_eq!(limited.len(), 2, "{patches:?}");
+    let after = patches
+        .iter()
+        .find(|c| c.status == 200 && c.at > limited[1].at)
+        .expect("the edit went through after the two 429s");
+    // The default wait of one second, not zero and not forever.
+    let waited = after.at.duration_since(limited[1].at);
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn project_commands_answer_through_the_interaction() {
     let w = world(Db::Sqlite).await;
     let bot = w.start_bot().await;
