@@ -554,6 +554,55 @@ async fn a_rate_limited_edit_is_retried_after_retry_after_and_not_lost() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_a_rate_limited_edit_the_next_edit_waits_a_whole_interval() {
+    let w = world(Db::Sqlite).await;
+    w.llm.push(Reply::PacedText {
+        pieces: vec![
+            "First part. ".into(),
+            "Second part. ".into(),
+            "Third part, complete.".into(),
+        ],
+        gap: Duration::from_millis(1200),
+    });
+    // The edit for the second piece is told to wait 1.5 s; the third piece arrives meanwhile.
+    w.discord.rate_limit_next("PATCH", "/channels/", 1.5);
+    let bot = w.start_bot().await;
+    let thread = mention(&w, "question").await;
+    w.discord
+        .wait_until(20, "the complete answer", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().ends_with("complete."))
+        })
+        .await;
+    // A call is recorded once its answer is sent, just after the message changed.
+    let path = format!("/channels/{thread}/messages/");
+    w.discord
+        .wait_until(5, "three edits recorded", |d| {
+            d.calls_to("PATCH", &path).len() >= 3
+        })
+        .await;
+    let patches = w.discord.calls_to("PATCH", &path);
+    let limited = patches
+        .iter()
+        .position(|c| c.status == 429)
+        .unwrap_or_else(|| panic!("no 429: {patches:?}"));
+    let retried = &patches
+        .get(limited + 1)
+        .unwrap_or_else(|| panic!("no retry: {patches:?}"));
+    let next = &patches
+        .get(limited + 2)
+        .unwrap_or_else(|| panic!("no edit after the retry: {patches:?}"));
+    assert_eq!((retried.status, next.status), (200, 200), "{patches:?}");
+    let gap = next.at.duration_since(retried.at);
+    assert!(
+        gap >= Duration::from_millis(900),
+        "the edit after a retried one came {gap:?} later"
+    );
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_nan_or_negative_retry_after_waits_the_default_instead_of_panicking() {
     let w = world(Db::Sqlite).await;
     w.llm.push(Reply::Text(
