@@ -406,3 +406,43 @@ async fn an_expired_action_says_so_and_changes_nothing() {
         "nobody to answer: the model is not called"
     );
 }
+
+#[tokio::test]
+async fn an_empty_model_turn_stored_earlier_is_not_sent_again() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        let session = h
+            .store
+            .open_session(&key(), Default::default(), None)
+            .await
+            .unwrap();
+        for message in [
+            sparky::llm::ChatMessage::user("old question"),
+            sparky::llm::ChatMessage::assistant(""),
+        ] {
+            h.store
+                .append_message(
+                    session.id,
+                    &sparky::store::NewMessage {
+                        message,
+                        author: None,
+                        event_id: None,
+                    },
+                )
+                .await
+                .unwrap();
+        }
+        fake.push(Reply::Text("Answered.".into()));
+        let effects = run(&h, say("new question")).await;
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            Some("Answered."),
+            "{dialect:?}: {effects:#?}"
+        );
+        let sent = fake.requests()[0].to_string();
+        assert!(sent.contains("old question"), "{sent}");
+        assert!(!sent.contains(r#""text":"""#), "{sent}");
+        assert!(!sent.contains(r#""content":"""#), "{sent}");
+    }
+}

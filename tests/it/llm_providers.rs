@@ -722,7 +722,10 @@ async fn raw_tool_call_arguments_are_passed_through() {
     .await;
     assert_eq!(err, None);
     assert!(calls_of(&events).is_empty());
-    assert_eq!(events.last(), Some(&StreamEvent::Done(FinishReason::Other)));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done(FinishReason::MalformedToolCall))
+    );
 }
 
 #[tokio::test]
