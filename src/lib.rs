@@ -13,6 +13,7 @@ pub mod platforms;
 pub mod project;
 pub mod rag;
 pub mod server;
+pub mod server_wait;
 pub mod store;
 pub mod telemetry;
 pub mod tools;

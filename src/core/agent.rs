@@ -23,7 +23,8 @@ use super::session::{Mode, Session, SessionKey};
 use super::{context, modes, window};
 use crate::config::{AgentConfig, ConfirmPolicy, LimitsConfig};
 use crate::llm::{
-    ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent, ToolCall, ToolResult, Usage,
+    ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
+    ToolResult, Usage,
 };
 use crate::project::MemberRole;
 use crate::store::{
@@ -91,6 +92,14 @@ struct ModelTurn {
     calls: Vec<ToolCall>,
     signature: Option<String>,
     usage: Usage,
+    finish: FinishReason,
+}
+
+impl ModelTurn {
+    /// Whether the turn has nothing to store or show.
+    fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.calls.is_empty()
+    }
 }
 
 impl Agent {
@@ -683,6 +692,8 @@ impl Agent {
         let mut tool_calls_used = 0u32;
         let mut usage = Usage::default();
         let mut model_calls = 0u32;
+        // One silent retry per model call for a turn that failed before showing anything.
+        let mut retried = false;
         loop {
             if model_calls >= self.cfg.max_model_calls_per_turn {
                 sink.emit(Effect::Error {
@@ -712,6 +723,48 @@ impl Agent {
             };
             usage.input_tokens += turn.usage.input_tokens;
             usage.output_tokens += turn.usage.output_tokens;
+            if !turn.finish.is_normal() || turn.is_empty() {
+                let retryable = turn.text.trim().is_empty()
+                    && matches!(
+                        turn.finish,
+                        FinishReason::MalformedToolCall
+                            | FinishReason::Stop
+                            | FinishReason::ToolCalls
+                    );
+                if retryable && !retried {
+                    tracing::warn!(finish = ?turn.finish, "model turn without an answer; asking again");
+                    retried = true;
+                    continue;
+                }
+                tracing::warn!(finish = ?turn.finish, text_len = turn.text.len(), "model turn ended without a usable answer");
+                // What was cut off at the length limit is still an answer; blocked text is not
+                // kept, and an empty turn is never stored (providers reject empty text).
+                let keep = turn.finish == FinishReason::Length && !turn.text.trim().is_empty();
+                if keep {
+                    self.append(
+                        session.id,
+                        ChatMessage::Assistant {
+                            text: turn.text.clone(),
+                            tool_calls: Vec::new(),
+                            thought_signature: turn.signature.clone(),
+                        },
+                        None,
+                        None,
+                    )
+                    .await?;
+                    sink.emit(Effect::Text {
+                        text: turn.text.clone(),
+                        citations: citation_list(&citations),
+                    })
+                    .await;
+                }
+                sink.emit(Effect::Error {
+                    message: finish_message(turn.finish, !turn.text.trim().is_empty()),
+                })
+                .await;
+                break;
+            }
+            retried = false;
             self.append(
                 session.id,
                 ChatMessage::Assistant {
@@ -726,14 +779,7 @@ impl Agent {
             if turn.calls.is_empty() {
                 sink.emit(Effect::Text {
                     text: turn.text,
-                    citations: citations
-                        .iter()
-                        .map(|(section, edition, source)| Citation {
-                            section: section.clone(),
-                            edition: *edition,
-                            source: source.clone(),
-                        })
-                        .collect(),
+                    citations: citation_list(&citations),
                 })
                 .await;
                 break;
@@ -929,6 +975,7 @@ impl Agent {
             calls: Vec::new(),
             signature: None,
             usage: Usage::default(),
+            finish: FinishReason::Stop,
         };
         while let Some(event) = stream.next().await {
             match event? {
@@ -939,7 +986,10 @@ impl Agent {
                 StreamEvent::ToolCall(c) => turn.calls.push(c),
                 StreamEvent::TextSignature(s) => turn.signature = Some(s),
                 StreamEvent::Usage(u) => turn.usage = u,
-                StreamEvent::Done(_) => break,
+                StreamEvent::Done(reason) => {
+                    turn.finish = reason;
+                    break;
+                }
             }
         }
         // Ids must be unique within a turn for results to be matched.
@@ -1170,6 +1220,56 @@ fn user_message(e: &LlmError) -> String {
         }
         LlmError::Auth(_) => "The language model refused our credentials; an administrator needs to check the API key.".into(),
         other => format!("The language model failed ({other}). Your message is saved; please try again."),
+    }
+}
+
+fn citation_list(citations: &BTreeSet<(String, Option<i32>, String)>) -> Vec<Citation> {
+    citations
+        .iter()
+        .map(|(section, edition, source)| Citation {
+            section: section.clone(),
+            edition: *edition,
+            source: source.clone(),
+        })
+        .collect()
+}
+
+/// What the user is told when a model turn ended without a usable answer; `partial` when
+/// some of its text was already shown.
+fn finish_message(reason: FinishReason, partial: bool) -> String {
+    let incomplete = if partial {
+        " What was shown above is incomplete."
+    } else {
+        ""
+    };
+    match reason {
+        FinishReason::Length if partial => {
+            "The answer was cut off at the model's output limit. Ask me to continue, or ask a narrower question.".into()
+        }
+        FinishReason::Length => {
+            "The model reached its output limit before writing an answer. Please ask a narrower question.".into()
+        }
+        FinishReason::ContentFilter => format!(
+            "The model provider's safety filter blocked this answer.{incomplete} Please rephrase the question."
+        ),
+        FinishReason::Blocklist => format!(
+            "The model provider stopped this answer because it matched a blocked term.{incomplete} Please rephrase the question."
+        ),
+        FinishReason::SensitiveData => format!(
+            "The model provider stopped this answer because it may contain sensitive personal information.{incomplete} Leave personal details out and ask again."
+        ),
+        FinishReason::Recitation => format!(
+            "The model provider stopped this answer because it would have quoted a source word for word.{incomplete} Ask for a summary or the section number instead."
+        ),
+        FinishReason::MalformedToolCall => format!(
+            "The model could not form a valid tool call, even on a second try.{incomplete} Please rephrase the question or ask again."
+        ),
+        FinishReason::Other => format!(
+            "The model stopped without finishing its answer.{incomplete} Please try again."
+        ),
+        FinishReason::Stop | FinishReason::ToolCalls => {
+            "The model returned an empty answer, even on a second try. Please try again or rephrase the question.".into()
+        }
     }
 }
 

@@ -128,13 +128,20 @@ fn fold_summary(previous: &str, dropped: &[StoredMessage]) -> String {
     lines.join("\n")
 }
 
-/// Gives every tool call a result (a process may have died between a call and its result)
-/// and merges consecutive user messages.
+/// Gives every tool call a result (a process may have died between a call and its result),
+/// drops empty messages (older versions stored empty model turns, which providers reject) and
+/// merges consecutive user messages.
 pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
     let mut iter = messages.into_iter().peekable();
     while let Some(m) = iter.next() {
         match m {
+            ChatMessage::Assistant {
+                ref text,
+                ref tool_calls,
+                ..
+            } if text.trim().is_empty() && tool_calls.is_empty() => {}
+            ChatMessage::User { ref text } if text.trim().is_empty() => {}
             ChatMessage::Assistant {
                 text,
                 tool_calls,
@@ -278,6 +285,24 @@ mod tests {
         let named = attributed(&[one, two]);
         assert_eq!(named[0], ChatMessage::user("[alice] hi"));
         assert_eq!(named[1], ChatMessage::user("[bob] hello"));
+    }
+
+    #[test]
+    fn empty_turns_are_dropped_and_their_neighbours_merged() {
+        let msgs = vec![
+            ChatMessage::user("first"),
+            ChatMessage::assistant(""),
+            ChatMessage::user("second"),
+            ChatMessage::user(" "),
+            ChatMessage::assistant("answer"),
+        ];
+        assert_eq!(
+            repair(msgs),
+            vec![
+                ChatMessage::user("first\n\nsecond"),
+                ChatMessage::assistant("answer")
+            ]
+        );
     }
 
     #[test]

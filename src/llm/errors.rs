@@ -119,15 +119,10 @@ fn classify(
     }
 }
 
-/// Parses `Retry-After` as delta-seconds (fractions allowed) or an HTTP date.
+/// Parses `Retry-After` as delta-seconds (fractions allowed) or an HTTP date, validated and
+/// capped by [`crate::server_wait`].
 pub fn parse_retry_after_header(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
-    Some(delta.to_std().unwrap_or(Duration::ZERO))
+    crate::server_wait::parse_retry_after(value)
 }
 
 /// `ErrorInfo.reason` values of a google.rpc.Status error.
@@ -162,8 +157,7 @@ fn gemini_retry_delay(error: &Value) -> Option<Duration> {
 
 /// Parses a protobuf JSON duration such as "17s" or "1.5s".
 pub fn parse_proto_duration(text: &str) -> Option<Duration> {
-    let secs: f64 = text.trim().strip_suffix('s')?.parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    crate::server_wait::parse_secs(text.trim().strip_suffix('s')?)
 }
 
 /// Maps a reqwest failure (sending, or reading the body) to a typed error.

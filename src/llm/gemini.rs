@@ -153,8 +153,12 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
+            // Gemini rejects empty text parts, and a content must have a part: an empty
+            // message (stored before empty turns were refused) is left out.
             ChatMessage::User { text } => {
-                out.push(json!({"role": "user", "parts": [{"text": text}]}));
+                if !text.is_empty() {
+                    out.push(json!({"role": "user", "parts": [{"text": text}]}));
+                }
             }
             ChatMessage::Assistant {
                 text,
@@ -162,7 +166,9 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                 thought_signature,
             } => {
                 let mut parts = Vec::new();
-                if !text.is_empty() || thought_signature.is_some() {
+                // A signature on empty text is dropped with it: text signatures are not
+                // required back, unlike those of function calls.
+                if !text.is_empty() {
                     let mut part = json!({"text": text});
                     if let Some(sig) = thought_signature {
                         part["thoughtSignature"] = json!(sig);
@@ -181,10 +187,9 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                     }
                     parts.push(part);
                 }
-                if parts.is_empty() {
-                    parts.push(json!({"text": ""}));
+                if !parts.is_empty() {
+                    out.push(json!({"role": "model", "parts": parts}));
                 }
-                out.push(json!({"role": "model", "parts": parts}));
             }
             ChatMessage::Tool { results } => {
                 let parts: Vec<Value> = results
@@ -298,12 +303,14 @@ impl GeminiStreamDecoder {
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(errors::from_stream_error(ErrorDialect::Gemini, error));
         }
-        if chunk
+        if let Some(reason) = chunk
             .pointer("/promptFeedback/blockReason")
             .and_then(Value::as_str)
-            .is_some()
         {
-            self.finish = Some(FinishReason::ContentFilter);
+            self.finish = Some(match map_finish(reason) {
+                r if r.is_normal() => FinishReason::ContentFilter,
+                r => r,
+            });
         }
         if let Some(candidate) = chunk
             .get("candidates")
@@ -413,13 +420,16 @@ impl EventDecoder for GeminiStreamDecoder {
     }
 }
 
+/// Maps a `finishReason` (or a prompt's `blockReason`, which uses the same names).
 fn map_finish(reason: &str) -> FinishReason {
     match reason {
         "STOP" => FinishReason::Stop,
         "MAX_TOKENS" => FinishReason::Length,
-        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
-            FinishReason::ContentFilter
-        }
+        "SAFETY" | "PROHIBITED_CONTENT" | "IMAGE_SAFETY" => FinishReason::ContentFilter,
+        "BLOCKLIST" => FinishReason::Blocklist,
+        "SPII" => FinishReason::SensitiveData,
+        "RECITATION" => FinishReason::Recitation,
+        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => FinishReason::MalformedToolCall,
         _ => FinishReason::Other,
     }
 }
@@ -541,6 +551,67 @@ mod tests {
                 {"functionResponse": {"name": "a", "response": {"v": 1}}},
                 {"functionResponse": {"name": "b", "response": {"result": "plain"}, "id": "gem-id-2"}}
             ])
+        );
+    }
+
+    #[test]
+    fn empty_text_is_never_encoded() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+            thought_signature: Some("SIG".into()),
+        };
+        let messages = vec![
+            ChatMessage::user("q"),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: Vec::new(),
+                thought_signature: Some("TSIG".into()),
+            },
+            ChatMessage::user(""),
+            ChatMessage::assistant(""),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call],
+                thought_signature: None,
+            },
+        ];
+        let c = encode_contents(&messages);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0], json!({"role": "user", "parts": [{"text": "q"}]}));
+        assert_eq!(c[1]["parts"].as_array().map(Vec::len), Some(1));
+        assert!(c[1]["parts"][0].get("functionCall").is_some());
+    }
+
+    #[test]
+    fn every_finish_reason_is_told_apart() {
+        let cases = [
+            ("STOP", FinishReason::Stop),
+            ("MAX_TOKENS", FinishReason::Length),
+            ("SAFETY", FinishReason::ContentFilter),
+            ("PROHIBITED_CONTENT", FinishReason::ContentFilter),
+            ("BLOCKLIST", FinishReason::Blocklist),
+            ("SPII", FinishReason::SensitiveData),
+            ("RECITATION", FinishReason::Recitation),
+            ("MALFORMED_FUNCTION_CALL", FinishReason::MalformedToolCall),
+            ("OTHER", FinishReason::Other),
+            ("SOMETHING_NEW", FinishReason::Other),
+        ];
+        for (wire, expected) in cases {
+            let body = json!({"candidates": [{"finishReason": wire, "index": 0}]});
+            let events = decode_response(&body).unwrap_or_default();
+            assert_eq!(events.last(), Some(&StreamEvent::Done(expected)), "{wire}");
+        }
+        let blocked = json!({"promptFeedback": {"blockReason": "BLOCKLIST"}});
+        assert_eq!(
+            decode_response(&blocked).unwrap_or_default().last(),
+            Some(&StreamEvent::Done(FinishReason::Blocklist))
+        );
+        let blocked = json!({"promptFeedback": {"blockReason": "BLOCK_REASON_UNSPECIFIED"}});
+        assert_eq!(
+            decode_response(&blocked).unwrap_or_default().last(),
+            Some(&StreamEvent::Done(FinishReason::Other))
         );
     }
 

@@ -148,10 +148,26 @@ pub enum FinishReason {
     ToolCalls,
     /// Output token limit reached.
     Length,
-    /// Blocked by the provider's safety filter.
+    /// Blocked by the provider's safety filter (also used for a blocked prompt).
     ContentFilter,
+    /// Stopped because the text matched a term of a blocklist.
+    Blocklist,
+    /// Stopped because the text may contain sensitive personal data.
+    SensitiveData,
+    /// Stopped because the answer would have recited source material verbatim.
+    Recitation,
+    /// The model produced a tool call that was not valid (no call was returned).
+    MalformedToolCall,
     /// Anything else the provider reported.
     Other,
+}
+
+impl FinishReason {
+    /// Whether the turn ended as the model meant it to (an answer or tool calls), rather than
+    /// being cut off or blocked.
+    pub fn is_normal(self) -> bool {
+        matches!(self, Self::Stop | Self::ToolCalls)
+    }
 }
 
 /// One event of a streamed model turn.

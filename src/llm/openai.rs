@@ -114,7 +114,13 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
     }
     for message in messages {
         match message {
+            // Empty text is never sent: an empty message (stored before empty turns were
+            // refused) is left out.
+            ChatMessage::User { text } if text.is_empty() => {}
             ChatMessage::User { text } => out.push(json!({"role": "user", "content": text})),
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } if text.is_empty() && tool_calls.is_empty() => {}
             ChatMessage::Assistant {
                 text, tool_calls, ..
             } => {
@@ -450,6 +456,41 @@ mod tests {
 
     fn provider() -> OpenAiProvider {
         OpenAiProvider::new("http://x/v1/", "m", None, Some(0.2), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn empty_text_messages_are_not_sent() {
+        let m = encode_messages(
+            "",
+            &[
+                ChatMessage::user("q"),
+                ChatMessage::assistant(""),
+                ChatMessage::user(""),
+                ChatMessage::assistant("a"),
+            ],
+        );
+        assert_eq!(
+            m,
+            vec![
+                json!({"role": "user", "content": "q"}),
+                json!({"role": "assistant", "content": "a"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn finish_reasons_are_told_apart() {
+        for (wire, expected) in [
+            ("stop", FinishReason::Stop),
+            ("length", FinishReason::Length),
+            ("content_filter", FinishReason::ContentFilter),
+            ("tool_calls", FinishReason::ToolCalls),
+            ("something_new", FinishReason::Other),
+        ] {
+            let body = json!({"choices": [{"index": 0, "message": {"content": "x"}, "finish_reason": wire}]});
+            let events = decode_completion(&body).unwrap_or_default();
+            assert_eq!(events.last(), Some(&StreamEvent::Done(expected)), "{wire}");
+        }
     }
 
     #[test]

@@ -4,5 +4,6 @@
 pub mod console;
 pub mod discord;
 pub mod render;
+pub mod replay;
 pub mod slack;
 pub mod surface;

@@ -81,7 +81,8 @@ fn open_code_fence(text: &str) -> Option<String> {
     open
 }
 
-/// Paces edits of a streamed message: deltas are merged and flushed at most once per interval.
+/// Paces edits of a streamed message: deltas are merged and flushed at most once per interval,
+/// counted from when the previous edit finished (see [`EditPacer::edited`]).
 pub struct EditPacer {
     interval: Duration,
     last: Option<Instant>,
@@ -117,6 +118,13 @@ impl EditPacer {
             return Some(self.text.clone());
         }
         None
+    }
+
+    /// Records that the edit last handed out finished at `at`. An edit can take long (a 429
+    /// is waited out and retried), and the platform counts the spacing from the request it
+    /// saw last, so the next edit waits a whole interval from here.
+    pub fn edited(&mut self, at: Instant) {
+        self.last = Some(at);
     }
 
     /// When the next edit may happen.
@@ -266,6 +274,21 @@ mod tests {
             Some("abc")
         );
         assert_eq!(p.due(t0 + Duration::from_millis(3000)), None);
+    }
+
+    #[test]
+    fn pacing_counts_from_when_the_last_edit_finished() {
+        let t0 = Instant::now();
+        let mut p = EditPacer::new(Duration::from_secs(1));
+        assert!(p.push("a", t0).is_some());
+        // That edit hit a rate limit and only went through 1.5 s later.
+        p.edited(t0 + Duration::from_millis(1500));
+        assert_eq!(p.push("b", t0 + Duration::from_millis(1600)), None);
+        assert_eq!(p.next_allowed(), Some(t0 + Duration::from_millis(2500)));
+        assert_eq!(
+            p.due(t0 + Duration::from_millis(2500)).as_deref(),
+            Some("ab")
+        );
     }
 
     #[test]

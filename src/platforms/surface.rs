@@ -164,6 +164,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
             Effect::Delta { text } => {
                 if let Some(shown) = state.pacer.push(&text, Instant::now()) {
                     self.show(&mut state, &shown).await;
+                    state.pacer.edited(Instant::now());
                 }
             }
             Effect::Text { text, citations } => {

@@ -1645,6 +1645,26 @@ macro_rules! impl_store {
                     Ok(done.rows_affected() == 1)
                 }
 
+                async fn claim_request(
+                    &self,
+                    scope: &str,
+                    digest: &str,
+                    window: std::time::Duration,
+                ) -> StoreResult<bool> {
+                    let at = now();
+                    let window = chrono::Duration::from_std(window)
+                        .unwrap_or_else(|_| chrono::Duration::days(1));
+                    // Once a request is too old to pass the timestamp check its digest is no
+                    // longer needed; forgetting it keeps the ledger small.
+                    sqlx::query("DELETE FROM processed_events WHERE platform = $1 AND seen_at < $2")
+                        .bind(scope)
+                        .bind(at - window)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    self.claim_event(scope, digest).await
+                }
+
                 // ----- documents and chunks -----
 
                 async fn upsert_document(&self, doc: &NewDocument) -> StoreResult<(Document, bool)> {

@@ -265,6 +265,15 @@ pub trait Store: Send + Sync {
     async fn audit_for_session(&self, session_id: i64) -> StoreResult<Vec<AuditRecord>>;
     /// Records a platform event id; `false` when it was seen before (a redelivery).
     async fn claim_event(&self, platform: &str, event_id: &str) -> StoreResult<bool>;
+    /// Records the digest of a verified signed request under `scope` for `window`; `false`
+    /// when the same digest was recorded less than `window` ago (a replay). Every replica on
+    /// this store sees the same ledger; digests of `scope` older than `window` are forgotten.
+    async fn claim_request(
+        &self,
+        scope: &str,
+        digest: &str,
+        window: std::time::Duration,
+    ) -> StoreResult<bool>;
 
     // ----- documents and chunks (retrieval) -----
     /// Inserts or updates a document by (source, workspace); returns it and whether its hash changed.

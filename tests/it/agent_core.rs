@@ -424,6 +424,224 @@ async fn an_expired_action_says_so_and_changes_nothing() {
     );
 }
 
+fn errors_of(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn stored_messages(h: &Harness) -> Vec<sparky::llm::ChatMessage> {
+    let session = h
+        .store
+        .open_session(&key(), Default::default(), None)
+        .await
+        .unwrap();
+    h.store
+        .recent_messages(session.id, 0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message)
+        .collect()
+}
+
+fn is_empty_model_turn(m: &sparky::llm::ChatMessage) -> bool {
+    matches!(m, sparky::llm::ChatMessage::Assistant { text, tool_calls, .. } if text.is_empty() && tool_calls.is_empty())
+}
+
+fn malformed_call() -> Reply {
+    Reply::RawToolCall {
+        name: "count_me".into(),
+        arguments: "{\"x\": ".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_function_call_is_asked_again_once_and_the_answer_arrives() {
+    let fake = FakeLlm::start(Dialect::Gemini).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    fake.push(malformed_call());
+    fake.push(Reply::Text("Recovered answer.".into()));
+    let effects = run(&h, say("count something")).await;
+    assert_eq!(
+        final_text(&effects).as_deref(),
+        Some("Recovered answer."),
+        "{effects:#?}"
+    );
+    assert!(errors_of(&effects).is_empty(), "{effects:#?}");
+    assert_eq!(fake.requests().len(), 2);
+    assert!(!stored_messages(&h).await.iter().any(is_empty_model_turn));
+}
+
+#[tokio::test]
+async fn a_twice_malformed_function_call_says_so_and_the_thread_goes_on() {
+    let fake = FakeLlm::start(Dialect::Gemini).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    fake.push(malformed_call());
+    fake.push(malformed_call());
+    let effects = run(&h, say("count something")).await;
+    assert_eq!(final_text(&effects), None, "{effects:#?}");
+    let errors = errors_of(&effects);
+    assert!(
+        errors.len() == 1 && errors[0].contains("valid tool call"),
+        "{effects:#?}"
+    );
+    assert_eq!(fake.requests().len(), 2, "retried once, not more");
+    assert!(!stored_messages(&h).await.iter().any(is_empty_model_turn));
+    // The strict fake refuses empty text parts, as the live API does.
+    fake.push(Reply::Text("Next answer.".into()));
+    let effects = run(&h, say("and now?")).await;
+    assert_eq!(
+        final_text(&effects).as_deref(),
+        Some("Next answer."),
+        "{effects:#?}"
+    );
+}
+
+#[tokio::test]
+async fn every_finish_reason_gets_a_clear_message_and_nothing_empty_is_stored() {
+    let cases: [(Dialect, &str, &str, &str); 10] = [
+        (Dialect::Gemini, "SAFETY", "", "safety filter"),
+        (Dialect::Gemini, "PROHIBITED_CONTENT", "", "safety filter"),
+        (
+            Dialect::Gemini,
+            "RECITATION",
+            "NEC 210.8 reads",
+            "word for word",
+        ),
+        (Dialect::Gemini, "BLOCKLIST", "", "blocked term"),
+        (Dialect::Gemini, "SPII", "", "personal information"),
+        (Dialect::Gemini, "OTHER", "", "without finishing"),
+        (Dialect::Gemini, "MAX_TOKENS", "", "output limit"),
+        (
+            Dialect::Gemini,
+            "MAX_TOKENS",
+            "The first half of",
+            "cut off",
+        ),
+        (Dialect::OpenAi, "length", "The first half of", "cut off"),
+        (Dialect::OpenAi, "content_filter", "", "safety filter"),
+    ];
+    for (dialect, reason, text, expected) in cases {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        fake.push(Reply::Finish {
+            text: text.into(),
+            reason: reason.into(),
+        });
+        let effects = run(&h, say("question")).await;
+        let errors = errors_of(&effects);
+        assert!(
+            errors.len() == 1 && errors[0].contains(expected),
+            "{reason}: {effects:#?}"
+        );
+        assert_eq!(fake.requests().len(), 1, "{reason}: not retried");
+        // Only an answer cut at the length limit is kept and shown as an answer.
+        let kept = expected == "cut off";
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            kept.then_some(text),
+            "{reason}: {effects:#?}"
+        );
+        let stored = stored_messages(&h).await;
+        assert!(!stored.iter().any(is_empty_model_turn), "{reason}");
+        assert_eq!(
+            stored
+                .iter()
+                .any(|m| *m == sparky::llm::ChatMessage::assistant(text)),
+            kept,
+            "{reason}: {stored:?}"
+        );
+        fake.push(Reply::Text("Fine now.".into()));
+        let effects = run(&h, say("again")).await;
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            Some("Fine now."),
+            "{reason}: {effects:#?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_empty_model_turn_stored_earlier_is_not_sent_again() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        let session = h
+            .store
+            .open_session(&key(), Default::default(), None)
+            .await
+            .unwrap();
+        for message in [
+            sparky::llm::ChatMessage::user("old question"),
+            sparky::llm::ChatMessage::assistant(""),
+        ] {
+            h.store
+                .append_message(
+                    session.id,
+                    &sparky::store::NewMessage {
+                        message,
+                        author: None,
+                        event_id: None,
+                    },
+                )
+                .await
+                .unwrap();
+        }
+        fake.push(Reply::Text("Answered.".into()));
+        let effects = run(&h, say("new question")).await;
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            Some("Answered."),
+            "{dialect:?}: {effects:#?}"
+        );
+        let sent = fake.requests()[0].to_string();
+        assert!(sent.contains("old question"), "{sent}");
+        assert!(!sent.contains(r#""text":"""#), "{sent}");
+        assert!(!sent.contains(r#""content":"""#), "{sent}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_answer_is_asked_again_once_then_reported() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let stop = if dialect == Dialect::Gemini {
+            "STOP"
+        } else {
+            "stop"
+        };
+        let empty = || Reply::Finish {
+            text: String::new(),
+            reason: stop.into(),
+        };
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        fake.push(empty());
+        fake.push(Reply::Text("Second try.".into()));
+        let effects = run(&h, say("question")).await;
+        assert_eq!(
+            final_text(&effects).as_deref(),
+            Some("Second try."),
+            "{dialect:?}: {effects:#?}"
+        );
+        fake.push(empty());
+        fake.push(empty());
+        let effects = run(&h, say("another")).await;
+        assert_eq!(final_text(&effects), None, "{dialect:?}: {effects:#?}");
+        let errors = errors_of(&effects);
+        assert!(
+            errors.len() == 1 && errors[0].contains("empty answer"),
+            "{dialect:?}: {effects:#?}"
+        );
+        assert_eq!(fake.requests().len(), 4, "{dialect:?}");
+        assert!(!stored_messages(&h).await.iter().any(is_empty_model_turn));
+    }
+}
+
 async fn another_users_message_leaves_the_proposal_pending(db: Db) {
     let fake = FakeLlm::start(Dialect::OpenAi).await;
     let h = harness(&fake, db).await;

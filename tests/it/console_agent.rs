@@ -354,3 +354,25 @@ async fn offline_console_starts_and_says_how_to_configure() {
     assert!(text.contains("SPARKY_LLM__PROVIDER"), "{text}");
     assert!(text.contains("\"value\": 12.0"), "{text}");
 }
+
+#[tokio::test]
+async fn a_line_that_is_not_utf8_is_reported_and_later_lines_still_run() {
+    let bot = Bot::new(Db::Sqlite, None).await;
+    let input: &[u8] = b"/tool calculator {\"expression\": \"3*4\"}\n\
+        \xff\xfe\x80 not text\n\
+        /tool calculator {\"expression\": \"5*7\"}\n";
+    let (lines, stderr, ok) = bot
+        .run_bytes(&["chat", "--json", "--user", "carol"], input)
+        .await;
+    assert!(ok, "{lines:?} {stderr}");
+    let text = lines.join("\n");
+    assert!(text.contains("12.0"), "{text}");
+    assert!(
+        text.contains("35.0"),
+        "the line after the bad one ran: {text}"
+    );
+    assert!(
+        stderr.contains("line 2") && stderr.contains("not valid UTF-8"),
+        "{stderr}"
+    );
+}

@@ -558,6 +558,91 @@ async fn a_rate_limited_edit_is_retried_after_retry_after_and_not_lost() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_a_rate_limited_edit_the_next_edit_waits_a_whole_interval() {
+    let w = world(Db::Sqlite).await;
+    w.llm.push(Reply::PacedText {
+        pieces: vec![
+            "First part. ".into(),
+            "Second part. ".into(),
+            "Third part, complete.".into(),
+        ],
+        gap: Duration::from_millis(1200),
+    });
+    // The edit for the second piece is told to wait 1.5 s; the third piece arrives meanwhile.
+    w.discord.rate_limit_next("PATCH", "/channels/", 1.5);
+    let bot = w.start_bot().await;
+    let thread = mention(&w, "question").await;
+    w.discord
+        .wait_until(20, "the complete answer", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().ends_with("complete."))
+        })
+        .await;
+    // A call is recorded once its answer is sent, just after the message changed.
+    let path = format!("/channels/{thread}/messages/");
+    w.discord
+        .wait_until(5, "three edits recorded", |d| {
+            d.calls_to("PATCH", &path).len() >= 3
+        })
+        .await;
+    let patches = w.discord.calls_to("PATCH", &path);
+    let limited = patches
+        .iter()
+        .position(|c| c.status == 429)
+        .unwrap_or_else(|| panic!("no 429: {patches:?}"));
+    let retried = &patches
+        .get(limited + 1)
+        .unwrap_or_else(|| panic!("no retry: {patches:?}"));
+    let next = &patches
+        .get(limited + 2)
+        .unwrap_or_else(|| panic!("no edit after the retry: {patches:?}"));
+    assert_eq!((retried.status, next.status), (200, 200), "{patches:?}");
+    let gap = next.at.duration_since(retried.at);
+    assert!(
+        gap >= Duration::from_millis(900),
+        "the edit after a retried one came {gap:?} later"
+    );
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_nan_or_negative_retry_after_waits_the_default_instead_of_panicking() {
+    let w = world(Db::Sqlite).await;
+    w.llm.push(Reply::Text(
+        "First part of the answer. And the rest of it, complete.".into(),
+    ));
+    // `retry-after: NaN` with no usable body value, then a negative one.
+    w.discord.rate_limit_next("PATCH", "/channels/", f64::NAN);
+    w.discord.rate_limit_next("PATCH", "/channels/", -5.0);
+    let bot = w.start_bot().await;
+    let thread = mention(&w, "question").await;
+    w.discord
+        .wait_until(15, "the complete answer", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().ends_with("complete."))
+        })
+        .await;
+    let patches = w
+        .discord
+        .calls_to("PATCH", &format!("/channels/{thread}/messages/"));
+    let limited: Vec<_> = patches.iter().filter(|c| c.status == 429).collect();
+    assert_eq!(limited.len(), 2, "{patches:?}");
+    let after = patches
+        .iter()
+        .find(|c| c.status == 200 && c.at > limited[1].at)
+        .expect("the edit went through after the two 429s");
+    // The default wait of one second, not zero and not forever.
+    let waited = after.at.duration_since(limited[1].at);
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn project_commands_answer_through_the_interaction() {
     let w = world(Db::Sqlite).await;
     let bot = w.start_bot().await;

@@ -32,7 +32,29 @@ struct Endpoint {
     store: Arc<dyn Store>,
     project: i64,
     http: reqwest::Client,
+    config: Config,
     _dir: tempfile::TempDir,
+}
+
+/// Serves the interactions endpoint of `config` on a free port; returns its URL.
+async fn serve(config: &Config, store: Arc<dyn Store>) -> String {
+    let agent = Arc::new(Agent::new(
+        store,
+        sparky::llm::resilient::build_provider(config),
+        Arc::new(sparky::tools::default_registry(1000)),
+        config.agent.clone(),
+        &config.limits,
+    ));
+    let router = sparky::platforms::discord::interactions_router(agent, config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    format!(
+        "http://{addr}{}",
+        sparky::platforms::discord::INTERACTIONS_PATH
+    )
 }
 
 async fn endpoint() -> Endpoint {
@@ -69,29 +91,15 @@ async fn endpoint() -> Endpoint {
         .bind_channel("discord", GUILD_ID, CHANNEL_ID, project.id)
         .await
         .unwrap();
-    let agent = Arc::new(Agent::new(
-        store.clone(),
-        sparky::llm::resilient::build_provider(&config),
-        Arc::new(sparky::tools::default_registry(1000)),
-        config.agent.clone(),
-        &config.limits,
-    ));
-    let router = sparky::platforms::discord::interactions_router(agent, &config).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    let url = serve(&config, store.clone()).await;
     Endpoint {
-        url: format!(
-            "http://{addr}{}",
-            sparky::platforms::discord::INTERACTIONS_PATH
-        ),
+        url,
         discord,
         llm,
         store,
         project: project.id,
         http: reqwest::Client::new(),
+        config,
         _dir: dir,
     }
 }
@@ -101,6 +109,12 @@ fn now() -> i64 {
 }
 
 impl Endpoint {
+    /// Another replica: its own store connection, agent and router on the same database.
+    async fn replica(&self) -> String {
+        let store = sparky::store::connect(&self.config).await.unwrap();
+        serve(&self.config, store).await
+    }
+
     /// POSTs `body` signed for `timestamp` by `signer`.
     async fn post(
         &self,
@@ -191,6 +205,52 @@ async fn replayed_requests_with_old_timestamps_are_rejected() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_exact_replay_within_the_window_is_refused_and_runs_nothing() {
+    let e = endpoint().await;
+    e.llm.push(Reply::Text("Once.".into()));
+    e.llm.push(Reply::Text("Twice.".into()));
+    let opts = json!([{"type": 1, "name": "ask", "options": [{"type": 3, "name": "question", "value": "what is 250.122?"}]}]);
+    let (cmd, _token) = e.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    let body = cmd.to_string();
+    let ts = now().to_string();
+    let sig = key().sign(format!("{ts}{body}").as_bytes());
+    let send = |url: String, sig: String| {
+        let http = e.http.clone();
+        let (ts, body) = (ts.clone(), body.clone());
+        async move {
+            http.post(url)
+                .header("content-type", "application/json")
+                .header("x-signature-ed25519", sig)
+                .header("x-signature-timestamp", ts)
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(send(e.url.clone(), hex(&sig.to_bytes())).await, 200);
+    // The captured request sent again, with its signature's hex in capitals, and to a second
+    // replica of the endpoint on the same database.
+    assert_eq!(send(e.url.clone(), hex(&sig.to_bytes())).await, 401);
+    assert_eq!(
+        send(e.url.clone(), hex(&sig.to_bytes()).to_uppercase()).await,
+        401
+    );
+    let replica = e.replica().await;
+    assert_eq!(send(replica, hex(&sig.to_bytes())).await, 401);
+    for _ in 0..100 {
+        if !e.llm.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(e.llm.requests().len(), 1, "the command ran once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn commands_and_clicks_over_http_work_like_the_gateway() {
     let e = endpoint().await;
     e.llm.push(Reply::ToolCalls(vec![(
@@ -238,8 +298,9 @@ async fn commands_and_clicks_over_http_work_like_the_gateway() {
         (200, Some(6)),
         "deferred update"
     );
-    // The same signed click delivered again is answered but executes nothing more.
-    let (status, _) = e.post(&click, now(), &key()).await;
+    // The same click signed again (a new timestamp, so not a replay) is answered but
+    // executes nothing more: the interaction id is de-duplicated.
+    let (status, _) = e.post(&click, now() + 1, &key()).await;
     assert_eq!(status, 200);
     e.discord
         .wait_until(15, "outcome", |d| {

@@ -722,7 +722,10 @@ async fn raw_tool_call_arguments_are_passed_through() {
     .await;
     assert_eq!(err, None);
     assert!(calls_of(&events).is_empty());
-    assert_eq!(events.last(), Some(&StreamEvent::Done(FinishReason::Other)));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done(FinishReason::MalformedToolCall))
+    );
 }
 
 #[tokio::test]
@@ -790,4 +793,62 @@ async fn connection_refused_is_a_transport_error_and_retried() {
     )
     .await;
     assert_eq!(text_of(&events), "fallback");
+}
+
+#[tokio::test]
+async fn hostile_retry_after_values_are_capped_or_ignored_not_a_panic() {
+    use sparky::server_wait::MAX_WAIT;
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let p = provider(&fake, Duration::from_secs(5));
+        let cases = [
+            ("1e300", Some(MAX_WAIT)),
+            ("inf", Some(MAX_WAIT)),
+            ("NaN", None),
+            ("-3", None),
+            ("2", Some(Duration::from_secs(2))),
+        ];
+        for (wait, expected) in cases {
+            fake.push(Reply::RateLimitedFor(wait.into()));
+            // A panic inside the provider would abort this task and fail the test.
+            let err = tokio::spawn({
+                let p = p.clone();
+                async move {
+                    p.stream(&request(vec![ChatMessage::user("hi")]))
+                        .await
+                        .err()
+                }
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{dialect:?} Retry-After {wait}: {e}"));
+            assert_eq!(
+                err,
+                Some(LlmError::RateLimited {
+                    retry_after: expected
+                }),
+                "{dialect:?} Retry-After {wait}"
+            );
+        }
+        // Through the retrying wrapper a huge wait is cut to the policy's own cap.
+        fake.push(Reply::RateLimitedFor("1e300".into()));
+        fake.push(Reply::Text("after the wait".into()));
+        let timeout = Duration::from_secs(5);
+        let r = Resilient::new(
+            provider(&fake, timeout),
+            RetryPolicy {
+                max_delay: Duration::from_millis(50),
+                ..policy(1, timeout)
+            },
+        );
+        let started = Instant::now();
+        let (events, err) = collect(
+            r.stream(&request(vec![ChatMessage::user("hi")]))
+                .await
+                .unwrap_or_else(|e| panic!("{dialect:?}: {e}")),
+        )
+        .await;
+        assert_eq!(err, None, "{dialect:?}");
+        assert_eq!(text_of(&events), "after the wait", "{dialect:?}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{dialect:?}");
+    }
 }

@@ -529,6 +529,43 @@ async fn bad_signatures_stale_timestamps_and_replays_are_refused() {
         .await;
     assert_eq!(replay.status, 401);
     assert!(replay.body.contains("replay"), "{}", replay.body);
+    // An unsigned retry header does not excuse the copy, nor does spelling the signature's
+    // hex in capitals, nor sending it to another replica of the endpoint.
+    let with_retry_header = poster
+        .raw(
+            "/slack/events",
+            "application/json",
+            &body,
+            now,
+            &sig,
+            Some(1),
+        )
+        .await;
+    assert_eq!(with_retry_header.status, 401, "{}", with_retry_header.body);
+    let upper = format!("v0={}", sig.trim_start_matches("v0=").to_uppercase());
+    let recased = poster
+        .raw(
+            "/slack/events",
+            "application/json",
+            &body,
+            now,
+            &upper,
+            None,
+        )
+        .await;
+    assert_eq!(recased.status, 401, "{}", recased.body);
+    let replica = bot.serve_http().await;
+    let elsewhere = replica
+        .raw(
+            "/slack/events",
+            "application/json",
+            &body,
+            now,
+            &sig,
+            Some(2),
+        )
+        .await;
+    assert_eq!(elsewhere.status, 401, "{}", elsewhere.body);
     reply_containing(&bot, "1700000008.000100", "Hello!").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(

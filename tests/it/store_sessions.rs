@@ -303,6 +303,43 @@ async fn claim_event_deduplicates(db: TestDb) {
     assert_eq!(claimed, 1);
 }
 
+async fn claim_request_refuses_replays_within_the_window(db: TestDb) {
+    let store = db.store();
+    let window = std::time::Duration::from_secs(600);
+    let scope = "slack:signed-request";
+    assert!(store
+        .claim_request(scope, "d1", window)
+        .await
+        .expect("first"));
+    assert!(!store
+        .claim_request(scope, "d1", window)
+        .await
+        .expect("replay"));
+    assert!(store
+        .claim_request("discord:signed-request", "d1", window)
+        .await
+        .expect("other scope"));
+    // Another replica on the same database agrees.
+    let second = db.reopen().await;
+    assert!(!second
+        .claim_request(scope, "d1", window)
+        .await
+        .expect("elsewhere"));
+    // Event ids are not forgotten with request digests.
+    assert!(store.claim_event("slack", "Ev-keep").await.expect("event"));
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // Once the window has passed the digest is forgotten (its timestamp is stale by then).
+    let short = std::time::Duration::from_millis(5);
+    assert!(store
+        .claim_request(scope, "d1", short)
+        .await
+        .expect("after the window"));
+    assert!(!store
+        .claim_event("slack", "Ev-keep")
+        .await
+        .expect("event kept"));
+}
+
 /// Two holders of one session's lock never overlap; the second waits for the first.
 async fn lock_serialises(
     first: Arc<dyn sparky::store::Store>,
@@ -503,6 +540,7 @@ db::both_backends!(
     messages_round_trip_and_windows,
     history_survives_reopening,
     claim_event_deduplicates,
+    claim_request_refuses_replays_within_the_window,
     lock_session_serialises,
     lock_session_serialises_across_pools,
     audit_round_trip,

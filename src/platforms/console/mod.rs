@@ -187,7 +187,72 @@ async fn bind_project(
 /// Lines from a line editor (terminal) or from stdin (scripts).
 enum LineSource {
     Editor(Option<Box<rustyline::DefaultEditor>>),
-    Stdin(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+    Stdin(StdinLines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+/// Why a line of piped input was not used.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    /// The bytes of the line are not UTF-8; the lines after it are still read.
+    #[error("line {line} of the input is not valid UTF-8 and was skipped")]
+    NotUtf8 {
+        /// 1-based line number.
+        line: u64,
+    },
+    /// Reading failed; nothing more can be read.
+    #[error("could not read the input: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Splits piped input into lines itself: `Lines::next_line` fails on a line that is not
+/// UTF-8 and a caller cannot tell that from the end of the input.
+struct StdinLines<R> {
+    reader: R,
+    line: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: tokio::io::AsyncBufRead + Unpin> StdinLines<R> {
+    fn new(reader: R) -> Self {
+        Self {
+            reader,
+            line: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line without its line ending; `Ok(None)` at the end of the input.
+    async fn next_line(&mut self) -> Result<Option<String>, LineError> {
+        self.buf.clear();
+        if self.reader.read_until(b'\n', &mut self.buf).await? == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.buf.ends_with(b"\n") {
+            self.buf.pop();
+            if self.buf.ends_with(b"\r") {
+                self.buf.pop();
+            }
+        }
+        match std::str::from_utf8(&self.buf) {
+            Ok(text) => Ok(Some(text.to_string())),
+            Err(_) => Err(LineError::NotUtf8 { line: self.line }),
+        }
+    }
+
+    /// The next usable line: bad lines are reported on stderr and skipped.
+    async fn next_good_line(&mut self) -> Option<String> {
+        loop {
+            match self.next_line().await {
+                Ok(line) => return line,
+                Err(e @ LineError::NotUtf8 { .. }) => eprintln!("sparky: {e}"),
+                Err(e @ LineError::Io(_)) => {
+                    eprintln!("sparky: {e}");
+                    return None;
+                }
+            }
+        }
+    }
 }
 
 impl LineSource {
@@ -197,7 +262,9 @@ impl LineSource {
                 return Self::Editor(Some(Box::new(ed)));
             }
         }
-        Self::Stdin(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+        Self::Stdin(StdinLines::new(tokio::io::BufReader::new(
+            tokio::io::stdin(),
+        )))
     }
 
     async fn read(&mut self, prompt: &'static str) -> Option<String> {
@@ -216,7 +283,7 @@ impl LineSource {
                 *slot = Some(ed);
                 line
             }
-            Self::Stdin(lines) => lines.next_line().await.ok().flatten(),
+            Self::Stdin(lines) => lines.next_good_line().await,
         }
     }
 
@@ -229,5 +296,30 @@ impl LineSource {
             self.read(prompt).await.as_deref().map(str::trim),
             Some("y" | "Y" | "yes")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bad_lines_are_skipped_and_later_lines_still_read() {
+        let input: &[u8] = b"first\r\n\xff\xfe bad\nthird\nlast without newline";
+        let mut lines = StdinLines::new(input);
+        assert_eq!(
+            lines.next_line().await.ok().flatten().as_deref(),
+            Some("first")
+        );
+        assert!(matches!(
+            lines.next_line().await,
+            Err(LineError::NotUtf8 { line: 2 })
+        ));
+        assert_eq!(lines.next_good_line().await.as_deref(), Some("third"));
+        assert_eq!(
+            lines.next_good_line().await.as_deref(),
+            Some("last without newline")
+        );
+        assert_eq!(lines.next_good_line().await, None);
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP interactions endpoint: Discord POSTs commands and clicks here instead of sending
 //! them over the gateway. Requests are Ed25519-verified with the application's public key
-//! (serenity's `Verifier`) and stale timestamps are refused, so a captured request cannot be
-//! replayed.
+//! (serenity's `Verifier`), stale timestamps are refused, and a request seen before within
+//! the timestamp window is refused through the store's ledger (shared by all replicas), so a
+//! captured request cannot be replayed.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,6 +18,11 @@ use serenity::all::Interaction;
 use serenity::interactions_endpoint::Verifier;
 
 use super::adapter::Discord;
+use crate::platforms::replay::{self, Replay};
+use crate::store::Store;
+
+/// Ledger scope of Discord's signed requests.
+const REPLAY_SCOPE: &str = "discord:signed-request";
 
 /// Path of the endpoint in the router.
 pub const PATH: &str = "/discord/interactions";
@@ -29,6 +35,8 @@ pub struct Endpoint {
     pub verifier: Verifier,
     /// Largest accepted difference between the signed timestamp and now.
     pub max_age: Duration,
+    /// Where verified requests are remembered to refuse replays.
+    pub store: Arc<dyn Store>,
 }
 
 /// Parses a 64-digit hex public key.
@@ -72,6 +80,29 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
     match timestamp.trim().parse::<i64>() {
         Ok(ts) if now.abs_diff(ts) <= ep.max_age.as_secs() => {}
         _ => return unauthorized("stale or invalid request timestamp"),
+    }
+    match replay::check(
+        ep.store.as_ref(),
+        REPLAY_SCOPE,
+        timestamp,
+        &body,
+        ep.max_age,
+    )
+    .await
+    {
+        Ok(Replay::First) => {}
+        Ok(Replay::Again) => {
+            tracing::warn!("refused a replayed Discord interaction");
+            return unauthorized("request was already received (replay)");
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "could not check a Discord interaction for replay");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "could not check the request for replay",
+            )
+                .into_response();
+        }
     }
     let raw: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

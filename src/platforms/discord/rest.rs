@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::platforms::surface::SurfaceError;
+use crate::server_wait;
 
 /// The official API base; any other base URL is a proxy or a test server.
 pub const DISCORD_API: &str = "https://discord.com/api/v10";
@@ -114,15 +115,16 @@ impl Rest {
             .headers()
             .get("retry-after")
             .and_then(|h| h.to_str().ok())
-            .and_then(|s| s.trim().parse::<f64>().ok());
+            .and_then(server_wait::parse_retry_after);
         let text = resp.text().await.unwrap_or_default();
         if status == StatusCode::TOO_MANY_REQUESTS {
             // The body's retry_after is precise (seconds, fractional); the header is rounded up.
             let body_wait = serde_json::from_str::<Value>(&text)
                 .ok()
-                .and_then(|v| v.get("retry_after").and_then(Value::as_f64));
-            let secs = body_wait.or(header_wait).unwrap_or(1.0).clamp(0.0, 3600.0);
-            return Err(SurfaceError::RateLimited(Duration::from_secs_f64(secs)));
+                .and_then(|v| v.get("retry_after").and_then(Value::as_f64))
+                .and_then(server_wait::from_secs);
+            let wait = body_wait.or(header_wait).unwrap_or(Duration::from_secs(1));
+            return Err(SurfaceError::RateLimited(wait));
         }
         if !status.is_success() {
             let message = serde_json::from_str::<Value>(&text)

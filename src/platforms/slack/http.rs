@@ -1,6 +1,6 @@
 //! The HTTP Events API endpoint: signature and timestamp checked over the raw body, replays
-//! refused, `url_verification` answered, everything else acknowledged at once and handled in
-//! a task afterwards.
+//! refused (through the store's ledger, so all replicas agree), `url_verification` answered,
+//! everything else acknowledged at once and handled in a task afterwards.
 
 use std::sync::Arc;
 
@@ -13,15 +13,20 @@ use axum::{Json, Router};
 use serde_json::json;
 use slack_morphism::prelude::*;
 
-use super::signature::{verify, ReplayGuard};
+use super::signature::{verify, MAX_AGE_SECS};
 use super::{events, InFlight, Shared, SlackError};
 use crate::config::{Config, Secret};
 use crate::core::Agent;
+use crate::platforms::replay::{self, Replay};
+use crate::store::Store;
+
+/// Ledger scope of Slack's signed requests.
+const REPLAY_SCOPE: &str = "slack:signed-request";
 
 struct HttpState {
     shared: Arc<Shared>,
     secret: Secret,
-    replay: ReplayGuard,
+    store: Arc<dyn Store>,
 }
 
 /// The Slack HTTP endpoint for `serve` to merge: `POST /slack/events`, `/slack/commands` and
@@ -40,12 +45,13 @@ pub fn events_service(
         .slack_signing_secret
         .clone()
         .ok_or_else(|| SlackError::Config("SLACK_SIGNING_SECRET is not set".into()))?;
+    let store = agent.store().clone();
     let shared = Shared::new(agent, config)?;
     let inflight = shared.inflight.clone();
     let state = Arc::new(HttpState {
         shared,
         secret,
-        replay: ReplayGuard::default(),
+        store,
     });
     let router = Router::new()
         .route("/slack/events", post(handle))
@@ -62,28 +68,45 @@ fn refuse(status: StatusCode, why: &str) -> Response {
 async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Bytes) -> Response {
     let now = chrono::Utc::now().timestamp();
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let signature = text("x-slack-signature");
-    let ts = match verify(
+    let timestamp = text("x-slack-request-timestamp");
+    if let Err(e) = verify(
         st.secret.expose(),
-        text("x-slack-request-timestamp"),
-        signature,
+        timestamp,
+        text("x-slack-signature"),
         &body,
         now,
     ) {
-        Ok(ts) => ts,
-        Err(e) => {
-            tracing::warn!(error = %e, "refused a Slack request");
-            return refuse(StatusCode::UNAUTHORIZED, &e.to_string());
+        tracing::warn!(error = %e, "refused a Slack request");
+        return refuse(StatusCode::UNAUTHORIZED, &e.to_string());
+    }
+    // Only what the signature covers decides: Slack's retries are signed anew with a fresh
+    // timestamp (their event ids are de-duplicated by the core), so an unsigned header such
+    // as X-Slack-Retry-Num cannot excuse a second copy of the same signed request.
+    let max_age = std::time::Duration::from_secs(MAX_AGE_SECS.unsigned_abs());
+    match replay::check(
+        st.store.as_ref(),
+        REPLAY_SCOPE,
+        timestamp.unwrap_or_default(),
+        &body,
+        max_age,
+    )
+    .await
+    {
+        Ok(Replay::First) => {}
+        Ok(Replay::Again) => {
+            tracing::warn!("refused a replayed Slack request");
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "request was already received (replay)",
+            );
         }
-    };
-    // Slack's own retries say so; their event ids are de-duplicated by the core instead.
-    let retry = headers.contains_key("x-slack-retry-num");
-    if !st.replay.first_time(signature.unwrap_or(""), ts, now) && !retry {
-        tracing::warn!("refused a replayed Slack request");
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "request was already received (replay)",
-        );
+        Err(e) => {
+            tracing::error!(error = %e, "could not check a Slack request for replay");
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "could not check the request for replay",
+            );
+        }
     }
     let is_json =
         text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));

@@ -224,7 +224,8 @@ fn content(text: &str, blocks: Vec<SlackBlock>) -> SlackMessageContent {
 pub fn surface_error(e: SlackClientError) -> SurfaceError {
     match e {
         SlackClientError::RateLimitError(r) => {
-            SurfaceError::RateLimited(r.retry_after.unwrap_or(Duration::from_secs(1)))
+            let wait = r.retry_after.unwrap_or(Duration::from_secs(1));
+            SurfaceError::RateLimited(wait.min(crate::server_wait::MAX_WAIT))
         }
         other => SurfaceError::Failed(other.to_string()),
     }

@@ -94,6 +94,16 @@ impl Bot {
 
     /// Runs any sparky sub-command; returns stdout lines and whether it exited successfully.
     pub async fn run(&self, args: &[&str], input: &str) -> (Vec<String>, bool) {
+        let (lines, stderr, ok) = self.run_bytes(args, input.as_bytes()).await;
+        if !stderr.trim().is_empty() {
+            eprintln!("sparky stderr: {stderr}");
+        }
+        (lines, ok)
+    }
+
+    /// Runs any sparky sub-command with raw bytes on stdin; returns stdout lines, stderr and
+    /// whether it exited successfully.
+    pub async fn run_bytes(&self, args: &[&str], input: &[u8]) -> (Vec<String>, String, bool) {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sparky"));
         cmd.args(args)
             .env_remove("DATABASE_URL")
@@ -106,19 +116,14 @@ impl Bot {
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn sparky");
         if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(input.as_bytes())
-                .await
-                .expect("write stdin");
+            stdin.write_all(input).await.expect("write stdin");
         }
         let out = child.wait_with_output().await.expect("sparky output");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !stderr.trim().is_empty() {
-            eprintln!("sparky stderr: {stderr}");
-        }
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         (
             stdout.lines().map(str::to_string).collect(),
+            stderr,
             out.status.success(),
         )
     }

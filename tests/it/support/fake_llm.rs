@@ -59,6 +59,26 @@ pub enum Reply {
         /// Suggested wait.
         retry_after_secs: Option<u64>,
     },
+    /// A turn that ends with this finish reason, in the dialect's own words (`length`,
+    /// `content_filter`; `MAX_TOKENS`, `SAFETY`, `MALFORMED_FUNCTION_CALL`, ...), after
+    /// streaming `text` (which may be empty: Gemini then sends a candidate without content).
+    Finish {
+        /// Text streamed before the end.
+        text: String,
+        /// The finish reason as the wire spells it.
+        reason: String,
+    },
+    /// Text streamed in these pieces, each after waiting `gap` (the first at once), as a model
+    /// that writes slowly.
+    PacedText {
+        /// The deltas, in order.
+        pieces: Vec<String>,
+        /// Wait before each piece after the first.
+        gap: Duration,
+    },
+    /// 429 with this text as the `Retry-After` header (both dialects) and, for Gemini, as the
+    /// seconds of `RetryInfo.retryDelay` too: waits no honest server would ask for.
+    RateLimitedFor(String),
     /// Streams the first part of the text, then drops the connection.
     CutMidStream(String),
     /// Accepts, sends the response headers, then nothing.
@@ -253,6 +273,14 @@ fn status_reply(dialect: Dialect, code: u16, body: Value, retry_after: Option<u6
     json_response(code, &body, &headers)
 }
 
+fn rate_limited_for(dialect: Dialect, wait: &str) -> Response {
+    let mut body = error_body(dialect, 429, "Too many requests");
+    if dialect == Dialect::Gemini {
+        body["error"]["details"] = json!([{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{wait}s")}]);
+    }
+    json_response(429, &body, &[("retry-after", wait.to_string())])
+}
+
 /// What the SSE body does after its events.
 enum Ending {
     Close,
@@ -283,6 +311,20 @@ fn sse_response(events: Vec<String>, ending: Ending) -> Response {
         .header("content-type", "text/event-stream; charset=utf-8")
         .header("cache-control", "no-cache")
         .body(body)
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// An SSE body whose events are each sent after their wait.
+fn paced_sse_response(events: Vec<(Duration, String)>) -> Response {
+    let chunks = futures::stream::iter(events).then(|(wait, e)| async move {
+        tokio::time::sleep(wait).await;
+        Ok::<Bytes, std::io::Error>(Bytes::from(e))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream; charset=utf-8")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(chunks))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
@@ -422,6 +464,38 @@ async fn openai_handler(
             body,
             retry_after_secs,
         } => status_reply(d, code, body, retry_after_secs),
+        Reply::RateLimitedFor(wait) => rate_limited_for(d, &wait),
+        Reply::Finish { text, reason } => {
+            let mut events = vec![chunk(
+                json!({"role": "assistant", "content": "", "refusal": null}),
+                Value::Null,
+            )];
+            if !text.is_empty() {
+                for piece in split_text(&text, 2) {
+                    events.push(chunk(json!({ "content": piece }), Value::Null));
+                }
+            }
+            tail(&mut events, &reason, (text.len() / 4) as u64);
+            sse_response(events, Ending::Close)
+        }
+        Reply::PacedText { pieces, gap } => {
+            let text: String = pieces.concat();
+            let mut events = vec![(
+                Duration::ZERO,
+                chunk(
+                    json!({"role": "assistant", "content": "", "refusal": null}),
+                    Value::Null,
+                ),
+            )];
+            for (i, piece) in pieces.iter().enumerate() {
+                let wait = if i == 0 { Duration::ZERO } else { gap };
+                events.push((wait, chunk(json!({"content": piece}), Value::Null)));
+            }
+            let mut rest = Vec::new();
+            tail(&mut rest, "stop", (text.len() / 4 + 1) as u64);
+            events.extend(rest.into_iter().map(|e| (Duration::ZERO, e)));
+            paced_sse_response(events)
+        }
         Reply::CutMidStream(text) => {
             let pieces = split_text(&text, 2);
             let events = vec![
@@ -748,6 +822,35 @@ async fn gemini_handler(
             body,
             retry_after_secs,
         } => status_reply(d, code, body, retry_after_secs),
+        Reply::RateLimitedFor(wait) => rate_limited_for(d, &wait),
+        Reply::Finish { text, reason } => {
+            let mut events = Vec::new();
+            if !text.is_empty() {
+                for piece in split_text(&text, 2) {
+                    events.push(event(json!([{ "text": piece }]), None, 2));
+                }
+            }
+            let end = json!({
+                "candidates": [{"finishReason": reason, "index": 0}],
+                "usageMetadata": {"promptTokenCount": prompt_tokens, "totalTokenCount": prompt_tokens},
+                "modelVersion": model, "responseId": response_id
+            });
+            events.push(format!("data: {end}\r\n\r\n"));
+            sse_response(events, Ending::Close)
+        }
+        Reply::PacedText { pieces, gap } => {
+            let last = pieces.len().saturating_sub(1);
+            let events = pieces
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let wait = if i == 0 { Duration::ZERO } else { gap };
+                    let finish = (i == last).then_some("STOP");
+                    (wait, event(json!([{ "text": p }]), finish, 1 + i as u64))
+                })
+                .collect();
+            paced_sse_response(events)
+        }
         Reply::CutMidStream(text) => {
             let pieces = split_text(&text, 2);
             sse_response(
@@ -905,6 +1008,13 @@ fn validate_gemini(inner: &Inner, request: &Value) -> Result<(), String> {
             .count();
             if data != 1 {
                 return Err(format!("* GenerateContentRequest.contents[{i}].parts[{j}].data: required oneof field 'data' must have one initialized field"));
+            }
+            // The live API refuses empty text, also when a signature rides on it.
+            if obj
+                .get("text")
+                .is_some_and(|t| t.as_str().is_none_or(str::is_empty))
+            {
+                return Err(format!("* GenerateContentRequest.contents[{i}].parts[{j}].text: Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again."));
             }
             for key in ["functionCall", "function_call"] {
                 if let Some(call) = obj.get(key) {

@@ -741,7 +741,8 @@ impl SignedPoster {
     /// Posts a JSON event signed now.
     pub async fn event(&self, payload: &Value, retry: Option<u32>) -> Answer {
         let body = payload.to_string();
-        let ts = chrono::Utc::now().timestamp();
+        // Slack signs each retry when it sends it, seconds to minutes after the first try.
+        let ts = chrono::Utc::now().timestamp() + i64::from(retry.unwrap_or(0)) * 3;
         let sig = signature(SIGNING_SECRET, ts, body.as_bytes());
         self.raw("/slack/events", "application/json", &body, ts, &sig, retry)
             .await
