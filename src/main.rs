@@ -77,14 +77,18 @@ enum Cmd {
         #[arg(value_parser = ["retrieval"])]
         what: String,
     },
-    /// Manage the local embedding model: `sparky models fetch`.
+    /// Manage the local embedding model: `sparky models fetch`, `sparky models vectors`.
     Models {
-        /// fetch: download and verify the model files.
-        #[arg(value_parser = ["fetch"])]
+        /// fetch: download and verify the model files. vectors: embed the shipped corpus with
+        /// the local model and write the vectors compiled into the next build.
+        #[arg(value_parser = ["fetch", "vectors"])]
         action: String,
-        /// Target directory (default: rag.model_dir).
+        /// Model directory (default: rag.model_dir).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// vectors: where to write them.
+        #[arg(long, default_value = "src/rag/corpus/vectors.bin")]
+        out: PathBuf,
     },
     /// Register the Discord slash commands (in discord.dev_guild_id when set, else globally).
     RegisterCommands,
@@ -259,11 +263,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Eval { .. } => eval_retrieval(config).await,
-        Cmd::Models { dir, .. } => {
+        Cmd::Models { action, dir, out } => {
             let dir = dir.unwrap_or_else(|| config.rag.model_dir());
             sparky::llm::tls::install_default_crypto_provider();
             sparky::rag::embed::fetch::fetch_local_model(&dir, true).await?;
-            println!("model files are in {}", dir.display());
+            if action == "vectors" {
+                let embedder = sparky::rag::embed::local::LocalEmbedder::open(&dir).await?;
+                let bytes = sparky::rag::bundled::compute(&embedder)
+                    .await
+                    .map_err(anyhow::Error::msg)?;
+                std::fs::write(&out, &bytes)?;
+                println!(
+                    "wrote {} bytes of vectors to {}",
+                    bytes.len(),
+                    out.display()
+                );
+            } else {
+                println!("model files are in {}", dir.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::RegisterCommands => {

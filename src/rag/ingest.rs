@@ -294,19 +294,41 @@ pub async fn ingest_files(
 }
 
 /// Embeds every chunk that has no vector for this embedder's model; returns how many.
+/// Shipped passages take their precomputed vectors; only the rest goes to the embedder.
 pub async fn embed_missing(
     store: &dyn Store,
     embedder: &dyn Embedder,
     progress: bool,
 ) -> Result<usize, IngestError> {
+    // One pass at a time in this process: a second caller (a one-shot search while start-up
+    // embeds in the background) waits, then finds nothing left instead of embedding it again.
+    static RUNNING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _one = RUNNING.lock().await;
+    let bundled = super::bundled::bundled();
+    let (model, dims) = (embedder.model_name(), embedder.dimensions());
     let mut done = 0usize;
     loop {
-        let batch = store
-            .chunks_missing_embedding(embedder.model_name(), EMBED_BATCH)
-            .await?;
+        let mut batch = store.chunks_missing_embedding(model, EMBED_BATCH).await?;
         if batch.is_empty() {
             break;
         }
+        let before = batch.len();
+        let mut precomputed = Vec::new();
+        batch.retain(|c| match bundled.vector(model, dims, &c.text) {
+            Some(v) => {
+                precomputed.push((c.id, v));
+                false
+            }
+            None => true,
+        });
+        for (id, v) in precomputed {
+            store.set_embedding(id, model, v).await?;
+        }
+        if batch.is_empty() {
+            done += before;
+            continue;
+        }
+        done += before - batch.len();
         let texts: Vec<String> = batch.iter().map(|c| c.text.clone()).collect();
         let vectors = embedder
             .embed(&texts, EmbedKind::Document)

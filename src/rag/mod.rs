@@ -1,6 +1,7 @@
 //! Knowledge and retrieval: the shipped corpus, ingestion of a team's documents, embeddings and
 //! hybrid search with citations.
 
+pub mod bundled;
 pub mod corpus;
 pub mod embed;
 pub mod eval;

@@ -47,6 +47,26 @@ async fn hybrid_search_and_recall(db: Db) {
         .unwrap();
     assert!(report.chunks > 300, "{report:?}");
     assert_eq!(report.embedded, report.chunks);
+    // The shipped passages took the vectors compiled into the binary: the same ones the
+    // model computes now.
+    let bundled = sparky::rag::bundled::bundled();
+    let texts: Vec<String> = sparky::rag::corpus::summary_chunks()
+        .unwrap()
+        .into_iter()
+        .step_by(97)
+        .map(|c| c.text)
+        .collect();
+    let live = embedder
+        .embed(&texts, sparky::rag::embed::EmbedKind::Document)
+        .await
+        .unwrap();
+    for (text, v) in texts.iter().zip(&live) {
+        let shipped = bundled
+            .vector(embedder.model_name(), embedder.dimensions(), text)
+            .expect("a bundled vector");
+        let cos: f32 = shipped.iter().zip(v).map(|(a, b)| a * b).sum();
+        assert!(cos > 0.9999, "cosine {cos} for {text:.60}");
+    }
     let retriever = Retriever::new(store.clone(), Some(embedder), "");
 
     // An exact reference is looked up directly and comes first.

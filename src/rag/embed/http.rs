@@ -2,12 +2,13 @@
 //! mapping error answers (OpenAI and google.rpc.Status bodies) to [`EmbedError`].
 
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::EmbedError;
+use crate::server_wait;
 
 /// Longest provider message kept in an error.
 const MAX_MESSAGE: usize = 500;
@@ -151,7 +152,7 @@ pub(super) fn from_status(status: u16, retry_after_header: Option<&str>, body: &
         429 if code == "insufficient_quota" => EmbedError::Auth(message),
         429 => EmbedError::RateLimited {
             retry_after: retry_after_header
-                .and_then(parse_retry_after)
+                .and_then(server_wait::parse_retry_after)
                 .or_else(|| error.and_then(gemini_retry_delay)),
             message,
         },
@@ -180,64 +181,7 @@ fn gemini_retry_delay(error: &Value) -> Option<Duration> {
                 .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
         })
         .find_map(|d| d.get("retryDelay").and_then(Value::as_str))
-        .and_then(|t| seconds(t.trim().strip_suffix('s')?))
-}
-
-fn seconds(text: &str) -> Option<Duration> {
-    let secs: f64 = text.trim().parse().ok()?;
-    (secs.is_finite() && (0.0..1e9).contains(&secs)).then(|| Duration::from_secs_f64(secs))
-}
-
-/// Parses `Retry-After` as delta-seconds (fractions allowed) or an IMF-fixdate
-/// (`Wed, 21 Oct 2015 07:28:00 GMT`); a date in the past gives zero.
-pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Some(d) = seconds(value) {
-        return Some(d);
-    }
-    let when = parse_http_date(value)?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
-    Some(Duration::from_secs(when.saturating_sub(now)))
-}
-
-/// Seconds since the Unix epoch of an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`.
-fn parse_http_date(text: &str) -> Option<u64> {
-    let (_, rest) = text.split_once(", ")?;
-    let mut parts = rest.split_ascii_whitespace();
-    let day: u64 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':');
-    let h: u64 = hms.next()?.parse().ok()?;
-    let m: u64 = hms.next()?.parse().ok()?;
-    let s: u64 = hms.next()?.parse().ok()?;
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    // Days from civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + (h * 3600 + m * 60 + s) as i64;
-    u64::try_from(secs).ok()
+        .and_then(|t| server_wait::parse_secs(t.trim().strip_suffix('s')?))
 }
 
 /// Cuts a message to [`MAX_MESSAGE`] characters.
@@ -254,30 +198,6 @@ pub(super) fn truncate(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retry_after_forms() {
-        assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
-        assert_eq!(
-            parse_retry_after(" 1.5 "),
-            Some(Duration::from_millis(1500))
-        );
-        assert_eq!(
-            parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(1_445_412_480)
-        );
-        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
-        assert_eq!(
-            parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"),
-            Some(1_835_438_400)
-        );
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(parse_retry_after("later"), None);
-        assert_eq!(parse_retry_after("-4"), None);
-    }
 
     #[test]
     fn maps_recorded_gemini_errors() {
