@@ -566,7 +566,7 @@ impl Agent {
                 text: format!("applying {}", call.name),
             })
             .await;
-            let result = match self.tools.validate(&call.name, &call.arguments) {
+            let result = match self.validate_in_mode(session.mode, call) {
                 Ok(v) => {
                     self.run_tool(call, v, &ctx, Some(session.id), user, Some(&action.id))
                         .await
@@ -636,6 +636,17 @@ impl Agent {
             }
             ConfirmPolicy::Editors => matches!(role, Some(MemberRole::Editor | MemberRole::Owner)),
         })
+    }
+
+    /// Validates a call, refusing tools outside the session's mode whatever the model sent.
+    fn validate_in_mode(&self, mode: Mode, call: &ToolCall) -> Result<ValidatedCall, ToolError> {
+        if !modes::allows(mode, &call.name) {
+            return Err(ToolError::NotFound(format!(
+                "the tool {} is not available in {mode} mode",
+                call.name
+            )));
+        }
+        self.tools.validate(&call.name, &call.arguments)
     }
 
     fn tool_context(&self, session: &Session, user: &str) -> ToolContext {
@@ -799,7 +810,7 @@ impl Agent {
                     continue;
                 }
                 tool_calls_used += 1;
-                let validated = match self.tools.validate(&call.name, &call.arguments) {
+                let validated = match self.validate_in_mode(session.mode, call) {
                     Ok(v) => v,
                     Err(e) => {
                         self.audit_call(

@@ -32,26 +32,36 @@ pub fn system_prompt(mode: Mode) -> String {
     }
 }
 
-/// Names of the tools offered in a mode (those the registry has).
-pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
-    let only: &[&str] = match mode {
-        Mode::General => return registry.all().map(|t| t.name()).collect(),
-        Mode::Load => &[
+/// The tools of a mode, or `None` for every tool.
+fn only(mode: Mode) -> Option<&'static [&'static str]> {
+    match mode {
+        Mode::General => None,
+        Mode::Load => Some(&[
             "add_load_item",
             "energy_budget",
             "calculator",
             "search_code",
-        ],
-        Mode::Source => &[
+        ]),
+        Mode::Source => Some(&[
             "add_charging_source",
             "energy_budget",
             "calculator",
             "search_code",
-        ],
-    };
+        ]),
+    }
+}
+
+/// Whether a tool may run in a mode. The model is offered only these, and a call to any
+/// other is refused when it arrives (a model can name a tool it was not offered).
+pub fn allows(mode: Mode, name: &str) -> bool {
+    only(mode).is_none_or(|list| list.contains(&name))
+}
+
+/// Names of the tools offered in a mode (those the registry has).
+pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
     registry
         .all()
         .map(|t| t.name())
-        .filter(|n| only.contains(n))
+        .filter(|n| allows(mode, n))
         .collect()
 }

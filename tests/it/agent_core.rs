@@ -741,3 +741,41 @@ async fn another_users_message_leaves_the_proposal_pending_sqlite() {
 async fn another_users_message_leaves_the_proposal_pending_postgres() {
     another_users_message_leaves_the_proposal_pending(Db::Postgres).await;
 }
+
+#[tokio::test]
+async fn a_tool_outside_the_sessions_mode_is_refused_when_called() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    // The load assistant is not offered create_task, but a model may name it anyway.
+    fake.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Label panel LP-1"}),
+    )]));
+    fake.push(Reply::Text("I can only add loads here.".into()));
+    let mut input = say("I have a fridge; also add a task");
+    input.action = InputAction::Message {
+        text: "I have a fridge; also add a task".into(),
+        mode: Some(sparky::core::session::Mode::Load),
+    };
+    let effects = run(&h, input).await;
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::Confirmation { .. })),
+        "{effects:#?}"
+    );
+    let offered = fake.requests()[0]["tools"].to_string();
+    assert!(!offered.contains("create_task"), "{offered}");
+    let answered = fake.requests()[1].to_string();
+    assert!(
+        answered.contains("not available in load mode"),
+        "{answered}"
+    );
+    let p = h
+        .store
+        .project_by_name(&sparky::project::Workspace::new("test", "w"), "p")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(h.store.load_project(p.id).await.unwrap().tasks.is_empty());
+}
