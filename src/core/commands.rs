@@ -346,14 +346,10 @@ async fn run(
             CommandOutput::ok(text, json!({"type": "members", "members": list}))
         }
         Command::ProjectGrant { user: who, role } => {
-            let Some(id) = bound else {
-                return Ok(unbound());
+            let id = match owned(agent, key, user, bound).await? {
+                Ok(id) => id,
+                Err(refusal) => return Ok(refusal),
             };
-            if store.member_role(id, &key.platform, user).await? != Some(MemberRole::Owner) {
-                return Ok(CommandOutput::err(
-                    "Only an owner of the project can change roles.",
-                ));
-            }
             store.set_member_role(id, &key.platform, &who, role).await?;
             CommandOutput::ok(
                 format!("{who} is now {} of this project.", role.as_str()),
@@ -361,14 +357,10 @@ async fn run(
             )
         }
         Command::ProjectRevoke { user: who } => {
-            let Some(id) = bound else {
-                return Ok(unbound());
+            let id = match owned(agent, key, user, bound).await? {
+                Ok(id) => id,
+                Err(refusal) => return Ok(refusal),
             };
-            if store.member_role(id, &key.platform, user).await? != Some(MemberRole::Owner) {
-                return Ok(CommandOutput::err(
-                    "Only an owner of the project can change roles.",
-                ));
-            }
             let owners = store
                 .members(id)
                 .await?
@@ -475,6 +467,26 @@ async fn run(
                 Err(e) => CommandOutput::err(e.to_string()),
             }
         }
+    })
+}
+
+/// The bound project when `user` owns it; otherwise the refusal to show.
+async fn owned(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    bound: Option<i64>,
+) -> Result<Result<i64, CommandOutput>, StoreError> {
+    let Some(id) = bound else {
+        return Ok(Err(unbound()));
+    };
+    let role = agent.store().member_role(id, &key.platform, user).await?;
+    Ok(if role == Some(MemberRole::Owner) {
+        Ok(id)
+    } else {
+        Err(CommandOutput::err(
+            "Only an owner of the project can change roles.",
+        ))
     })
 }
 

@@ -7,16 +7,9 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::store::{Store, StoreError};
+use axum::http::StatusCode;
 
-/// What became of a verified request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replay {
-    /// Seen for the first time.
-    First,
-    /// Seen before within the window.
-    Again,
-}
+use crate::store::Store;
 
 /// Names a signed request by what its signature covers (timestamp and body), so that other
 /// encodings of the same signature (hex case, for one) name the same request.
@@ -28,21 +21,38 @@ pub fn request_digest(timestamp: &str, body: &[u8]) -> String {
     hex::encode(hash.finalize())
 }
 
-/// Records the request in `scope` of the store's ledger. `max_age` is how far the signed
+/// Records the verified request in `scope` of the store's ledger and refuses it when it was
+/// seen before: the HTTP status and text to answer with. `max_age` is how far the signed
 /// timestamp may be from now either way, so a request stays acceptable for twice that long
 /// after it was first seen, and is remembered that long.
-pub async fn check(
+pub async fn refuse_replays(
     store: &dyn Store,
     scope: &str,
     timestamp: &str,
     body: &[u8],
     max_age: Duration,
-) -> Result<Replay, StoreError> {
+) -> Result<(), (StatusCode, &'static str)> {
     let digest = request_digest(timestamp, body);
-    let first = store
+    match store
         .claim_request(scope, &digest, max_age.saturating_mul(2))
-        .await?;
-    Ok(if first { Replay::First } else { Replay::Again })
+        .await
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            tracing::warn!(scope, "refused a replayed request");
+            Err((
+                StatusCode::UNAUTHORIZED,
+                "request was already received (replay)",
+            ))
+        }
+        Err(e) => {
+            tracing::error!(scope, error = %e, "could not check a request for replay");
+            Err((
+                StatusCode::SERVICE_UNAVAILABLE,
+                "could not check the request for replay",
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -159,19 +159,14 @@ async fn bind_project(
     let name = name.unwrap_or("default").to_string();
     let bind = || commands::execute(agent, key, user, Command::ProjectUse { name: name.clone() });
     let mut out = bind().await;
-    if out.is_error
-        && store
-            .project_by_name(&key.workspace(), &name)
-            .await?
-            .is_none()
-    {
+    if out.is_error {
         let create = Command::ProjectCreate {
             name: name.clone(),
             edition: Edition::default(),
         };
         out = commands::execute(agent, key, user, create).await;
         if out.is_error {
-            // Another console created it at the same moment.
+            // It exists (the refusal to bind it says why) or another console just created it.
             out = bind().await;
         }
     }

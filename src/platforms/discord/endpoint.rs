@@ -18,7 +18,7 @@ use serenity::all::Interaction;
 use serenity::interactions_endpoint::Verifier;
 
 use super::adapter::Discord;
-use crate::platforms::replay::{self, Replay};
+use crate::platforms::replay;
 use crate::store::Store;
 
 /// Ledger scope of Discord's signed requests.
@@ -81,7 +81,7 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
         Ok(ts) if now.abs_diff(ts) <= ep.max_age.as_secs() => {}
         _ => return unauthorized("stale or invalid request timestamp"),
     }
-    match replay::check(
+    if let Err(refusal) = replay::refuse_replays(
         ep.store.as_ref(),
         REPLAY_SCOPE,
         timestamp,
@@ -90,19 +90,7 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
     )
     .await
     {
-        Ok(Replay::First) => {}
-        Ok(Replay::Again) => {
-            tracing::warn!("refused a replayed Discord interaction");
-            return unauthorized("request was already received (replay)");
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "could not check a Discord interaction for replay");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "could not check the request for replay",
-            )
-                .into_response();
-        }
+        return refusal.into_response();
     }
     let raw: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

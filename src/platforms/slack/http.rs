@@ -17,7 +17,7 @@ use super::signature::{verify, MAX_AGE_SECS};
 use super::{events, InFlight, Shared, SlackError};
 use crate::config::{Config, Secret};
 use crate::core::Agent;
-use crate::platforms::replay::{self, Replay};
+use crate::platforms::replay;
 use crate::store::Store;
 
 /// Ledger scope of Slack's signed requests.
@@ -83,7 +83,7 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
     // timestamp (their event ids are de-duplicated by the core), so an unsigned header such
     // as X-Slack-Retry-Num cannot excuse a second copy of the same signed request.
     let max_age = std::time::Duration::from_secs(MAX_AGE_SECS.unsigned_abs());
-    match replay::check(
+    if let Err(refusal) = replay::refuse_replays(
         st.store.as_ref(),
         REPLAY_SCOPE,
         timestamp.unwrap_or_default(),
@@ -92,21 +92,7 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
     )
     .await
     {
-        Ok(Replay::First) => {}
-        Ok(Replay::Again) => {
-            tracing::warn!("refused a replayed Slack request");
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "request was already received (replay)",
-            );
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "could not check a Slack request for replay");
-            return refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "could not check the request for replay",
-            );
-        }
+        return refusal.into_response();
     }
     let is_json =
         text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));
