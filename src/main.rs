@@ -104,9 +104,12 @@ enum Cmd {
         /// Project the tool works on.
         #[arg(long)]
         project: Option<String>,
-        /// Apply changes without asking.
+        /// Confirm the proposed change without asking (as --user, and audited so).
         #[arg(long)]
         yes: bool,
+        /// The local user the run is done and audited as.
+        #[arg(long, default_value = "cli")]
+        user: String,
         /// List the tools instead.
         #[arg(long)]
         list: bool,
@@ -181,16 +184,19 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             args,
             project,
             yes,
+            user,
             list,
             json,
         } => {
             let app = App::build(config).await?;
-            let key = console::session_key("cli");
+            // Each run is its own conversation, so a proposal left by an interrupted run
+            // never blocks the next one (it expires).
+            let key = console::session_key(&format!("cli-{}", uuid::Uuid::new_v4().simple()));
             if let Some(p) = &project {
                 let out = commands::execute(
                     &app.agent,
                     &key,
-                    "cli",
+                    &user,
                     Command::ProjectUse { name: p.clone() },
                 )
                 .await;
@@ -199,19 +205,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     return Ok(ExitCode::FAILURE);
                 }
             }
-            let command = match (list, name) {
-                (true, _) => Command::Tools,
+            let out = match (list, name) {
+                (true, _) => commands::execute(&app.agent, &key, &user, Command::Tools).await,
                 (false, Some(name)) => {
-                    let approved = yes || confirm_on_terminal(&app, &key, &name, &args).await;
-                    Command::Tool {
-                        name,
-                        args,
-                        approved,
-                    }
+                    commands::run_tool_once(&app.agent, &key, &user, &name, &args, |items| {
+                        yes || confirm_on_terminal(items)
+                    })
+                    .await
                 }
                 (false, None) => anyhow::bail!("name a tool, or use --list"),
             };
-            let out = commands::execute(&app.agent, &key, "cli", command).await;
             let value = match &out.json {
                 v if list => v.get("tools").cloned().unwrap_or_default(),
                 v if !out.is_error => v.get("result").cloned().unwrap_or_default(),
@@ -292,50 +295,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Shows a write tool's preview on a terminal and asks; false when not a terminal.
-async fn confirm_on_terminal(
-    app: &App,
-    key: &sparky::core::session::SessionKey,
-    name: &str,
-    args: &str,
-) -> bool {
+/// Shows a proposed change on a terminal and asks; false when stdin is not a terminal.
+fn confirm_on_terminal(items: &[sparky::store::ActionItem]) -> bool {
     use std::io::{IsTerminal, Write};
-    let Some(tool) = app.agent.tools().get(name) else {
-        return false;
-    };
-    if !tool.writes() || !std::io::stdin().is_terminal() {
+    if !std::io::stdin().is_terminal() {
         return false;
     }
-    let project_id = app
-        .store
-        .channel_project(&key.platform, &key.workspace, &key.channel)
-        .await
-        .ok()
-        .flatten();
-    let ctx = sparky::tools::ToolContext {
-        store: app.store.clone(),
-        project_id,
-        session_id: None,
-        user: "cli".into(),
-        workspace: None,
-    };
-    let Ok(call) = app.agent.tools().validate(name, args) else {
-        return false;
-    };
-    match call.tool.preview(&call.args, &ctx).await {
-        Ok(p) => {
-            eprintln!("{}", p.summary);
-            for d in &p.details {
-                eprintln!("  {d}");
-            }
-            eprint!("Apply this change? [y/N] ");
-            let _ = std::io::stderr().flush();
-            let mut answer = String::new();
-            let _ = std::io::stdin().read_line(&mut answer);
-            matches!(answer.trim(), "y" | "Y" | "yes")
+    for item in items {
+        eprintln!("{}", item.summary);
+        for d in &item.details {
+            eprintln!("  {d}");
         }
-        Err(_) => false,
     }
+    eprint!("Apply this change? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
 async fn serve(config: Config) -> anyhow::Result<ExitCode> {

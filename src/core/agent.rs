@@ -1,37 +1,37 @@
-//! The turn loop and the confirmation gate (DESIGN.md section 3).
+//! The turn loop (DESIGN.md section 3).
 //!
 //! ```text
 //! Idle --text--> Thinking --model text--> Idle
-//!                   |--read-only calls--> run --> Thinking
-//!                   |--write calls--> Review (pending action stored, confirmation shown)
-//! Review --Confirm--> execute --> results to model --> Thinking
-//! Review --Cancel--> "cancelled" to model --> Thinking
-//! Review --text--> superseded; the text is the calls' result --> Thinking
+//!                   |--read-only calls--> run (runner) --> Thinking
+//!                   |--write calls--> plan (runner) --> Review (the gate)
 //! ```
+//!
+//! Tools run in [`super::runner`]; proposals, Confirm, Cancel and corrections are the
+//! gate's ([`super::gate`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use super::effects::{Citation, Effect, EffectSink, Outcome};
+use super::effects::{Citation, Effect, EffectSink};
+use super::gate::{PlannedCall, TextAndPending};
 use super::limits::TurnLimiter;
+use super::runner::{RunFor, ToolRunner};
 use super::session::{Mode, Session, SessionKey};
 use super::{context, modes, window};
-use crate::config::{AgentConfig, ConfirmPolicy, LimitsConfig};
+use crate::config::{AgentConfig, LimitsConfig};
 use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
     ToolResult, Usage,
 };
-use crate::project::MemberRole;
-use crate::store::{
-    ActionItem, AuditEntry, AuditKind, ConfirmRule, NewMessage, NewPendingAction, PendingAction,
-    PendingState, Store, StoreError,
-};
-use crate::tools::{ToolContext, ToolError, ToolRegistry, ValidatedCall};
+use crate::store::{ActionOrigin, AuditEntry, AuditKind, NewMessage, Store, StoreError};
+use crate::tools::{RegisteredTool, ToolError, ToolRegistry};
+
+pub use super::gate::confirmers_text;
 
 /// One thing a person did, already translated from the platform.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +66,14 @@ pub enum InputAction {
         /// Action id from the button.
         action_id: Option<String>,
     },
+    /// A person's own tool command: a read tool runs at once, a write tool is proposed for
+    /// confirmation like a model's.
+    Tool {
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text.
+        args: String,
+    },
 }
 
 /// Failures the core cannot turn into an answer itself.
@@ -78,10 +86,11 @@ pub enum CoreError {
 
 /// The agent: owns every decision between an input and its effects.
 pub struct Agent {
-    store: Arc<dyn Store>,
+    pub(super) store: Arc<dyn Store>,
     provider: Option<Arc<dyn ChatProvider>>,
     tools: Arc<ToolRegistry>,
-    cfg: AgentConfig,
+    pub(super) runner: ToolRunner,
+    pub(super) cfg: AgentConfig,
     temperature: Option<f32>,
     limiter: TurnLimiter,
 }
@@ -112,6 +121,11 @@ impl Agent {
         limits: &LimitsConfig,
     ) -> Self {
         Self {
+            runner: ToolRunner::new(
+                store.clone(),
+                tools.clone(),
+                Duration::from_secs(cfg.tool_timeout_secs),
+            ),
             store,
             provider,
             tools,
@@ -175,10 +189,13 @@ impl Agent {
             InputAction::Cancel { action_id } => {
                 self.on_resolve(&input, action_id, false, sink).await
             }
+            InputAction::Tool { name, args } => {
+                self.on_tool_command(&input, name, args, sink).await
+            }
         }
     }
 
-    async fn open_session(
+    pub(super) async fn open_session(
         &self,
         key: &SessionKey,
         mode: Option<Mode>,
@@ -219,81 +236,15 @@ impl Agent {
         let _lock = self.store.lock_session(session.id).await?;
 
         // Typing while a confirmation is pending is a correction, not a confirmation.
-        if let Some(action) = self.store.open_pending_for_session(session.id).await? {
-            let now = Utc::now();
-            if action.expires_at > now && !self.may_resolve(&action, &session, &input.user).await? {
-                // Only someone who may resolve the proposal can supersede it. Anyone else's
-                // words are kept in the thread; the model reads them, with their author, once
-                // the proposal is resolved.
-                self.append(
-                    session.id,
-                    ChatMessage::user(text),
-                    Some(&input.user),
-                    input.event_id.clone(),
-                )
-                .await?;
-                sink.emit(Effect::Refusal {
-                    action_id: Some(action.id.clone()),
-                    user: input.user.clone(),
-                    message: format!(
-                        "A proposed change is waiting for {}; it stays as proposed. Your message \
-                         is kept and will be read when the proposal is resolved.",
-                        confirmers_text(&action.rule)
-                    ),
-                })
-                .await;
-                return Ok(());
+        match self
+            .text_while_pending(input, &session, &text, sink)
+            .await?
+        {
+            TextAndPending::Held => return Ok(()),
+            TextAndPending::Superseded => {
+                return self.run_model(&session, &input.user, sink).await
             }
-            let (to, kind, outcome, note) = if action.expires_at <= now {
-                (
-                    PendingState::Expired,
-                    AuditKind::Expired,
-                    Outcome::Expired,
-                    json!({"status": "expired", "message": "the proposal expired before anyone confirmed it; nothing was changed"}),
-                )
-            } else {
-                (
-                    PendingState::Superseded,
-                    AuditKind::Corrected,
-                    Outcome::Superseded,
-                    json!({"status": "not_confirmed", "message": "the user did not confirm; nothing was changed. The user said instead:", "user_said": text}),
-                )
-            };
-            if let Some(action) = self
-                .store
-                .transition_pending(
-                    &action.id,
-                    PendingState::Pending,
-                    to,
-                    Some(&input.user),
-                    now,
-                )
-                .await?
-            {
-                self.audit_decision(&action, &input.user, kind, json!({"text": text}))
-                    .await?;
-                let results = with_write_results(&action, note);
-                sink.emit(Effect::Resolved {
-                    action_id: action.id.clone(),
-                    outcome,
-                    by: Some(input.user.clone()),
-                    details: vec![match outcome {
-                        Outcome::Expired => "expired before anyone confirmed it".to_string(),
-                        _ => "superseded by your message".to_string(),
-                    }],
-                })
-                .await;
-                self.append(
-                    session.id,
-                    ChatMessage::Tool { results },
-                    Some(&input.user),
-                    input.event_id.clone(),
-                )
-                .await?;
-                if outcome == Outcome::Superseded {
-                    return self.run_model(&session, &input.user, sink).await;
-                }
-            }
+            TextAndPending::Continue => {}
         }
 
         self.append(
@@ -319,9 +270,13 @@ impl Agent {
         text: &str,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
-        let Ok(call) = self
-            .tools
-            .validate("search_code", &json!({ "query": text }).to_string())
+        let tool_call = ToolCall {
+            id: "offline".into(),
+            name: "search_code".into(),
+            arguments: json!({ "query": text }).to_string(),
+            thought_signature: None,
+        };
+        let Ok(RegisteredTool::Read(tool)) = self.runner.validate(None, &tool_call).map(|c| c.tool)
         else {
             sink.emit(Effect::Text {
                 text: offline_reply(),
@@ -331,14 +286,14 @@ impl Agent {
             return Ok(());
         };
         let ctx = self.tool_context(session, user);
-        let tool_call = ToolCall {
-            id: "offline".into(),
-            name: "search_code".into(),
-            arguments: call.args.to_string(),
-            thought_signature: None,
+        let args = json!({ "query": text });
+        let who = RunFor {
+            session_id: Some(session.id),
+            actor: user,
         };
         let result = self
-            .run_tool(&tool_call, call, &ctx, Some(session.id), user, None)
+            .runner
+            .run_read(&tool_call, tool, args, &ctx, who)
             .await;
         let mut citations = BTreeSet::new();
         collect_citations(&result.content, &mut citations);
@@ -381,7 +336,7 @@ impl Agent {
         Ok(())
     }
 
-    async fn append(
+    pub(super) async fn append(
         &self,
         session_id: i64,
         message: ChatMessage,
@@ -401,290 +356,8 @@ impl Agent {
         Ok(())
     }
 
-    async fn on_resolve(
-        &self,
-        input: &Input,
-        action_id: Option<String>,
-        confirm: bool,
-        sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
-        let action = match &action_id {
-            Some(id) => self.store.pending(id).await?,
-            None => {
-                let session = self.open_session(&input.key, None).await?;
-                self.store.open_pending_for_session(session.id).await?
-            }
-        };
-        let Some(action) = action else {
-            sink.emit(Effect::Error {
-                message: match action_id {
-                    Some(id) => format!("There is no proposed change with id {id}."),
-                    None => "There is no proposed change waiting for confirmation here.".into(),
-                },
-            })
-            .await;
-            return Ok(());
-        };
-        let Some(session) = self.store.session(action.session_id).await? else {
-            return Err(StoreError::NotFound(format!(
-                "session {} of action {}",
-                action.session_id, action.id
-            ))
-            .into());
-        };
-        let _lock = self.store.lock_session(session.id).await?;
-        // Re-read under the lock: another replica may have resolved it meanwhile.
-        let Some(action) = self.store.pending(&action.id).await? else {
-            return Ok(());
-        };
-        if action.state != PendingState::Pending {
-            emit_already_resolved(sink, &action, &input.user).await;
-            return Ok(());
-        }
-        let now = Utc::now();
-        if action.expires_at <= now {
-            if let Some(action) = self
-                .store
-                .transition_pending(
-                    &action.id,
-                    PendingState::Pending,
-                    PendingState::Expired,
-                    None,
-                    now,
-                )
-                .await?
-            {
-                self.audit_decision(&action, "system", AuditKind::Expired, Value::Null)
-                    .await?;
-                let results = with_write_results(
-                    &action,
-                    json!({"status": "expired", "message": "the proposal expired before anyone confirmed it; nothing was changed"}),
-                );
-                self.append(session.id, ChatMessage::Tool { results }, None, None)
-                    .await?;
-                sink.emit(Effect::Resolved {
-                    action_id: action.id.clone(),
-                    outcome: Outcome::Expired,
-                    by: None,
-                    details: vec!["This proposal expired; nothing was changed. Ask again if it is still wanted.".into()],
-                })
-                .await;
-            }
-            return Ok(());
-        }
-        if !self.may_resolve(&action, &session, &input.user).await? {
-            self.audit_decision(
-                &action,
-                &input.user,
-                AuditKind::Refused,
-                json!({"confirm": confirm}),
-            )
-            .await?;
-            sink.emit(Effect::Refusal {
-                action_id: Some(action.id.clone()),
-                user: input.user.clone(),
-                message: format!(
-                    "Only {} can confirm or cancel this change.",
-                    confirmers_text(&action.rule)
-                ),
-            })
-            .await;
-            return Ok(());
-        }
-        let to = if confirm {
-            PendingState::Confirmed
-        } else {
-            PendingState::Cancelled
-        };
-        let Some(action) = self
-            .store
-            .transition_pending(
-                &action.id,
-                PendingState::Pending,
-                to,
-                Some(&input.user),
-                now,
-            )
-            .await?
-        else {
-            // Lost a race with another click or replica: the winner reports the outcome.
-            if let Some(a) = self.store.pending(&action.id).await? {
-                emit_already_resolved(sink, &a, &input.user).await;
-            }
-            return Ok(());
-        };
-
-        let (results, outcome, details) = if confirm {
-            self.audit_decision(&action, &input.user, AuditKind::Confirmed, Value::Null)
-                .await?;
-            self.execute_action(&action, &session, &input.user, sink)
-                .await?
-        } else {
-            self.audit_decision(&action, &input.user, AuditKind::Cancelled, Value::Null)
-                .await?;
-            let results = with_write_results(
-                &action,
-                json!({"status": "cancelled", "message": format!("{} cancelled this change; nothing was changed", input.user)}),
-            );
-            (
-                results,
-                Outcome::Cancelled,
-                vec!["Cancelled; nothing was changed.".to_string()],
-            )
-        };
-        sink.emit(Effect::Resolved {
-            action_id: action.id.clone(),
-            outcome,
-            by: Some(input.user.clone()),
-            details,
-        })
-        .await;
-        self.append(
-            session.id,
-            ChatMessage::Tool { results },
-            Some(&input.user),
-            input.event_id.clone(),
-        )
-        .await?;
-        self.run_model(&session, &input.user, sink).await
-    }
-
-    /// Runs the confirmed write calls once and records the outcome.
-    async fn execute_action(
-        &self,
-        action: &PendingAction,
-        session: &Session,
-        user: &str,
-        sink: &dyn EffectSink,
-    ) -> Result<(Vec<ToolResult>, Outcome, Vec<String>), CoreError> {
-        let ctx = self.tool_context(session, user);
-        let mut results = action.prior_results.clone();
-        let mut details = Vec::new();
-        let mut failed = false;
-        for (call, item) in action.calls.iter().zip(&action.items) {
-            sink.emit(Effect::Status {
-                text: format!("applying {}", call.name),
-            })
-            .await;
-            let result = match self.validate_in_mode(session.mode, call) {
-                Ok(v) => {
-                    self.run_tool(call, v, &ctx, Some(session.id), user, Some(&action.id))
-                        .await
-                }
-                Err(e) => error_result(call, &e),
-            };
-            failed |= result.is_error;
-            details.push(if result.is_error {
-                format!(
-                    "✗ {}: {}",
-                    item.summary,
-                    result
-                        .content
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or("failed")
-                )
-            } else {
-                format!("✓ {}", item.summary)
-            });
-            results.push(result);
-        }
-        let outcome_json = json!({
-            "results": results.iter().map(|r| json!({"call_id": r.call_id, "tool": r.name, "is_error": r.is_error, "content": r.content})).collect::<Vec<_>>()
-        });
-        self.store
-            .set_pending_outcome(&action.id, &outcome_json)
-            .await?;
-        self.store
-            .transition_pending(
-                &action.id,
-                PendingState::Confirmed,
-                PendingState::Executed,
-                None,
-                Utc::now(),
-            )
-            .await?;
-        Ok((
-            results,
-            if failed {
-                Outcome::Failed
-            } else {
-                Outcome::Executed
-            },
-            details,
-        ))
-    }
-
-    async fn may_resolve(
-        &self,
-        action: &PendingAction,
-        session: &Session,
-        user: &str,
-    ) -> Result<bool, CoreError> {
-        let role = match session.project_id {
-            Some(p) => {
-                self.store
-                    .member_role(p, &session.key.platform, user)
-                    .await?
-            }
-            None => None,
-        };
-        Ok(match action.rule.policy {
-            ConfirmPolicy::Requester => user == action.rule.requester,
-            ConfirmPolicy::AnyMember => {
-                user == action.rule.requester || session.project_id.is_none() || role.is_some()
-            }
-            ConfirmPolicy::Editors => matches!(role, Some(MemberRole::Editor | MemberRole::Owner)),
-        })
-    }
-
-    /// Validates a call, refusing tools outside the session's mode whatever the model sent.
-    fn validate_in_mode(&self, mode: Mode, call: &ToolCall) -> Result<ValidatedCall, ToolError> {
-        if !modes::allows(mode, &call.name) {
-            return Err(ToolError::NotFound(format!(
-                "the tool {} is not available in {mode} mode",
-                call.name
-            )));
-        }
-        self.tools.validate(&call.name, &call.arguments)
-    }
-
-    fn tool_context(&self, session: &Session, user: &str) -> ToolContext {
-        ToolContext {
-            store: self.store.clone(),
-            project_id: session.project_id,
-            session_id: Some(session.id),
-            user: user.to_string(),
-            workspace: Some(session.key.workspace.clone()),
-        }
-    }
-
-    async fn audit_decision(
-        &self,
-        action: &PendingAction,
-        actor: &str,
-        kind: AuditKind,
-        details: Value,
-    ) -> Result<(), CoreError> {
-        self.store
-            .record_audit(&AuditEntry {
-                session_id: Some(action.session_id),
-                actor: actor.to_string(),
-                kind,
-                tool: None,
-                action_id: Some(action.id.clone()),
-                args: json!({"tools": action.calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>()}),
-                result: details,
-                is_error: kind == AuditKind::Refused,
-                duration_ms: 0,
-                at: Utc::now(),
-            })
-            .await?;
-        Ok(())
-    }
-
     /// Thinking: model calls and read-only tools until an answer, a proposal or a limit.
-    async fn run_model(
+    pub(super) async fn run_model(
         &self,
         session: &Session,
         user: &str,
@@ -797,7 +470,13 @@ impl Agent {
             }
 
             let mut results: Vec<ToolResult> = Vec::new();
-            let mut writes: Vec<(ToolCall, ValidatedCall, ActionItem)> = Vec::new();
+            let mut writes: Vec<PlannedCall> = Vec::new();
+            // Write calls that could not be planned: the card names them.
+            let mut rejected: Vec<ToolResult> = Vec::new();
+            let who = RunFor {
+                session_id: Some(session.id),
+                actor: user,
+            };
             for call in &turn.calls {
                 if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
                     results.push(error_result(
@@ -810,39 +489,48 @@ impl Agent {
                     continue;
                 }
                 tool_calls_used += 1;
-                let validated = match self.validate_in_mode(session.mode, call) {
+                let validated = match self.runner.validate(Some(session.mode), call) {
                     Ok(v) => v,
                     Err(e) => {
-                        self.audit_call(
-                            session.id,
-                            user,
-                            call,
-                            &Value::Null,
-                            &e.to_json(),
-                            true,
-                            0,
-                        )
-                        .await?;
-                        results.push(error_result(call, &e));
+                        self.runner.audit_refused(call, &e, who).await?;
+                        let r = error_result(call, &e);
+                        if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
+                            rejected.push(r.clone());
+                        }
+                        results.push(r);
                         continue;
                     }
                 };
-                if validated.tool.writes() {
-                    match self.preview(&validated, &ctx).await {
-                        Ok(p) => {
-                            let item = ActionItem {
-                                call_id: call.id.clone(),
-                                tool: call.name.clone(),
-                                args: validated.args.clone(),
-                                summary: p.summary,
-                                details: p.details,
-                            };
-                            writes.push((call.clone(), validated, item));
+                let tool = match validated.tool {
+                    RegisteredTool::Write(tool) => {
+                        // Later write calls of the turn plan against the earlier ones.
+                        let mut write_ctx = ctx.clone();
+                        write_ctx.planned = Arc::new(
+                            writes
+                                .iter()
+                                .flat_map(|w| w.plan.item.changes.iter().cloned())
+                                .collect(),
+                        );
+                        match self
+                            .runner
+                            .plan(call, tool, &validated.args, &write_ctx, who)
+                            .await
+                        {
+                            Ok(plan) => writes.push(PlannedCall {
+                                call: call.clone(),
+                                args: validated.args,
+                                plan,
+                            }),
+                            Err(e) => {
+                                let r = error_result(call, &e);
+                                rejected.push(r.clone());
+                                results.push(r);
+                            }
                         }
-                        Err(e) => results.push(error_result(call, &e)),
+                        continue;
                     }
-                    continue;
-                }
+                    RegisteredTool::Read(tool) => tool,
+                };
                 let cache_key = (call.name.clone(), validated.args.to_string());
                 let result = match cache.get(&cache_key) {
                     Some(hit) => ToolResult {
@@ -855,7 +543,8 @@ impl Agent {
                         })
                         .await;
                         let r = self
-                            .run_tool(call, validated, &ctx, Some(session.id), user, None)
+                            .runner
+                            .run_read(call, tool, validated.args, &ctx, who)
                             .await;
                         cache.insert(cache_key, r.clone());
                         r
@@ -866,8 +555,31 @@ impl Agent {
             }
 
             if !writes.is_empty() {
-                self.propose(session, user, writes, results, sink).await?;
+                self.propose(
+                    session,
+                    user,
+                    ActionOrigin::Model,
+                    writes,
+                    &rejected,
+                    results,
+                    sink,
+                )
+                .await?;
                 break;
+            }
+            // No proposal to carry them: the person hears of failed changes here.
+            for r in &rejected {
+                sink.emit(Effect::Error {
+                    message: format!(
+                        "The proposed change ({}) could not be prepared: {}",
+                        r.name,
+                        r.content
+                            .get("error")
+                            .and_then(Value::as_str)
+                            .unwrap_or("failed")
+                    ),
+                })
+                .await;
             }
             self.append(session.id, ChatMessage::Tool { results }, None, None)
                 .await?;
@@ -886,54 +598,6 @@ impl Agent {
                 at: Utc::now(),
             })
             .await?;
-        Ok(())
-    }
-
-    async fn propose(
-        &self,
-        session: &Session,
-        user: &str,
-        writes: Vec<(ToolCall, ValidatedCall, ActionItem)>,
-        prior_results: Vec<ToolResult>,
-        sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
-        let policy = match session.project_id {
-            Some(p) => self.store.project(p).await?.and_then(|p| p.confirm_policy),
-            None => None,
-        }
-        .unwrap_or(self.cfg.confirm_policy);
-        let now = Utc::now();
-        let ttl =
-            chrono::Duration::hours(i64::try_from(self.cfg.confirmation_ttl_hours).unwrap_or(24));
-        let new = NewPendingAction {
-            id: uuid::Uuid::new_v4().to_string(),
-            session_id: session.id,
-            rule: ConfirmRule {
-                policy,
-                requester: user.to_string(),
-            },
-            calls: writes.iter().map(|(c, _, _)| c.clone()).collect(),
-            prior_results,
-            items: writes.iter().map(|(_, _, i)| i.clone()).collect(),
-            created_at: now,
-            expires_at: now + ttl,
-        };
-        let action = self.store.create_pending(&new).await?;
-        self.audit_decision(
-            &action,
-            user,
-            AuditKind::Proposed,
-            json!({"items": action.items.len()}),
-        )
-        .await?;
-        sink.emit(Effect::Confirmation {
-            action_id: action.id.clone(),
-            items: action.items.clone(),
-            requested_by: user.to_string(),
-            confirmers: confirmers_text(&action.rule),
-            expires_at: action.expires_at,
-        })
-        .await;
         Ok(())
     }
 
@@ -1013,131 +677,6 @@ impl Agent {
         }
         Ok(turn)
     }
-
-    async fn preview(
-        &self,
-        call: &ValidatedCall,
-        ctx: &ToolContext,
-    ) -> Result<crate::tools::ActionPreview, ToolError> {
-        let tool = call.tool.clone();
-        let args = call.args.clone();
-        let ctx = ctx.clone();
-        let timeout = Duration::from_secs(self.cfg.tool_timeout_secs);
-        let task = tokio::spawn(async move { tool.preview(&args, &ctx).await });
-        match tokio::time::timeout(timeout, task).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(join)) => Err(ToolError::Failed(format!(
-                "the tool crashed while preparing the change: {join}"
-            ))),
-            Err(_) => Err(ToolError::Failed(format!(
-                "preparing the change took longer than {} s",
-                timeout.as_secs()
-            ))),
-        }
-    }
-
-    /// Executes one validated call with rate limit, timeout and panic isolation, and audits it.
-    async fn run_tool(
-        &self,
-        call: &ToolCall,
-        validated: ValidatedCall,
-        ctx: &ToolContext,
-        session_id: Option<i64>,
-        user: &str,
-        action_id: Option<&str>,
-    ) -> ToolResult {
-        let started = Instant::now();
-        let args = validated.args.clone();
-        let outcome = match self.tools.check_rate(&call.name) {
-            Err(e) => Err(e),
-            Ok(()) => {
-                let tool = validated.tool.clone();
-                let task_args = validated.args.clone();
-                let task_ctx = ctx.clone();
-                let timeout = Duration::from_secs(self.cfg.tool_timeout_secs);
-                let task = tokio::spawn(async move { tool.execute(task_args, &task_ctx).await });
-                let abort = task.abort_handle();
-                match tokio::time::timeout(timeout, task).await {
-                    Ok(Ok(r)) => r,
-                    Ok(Err(join)) => Err(ToolError::Failed(format!(
-                        "the tool {} crashed ({}); nothing else was affected",
-                        call.name,
-                        if join.is_panic() {
-                            "panic"
-                        } else {
-                            "cancelled"
-                        }
-                    ))),
-                    Err(_) => {
-                        abort.abort();
-                        Err(ToolError::Failed(format!(
-                            "the tool {} did not finish within {} s",
-                            call.name,
-                            timeout.as_secs()
-                        )))
-                    }
-                }
-            }
-        };
-        let (content, is_error) = match outcome {
-            Ok(v) => (v, false),
-            Err(e) => (e.to_json(), true),
-        };
-        let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let entry = AuditEntry {
-            session_id,
-            actor: user.to_string(),
-            kind: AuditKind::Execution,
-            tool: Some(call.name.clone()),
-            action_id: action_id.map(str::to_string),
-            args,
-            result: content.clone(),
-            is_error,
-            duration_ms: ms,
-            at: Utc::now(),
-        };
-        if let Err(e) = self.store.record_audit(&entry).await {
-            tracing::error!(error = %e, tool = %call.name, "could not write the audit row");
-        }
-        ToolResult {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            content,
-            is_error,
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn audit_call(
-        &self,
-        session_id: i64,
-        user: &str,
-        call: &ToolCall,
-        args: &Value,
-        result: &Value,
-        is_error: bool,
-        ms: i64,
-    ) -> Result<(), CoreError> {
-        self.store
-            .record_audit(&AuditEntry {
-                session_id: Some(session_id),
-                actor: user.to_string(),
-                kind: AuditKind::Execution,
-                tool: Some(call.name.clone()),
-                action_id: None,
-                args: if args.is_null() {
-                    json!({"raw": call.arguments})
-                } else {
-                    args.clone()
-                },
-                result: result.clone(),
-                is_error,
-                duration_ms: ms,
-                at: Utc::now(),
-            })
-            .await?;
-        Ok(())
-    }
 }
 
 fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
@@ -1146,55 +685,6 @@ fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
         name: call.name.clone(),
         content: e.to_json(),
         is_error: true,
-    }
-}
-
-/// Results for every call of an action: the read-only ones already computed, plus `note`
-/// for each write call.
-fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
-    let mut results = action.prior_results.clone();
-    results.extend(action.calls.iter().map(|c| ToolResult {
-        call_id: c.id.clone(),
-        name: c.name.clone(),
-        content: note.clone(),
-        is_error: true,
-    }));
-    results
-}
-
-/// A late click (double click, redelivery, another replica): the outcome stays as the winner
-/// showed it; the clicker alone is told how it ended.
-async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, clicker: &str) {
-    let message = format!(
-        "This change was already {}{}.",
-        action.state.as_str(),
-        action
-            .resolved_by
-            .as_deref()
-            .map(|b| format!(" by {b}"))
-            .unwrap_or_default()
-    );
-    sink.emit(Effect::Resolved {
-        action_id: action.id.clone(),
-        outcome: Outcome::AlreadyResolved,
-        by: action.resolved_by.clone(),
-        details: vec![message.clone()],
-    })
-    .await;
-    sink.emit(Effect::Refusal {
-        action_id: Some(action.id.clone()),
-        user: clicker.to_string(),
-        message,
-    })
-    .await;
-}
-
-/// Who may confirm, in words.
-pub fn confirmers_text(rule: &ConfirmRule) -> String {
-    match rule.policy {
-        ConfirmPolicy::Requester => rule.requester.clone(),
-        ConfirmPolicy::AnyMember => format!("{} or any project member", rule.requester),
-        ConfirmPolicy::Editors => "project editors".into(),
     }
 }
 

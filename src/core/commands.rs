@@ -10,7 +10,7 @@ use super::Agent;
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 use crate::store::StoreError;
-use crate::tools::{run_direct, ToolContext, ToolError};
+use super::{CollectSink, Effect, Input, InputAction, Outcome};
 
 /// A platform-neutral command.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,14 +54,12 @@ pub enum Command {
     },
     /// List the tools.
     Tools,
-    /// Run a tool directly; `approved` is the person's answer for write tools.
+    /// Run a tool: a read tool answers at once; a write tool is proposed for confirmation.
     Tool {
         /// Tool name.
         name: String,
         /// Arguments as JSON text.
         args: String,
-        /// Whether a write may proceed.
-        approved: bool,
     },
     /// Help text.
     Help,
@@ -119,7 +117,6 @@ impl FromStr for Command {
                 Ok(Self::Tool {
                     name: name.to_string(),
                     args: args.trim().to_string(),
-                    approved: false,
                 })
             }
             "project" => {
@@ -398,17 +395,10 @@ async fn run(
             }
         }
         Command::Search { query } => {
-            let ctx = ToolContext {
-                store: store.clone(),
-                project_id: bound,
-                session_id: None,
-                user: user.to_string(),
-                workspace: Some(key.workspace.clone()),
-            };
             let args = json!({ "query": query }).to_string();
-            match run_direct(agent.tools(), "search_code", &args, &ctx, |_| false).await {
-                Ok(v) => {
-                    let passages = v
+            match run_tool(agent, key, user, "search_code", &args).await {
+                ToolRun::Output { result, is_error: false } => {
+                    let passages = result
                         .get("passages")
                         .and_then(Value::as_array)
                         .cloned()
@@ -418,12 +408,15 @@ async fn run(
                     } else {
                         passages_text(&passages, 5, 400)
                     };
-                    CommandOutput::ok(text, json!({"type": "search", "query": query, "result": v}))
+                    CommandOutput::ok(text, json!({"type": "search", "query": query, "result": result}))
                 }
-                Err(ToolError::NotFound(_)) => {
+                ToolRun::Output { result, .. }
+                    if agent.tools().get("search_code").is_none() =>
+                {
+                    let _ = result;
                     CommandOutput::err("Search is not available in this deployment.")
                 }
-                Err(e) => CommandOutput::err(e.to_string()),
+                other => other.into_output("search_code"),
             }
         }
         Command::Tools => {
@@ -447,27 +440,148 @@ async fn run(
                 .join("\n");
             CommandOutput::ok(text, json!({"type": "tools", "tools": list}))
         }
-        Command::Tool {
-            name,
-            args,
-            approved,
-        } => {
-            let ctx = ToolContext {
-                store: store.clone(),
-                project_id: bound,
-                session_id: None,
-                user: user.to_string(),
-                workspace: Some(key.workspace.clone()),
-            };
-            match run_direct(agent.tools(), &name, &args, &ctx, |_| approved).await {
-                Ok(v) => CommandOutput::ok(
-                    serde_json::to_string_pretty(&v).unwrap_or_default(),
-                    json!({"type": "tool_result", "tool": name, "result": v}),
-                ),
-                Err(e) => CommandOutput::err(e.to_string()),
-            }
-        }
+        Command::Tool { name, args } => run_tool(agent, key, user, &name, &args)
+            .await
+            .into_output(&name),
     })
+}
+
+/// What a tool command produced, from the effects the core emitted for it.
+enum ToolRun {
+    /// A result (a read tool's, or an error before anything was proposed).
+    Output { result: Value, is_error: bool },
+    /// A write was proposed: it waits for Confirm.
+    Proposed {
+        action_id: String,
+        items: Vec<crate::store::ActionItem>,
+    },
+    /// The core refused or failed.
+    Error(String),
+}
+
+impl ToolRun {
+    fn into_output(self, name: &str) -> CommandOutput {
+        match self {
+            ToolRun::Output {
+                result,
+                is_error: false,
+            } => CommandOutput::ok(
+                serde_json::to_string_pretty(&result).unwrap_or_default(),
+                json!({"type": "tool_result", "tool": name, "result": result}),
+            ),
+            ToolRun::Output { result, .. } => CommandOutput::err(
+                result
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the tool failed")
+                    .to_string(),
+            ),
+            ToolRun::Proposed { action_id, items } => {
+                let summaries: Vec<String> = items.into_iter().map(|i| i.summary).collect();
+                CommandOutput::ok(
+                format!(
+                    "Proposed ({action_id}): {}. Confirm with `confirm {action_id}` or cancel with `cancel {action_id}`.",
+                    summaries.join("; ")
+                ),
+                json!({"type": "proposal", "tool": name, "action_id": action_id, "items": summaries}),
+            )
+            }
+            ToolRun::Error(m) => CommandOutput::err(m),
+        }
+    }
+}
+
+/// Runs a tool command through the core (the one tool runner and, for writes, the gate).
+async fn run_tool(agent: &Agent, key: &SessionKey, user: &str, name: &str, args: &str) -> ToolRun {
+    let sink = CollectSink::default();
+    let input = Input {
+        key: key.clone(),
+        user: user.to_string(),
+        event_id: None,
+        action: InputAction::Tool {
+            name: name.to_string(),
+            args: args.to_string(),
+        },
+    };
+    if let Err(e) = agent.handle(input, &sink).await {
+        return ToolRun::Error(e.to_string());
+    }
+    let mut out = ToolRun::Error("the tool produced no result".into());
+    for effect in sink.take() {
+        match effect {
+            Effect::ToolOutput {
+                result, is_error, ..
+            } => out = ToolRun::Output { result, is_error },
+            Effect::Confirmation {
+                action_id, items, ..
+            } => {
+                out = ToolRun::Proposed { action_id, items }
+            }
+            Effect::Error { message } => out = ToolRun::Error(message),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Runs a tool once for a script or terminal (`sparky tool`): a write is proposed like any
+/// other and then confirmed as `user` when `approve` says so (`--yes`, or a person's answer at
+/// the terminal), or cancelled; both are audited under `user`.
+pub async fn run_tool_once(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    name: &str,
+    args: &str,
+    approve: impl FnOnce(&[crate::store::ActionItem]) -> bool,
+) -> CommandOutput {
+    let (action_id, items) = match run_tool(agent, key, user, name, args).await {
+        ToolRun::Proposed { action_id, items } => (action_id, items),
+        other => return other.into_output(name),
+    };
+    let confirm = approve(&items);
+    let sink = CollectSink::default();
+    let input = Input {
+        key: key.clone(),
+        user: user.to_string(),
+        event_id: None,
+        action: if confirm {
+            InputAction::Confirm {
+                action_id: Some(action_id.clone()),
+            }
+        } else {
+            InputAction::Cancel {
+                action_id: Some(action_id.clone()),
+            }
+        },
+    };
+    if let Err(e) = agent.handle(input, &sink).await {
+        return CommandOutput::err(e.to_string());
+    }
+    let summary: Vec<String> = items.iter().map(|i| i.summary.clone()).collect();
+    if !confirm {
+        let result = json!({"status": "not_confirmed", "summary": summary.join("; ")});
+        return CommandOutput::ok(
+            serde_json::to_string_pretty(&result).unwrap_or_default(),
+            json!({"type": "tool_result", "tool": name, "result": result}),
+        );
+    }
+    let mut out = CommandOutput::err("the confirmed change produced no result");
+    for effect in sink.take() {
+        match effect {
+            Effect::ToolOutput {
+                result, is_error, ..
+            } => out = ToolRun::Output { result, is_error }.into_output(name),
+            Effect::Resolved {
+                outcome: Outcome::Outdated,
+                details,
+                ..
+            } => out = CommandOutput::err(details.join("\n")),
+            Effect::Error { message } => out = CommandOutput::err(message),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The bound project when `user` owns it; otherwise the refusal to show.
@@ -530,7 +644,6 @@ mod tests {
             Command::Tool {
                 name: "calculator".into(),
                 args: "{\"expression\": \"1+1\"}".into(),
-                approved: false
             }
         );
         assert_eq!(

@@ -33,6 +33,9 @@ pub enum Outcome {
     Expired,
     /// Someone else resolved it first (a second click or replica).
     AlreadyResolved,
+    /// Confirmed, but the project had changed in a way that touches the plan: nothing was
+    /// applied (the details say what changed).
+    Outdated,
 }
 
 /// One platform-neutral effect of handling an input.
@@ -62,6 +65,10 @@ pub enum Effect {
         action_id: String,
         /// What will change.
         items: Vec<ActionItem>,
+        /// Write calls of the same turn that could not be planned, each with why: they are
+        /// not part of the proposal, and the person should know.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rejected: Vec<String>,
         /// Whose message led to it.
         requested_by: String,
         /// Who may confirm, in words.
@@ -79,6 +86,16 @@ pub enum Effect {
         by: Option<String>,
         /// Result lines.
         details: Vec<String>,
+    },
+    /// The result of a person's own tool command (or of the change it proposed, once
+    /// confirmed).
+    ToolOutput {
+        /// Tool name.
+        tool: String,
+        /// The result, or `{"error": ...}`.
+        result: serde_json::Value,
+        /// Whether it failed.
+        is_error: bool,
     },
     /// A message only `user` should see (e.g. "only alice can confirm").
     Refusal {

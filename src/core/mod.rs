@@ -5,8 +5,10 @@ pub mod agent;
 pub mod commands;
 pub mod context;
 pub mod effects;
+pub mod gate;
 pub mod limits;
 pub mod modes;
+pub mod runner;
 pub mod session;
 pub mod window;
 

@@ -162,9 +162,19 @@ pub struct ConfirmationView {
 pub fn confirmation_view(
     action_id: &str,
     items: &[ActionItem],
+    rejected: &[String],
     confirmers: &str,
     expires_at: chrono::DateTime<chrono::Utc>,
 ) -> ConfirmationView {
+    // Calls of the same turn that failed are named on the card: they are not part of it.
+    let not_included = if rejected.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "⚠️ Not included, could not be prepared: {}\n",
+            rejected.join("; ")
+        )
+    };
     ConfirmationView {
         title: if items.len() == 1 {
             "Proposed change".into()
@@ -176,7 +186,7 @@ pub fn confirmation_view(
             .map(|i| (i.summary.clone(), i.details.clone()))
             .collect(),
         footer: format!(
-            "{confirmers} can confirm. Typing a reply instead corrects the proposal. Expires {}.",
+            "{not_included}{confirmers} can confirm. Typing a reply instead corrects the proposal. Expires {}.",
             expires_at.format("%Y-%m-%d %H:%M UTC")
         ),
         confirm_id: format!("{CONFIRM_PREFIX}{action_id}"),
@@ -194,6 +204,19 @@ pub fn outcome_line(outcome: Outcome, by: Option<&str>) -> String {
         Outcome::Superseded => "↩️ Superseded by a newer message.".into(),
         Outcome::Expired => "⌛ Expired; nothing was changed.".into(),
         Outcome::AlreadyResolved => "This change was already resolved.".into(),
+        Outcome::Outdated => format!(
+            "🔄 Confirmed{who}, but the project had changed; nothing was applied."
+        ),
+    }
+}
+
+/// A tool command's result as chat text: its JSON, fenced.
+pub fn tool_output_text(tool: &str, result: &serde_json::Value, is_error: bool) -> String {
+    let body = serde_json::to_string_pretty(result).unwrap_or_default();
+    if is_error {
+        format!("{tool} failed:\n```\n{body}\n```")
+    } else {
+        format!("```\n{body}\n```")
     }
 }
 
@@ -220,6 +243,7 @@ pub fn is_terminal(effect: &Effect) -> bool {
             | Effect::Confirmation { .. }
             | Effect::Error { .. }
             | Effect::Resolved { .. }
+            | Effect::ToolOutput { .. }
     )
 }
 
@@ -293,7 +317,7 @@ mod tests {
 
     #[test]
     fn buttons_round_trip() {
-        let v = confirmation_view("abc-1", &[], "alice", chrono::Utc::now());
+        let v = confirmation_view("abc-1", &[], &[], "alice", chrono::Utc::now());
         assert_eq!(
             parse_button(&v.confirm_id),
             Some(ButtonAction::Confirm("abc-1".into()))

@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use tokio::sync::Mutex;
 
 use super::render::{
-    citations_line, confirmation_view, outcome_line, split_message, ConfirmationView, EditPacer,
+    citations_line, confirmation_view, outcome_line, split_message, tool_output_text,
+    ConfirmationView, EditPacer,
 };
 use crate::core::{Effect, EffectSink, Outcome};
 use crate::store::Store;
@@ -182,13 +183,15 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
             Effect::Confirmation {
                 action_id,
                 items,
+                rejected,
                 confirmers,
                 expires_at,
                 ..
             } => {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
-                let view = confirmation_view(&action_id, &items, &confirmers, expires_at);
+                let view =
+                    confirmation_view(&action_id, &items, &rejected, &confirmers, expires_at);
                 if let Some(msg) =
                     with_retry("confirmation", || self.surface.post_confirmation(&view)).await
                 {
@@ -238,6 +241,16 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 self.finish_stream(&mut state, &pending).await;
                 let text = format!("⚠️ {message}");
                 let _ = with_retry("error", || self.surface.post_text(&text)).await;
+            }
+            Effect::ToolOutput {
+                tool,
+                result,
+                is_error,
+            } => {
+                let pending = state.pacer.text().to_string();
+                self.finish_stream(&mut state, &pending).await;
+                let text = tool_output_text(&tool, &result, is_error);
+                let _ = with_retry("tool output", || self.surface.post_text(&text)).await;
             }
         }
     }

@@ -3,6 +3,7 @@
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
 
 pub mod io;
+pub mod plan;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

@@ -23,7 +23,8 @@ use crate::project::{
 };
 
 use super::{
-    AuditEntry, AuditKind, AuditRecord, Chunk, Document, PendingAction, ScoredChunk, StoredMessage,
+    ActionOrigin, AuditEntry, AuditKind, AuditRecord, Chunk, Document, PendingAction, ScoredChunk,
+    StoredMessage,
 };
 
 /// Columns of a chunk joined with its document (`c` = chunks, `d` = documents).
@@ -531,6 +532,12 @@ pub(crate) fn pending_from(r: &impl RowExt) -> StoreResult<PendingAction> {
         resolved_at: r.opt_ts("resolved_at")?,
         outcome: r.opt_json("outcome")?,
         message_ref: r.opt_string("message_ref")?,
+        project_id: r.opt_i64("project_id")?,
+        planned_version: r.opt_i64("planned_version")?,
+        origin: {
+            let o = r.string("origin")?;
+            ActionOrigin::parse(&o).ok_or_else(|| corrupt("action origin", &o))?
+        },
     })
 }
 
@@ -1199,96 +1206,20 @@ macro_rules! impl_store {
                 async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
                     // One snapshot, so the parts agree with each other.
                     let mut tx = self.begin_read().await.map_err(db)?;
-                    let project = sqlx::query("SELECT * FROM projects WHERE id = $1")
+                    let data = <$store>::load_project_in(&mut tx, project_id).await?;
+                    tx.commit().await.map_err(db)?;
+                    Ok(data)
+                }
+
+                async fn project_version(&self, project_id: i64) -> StoreResult<i64> {
+                    sqlx::query_scalar::<_, i64>("SELECT version FROM projects WHERE id = $1")
                         .bind(project_id)
-                        .fetch_optional(&mut *tx)
+                        .fetch_optional(&self.pool)
                         .await
                         .map_err(db)?
-                        .map(|r| project_from(&r))
-                        .transpose()?
                         .ok_or_else(|| {
                             StoreError::NotFound(format!("project {project_id} does not exist"))
-                        })?;
-                    let service = sqlx::query("SELECT * FROM services WHERE project_id = $1")
-                        .bind(project_id)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(db)?
-                        .map(|r| service_from(&r))
-                        .transpose()?;
-                    let panels = sqlx::query("SELECT * FROM panels WHERE project_id = $1 ORDER BY id")
-                        .bind(project_id)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(db)?
-                        .iter()
-                        .map(panel_from)
-                        .collect::<StoreResult<Vec<_>>>()?;
-                    let circuits = sqlx::query(
-                        "SELECT c.* FROM circuits c JOIN panels p ON p.id = c.panel_id \
-                         WHERE p.project_id = $1 ORDER BY c.panel_id, c.number",
-                    )
-                    .bind(project_id)
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(db)?
-                    .iter()
-                    .map(circuit_from)
-                    .collect::<StoreResult<Vec<_>>>()?;
-                    let feeders = sqlx::query("SELECT * FROM feeders WHERE project_id = $1 ORDER BY id")
-                        .bind(project_id)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(db)?
-                        .iter()
-                        .map(feeder_from)
-                        .collect::<StoreResult<Vec<_>>>()?;
-                    let transformers =
-                        sqlx::query("SELECT * FROM transformers WHERE project_id = $1 ORDER BY id")
-                            .bind(project_id)
-                            .fetch_all(&mut *tx)
-                            .await
-                            .map_err(db)?
-                            .iter()
-                            .map(transformer_from)
-                            .collect::<StoreResult<Vec<_>>>()?;
-                    let loads = sqlx::query("SELECT * FROM load_items WHERE project_id = $1 ORDER BY id")
-                        .bind(project_id)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(db)?
-                        .iter()
-                        .map(load_item_from)
-                        .collect::<StoreResult<Vec<_>>>()?;
-                    let charging_sources =
-                        sqlx::query("SELECT * FROM charging_sources WHERE project_id = $1 ORDER BY id")
-                            .bind(project_id)
-                            .fetch_all(&mut *tx)
-                            .await
-                            .map_err(db)?
-                            .iter()
-                            .map(charging_source_from)
-                            .collect::<StoreResult<Vec<_>>>()?;
-                    let tasks = sqlx::query("SELECT * FROM tasks WHERE project_id = $1 ORDER BY id")
-                        .bind(project_id)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(db)?
-                        .iter()
-                        .map(task_from)
-                        .collect::<StoreResult<Vec<_>>>()?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(ProjectData {
-                        project,
-                        service,
-                        panels,
-                        circuits,
-                        feeders,
-                        transformers,
-                        loads,
-                        charging_sources,
-                        tasks,
-                    })
+                        })
                 }
 
                 // ----- sessions and history -----
@@ -1465,8 +1396,8 @@ macro_rules! impl_store {
                 async fn create_pending(&self, action: &NewPendingAction) -> StoreResult<PendingAction> {
                     let res = sqlx::query(
                         "INSERT INTO pending_actions (id, session_id, state, rule, calls, prior_results, \
-                         items, created_at, expires_at) \
-                         VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8) RETURNING *",
+                         items, created_at, expires_at, project_id, planned_version, origin) \
+                         VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *",
                     )
                     .bind(&action.id)
                     .bind(action.session_id)
@@ -1476,6 +1407,9 @@ macro_rules! impl_store {
                     .bind(db_json(&action.items)?)
                     .bind(micros(action.created_at))
                     .bind(micros(action.expires_at))
+                    .bind(action.project_id)
+                    .bind(action.planned_version)
+                    .bind(action.origin.as_str())
                     .fetch_one(&self.pool)
                     .await;
                     match res {
@@ -1573,6 +1507,13 @@ macro_rules! impl_store {
                         return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
                     }
                     Ok(())
+                }
+
+                async fn apply_pending(
+                    &self,
+                    req: &$crate::store::ApplyRequest<'_>,
+                ) -> StoreResult<$crate::store::ApplyOutcome> {
+                    self.apply_plan(req).await
                 }
 
                 async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()> {

@@ -2,8 +2,10 @@
 //!
 //! All state lives here so any replica can continue any session after a crash.
 
+mod apply;
 mod common;
 mod connect;
+mod failpoint;
 mod postgres;
 mod records;
 pub mod search;
@@ -195,6 +197,8 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<Task>;
     /// Marks a task done; `None` when it does not exist or was already done.
     async fn complete_task(&self, id: i64, by: &str) -> StoreResult<Option<Task>>;
+    /// The project's version: bumped by every applied plan.
+    async fn project_version(&self, project_id: i64) -> StoreResult<i64>;
     /// Everything about a project; `NotFound` when it does not exist.
     async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData>;
 
@@ -255,6 +259,11 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<Option<PendingAction>>;
     /// Records the outcome of an executed (or failed) action.
     async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()>;
+    /// Applies the action's stored plan if it is still pending, in one transaction with: the
+    /// project's version bump, the action's move to `executed` (or `outdated` when `check`
+    /// finds the project changed under the plan; then nothing is applied), and `finish`'s
+    /// outcome, history message and audit rows. A crash leaves all of it or none of it.
+    async fn apply_pending(&self, req: &ApplyRequest<'_>) -> StoreResult<ApplyOutcome>;
     /// Remembers the platform message that shows the action (to edit it later).
     async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()>;
 

@@ -225,3 +225,4 @@ async fn applied_version(pool: &PgPool) -> StoreResult<Option<i64>> {
 }
 
 impl_store!(PostgresStore);
+super::apply::impl_apply!(PostgresStore, Postgres);

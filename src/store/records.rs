@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfirmPolicy;
 use crate::llm::{ChatMessage, ToolCall, ToolResult};
+use crate::project::plan::{Change, ItemPlan, Written};
+use crate::project::ProjectData;
 
 /// A message to append to a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +42,8 @@ pub struct StoredMessage {
 pub enum PendingState {
     /// Waiting for a person.
     Pending,
-    /// Confirmed; execution claimed by exactly one worker.
+    /// Confirmed and being executed (only actions stored by earlier versions; a plan is
+    /// applied in the same transaction that records its confirmation).
     Confirmed,
     /// Executed; `outcome` holds the results.
     Executed,
@@ -50,6 +53,9 @@ pub enum PendingState {
     Superseded,
     /// Timed out.
     Expired,
+    /// Confirmed, but the project had changed in a way that touches the plan: nothing was
+    /// applied.
+    Outdated,
 }
 
 impl PendingState {
@@ -62,6 +68,7 @@ impl PendingState {
             Self::Cancelled => "cancelled",
             Self::Superseded => "superseded",
             Self::Expired => "expired",
+            Self::Outdated => "outdated",
         }
     }
 
@@ -74,8 +81,39 @@ impl PendingState {
             "cancelled" => Self::Cancelled,
             "superseded" => Self::Superseded,
             "expired" => Self::Expired,
+            "outdated" => Self::Outdated,
             _ => return None,
         })
+    }
+}
+
+/// Where a pending action came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionOrigin {
+    /// Write calls of a model turn: the results go back to the model.
+    #[default]
+    Model,
+    /// A person's tool command: the result is shown to them; the model is not involved.
+    Command,
+}
+
+impl ActionOrigin {
+    /// Stable name used in storage.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Command => "command",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "model" => Some(Self::Model),
+            "command" => Some(Self::Command),
+            _ => None,
+        }
     }
 }
 
@@ -93,6 +131,10 @@ pub struct ActionItem {
     /// Details lines: the resulting state (e.g. panel load after the change).
     #[serde(default)]
     pub details: Vec<String>,
+    /// The exact changes Confirm applies (empty for items stored by earlier versions, which
+    /// are refused and proposed again).
+    #[serde(default)]
+    pub plan: ItemPlan,
 }
 
 /// Who may confirm an action.
@@ -123,6 +165,12 @@ pub struct NewPendingAction {
     pub created_at: DateTime<Utc>,
     /// Expiry time.
     pub expires_at: DateTime<Utc>,
+    /// The project the plan changes.
+    pub project_id: Option<i64>,
+    /// The project's version when planned.
+    pub planned_version: Option<i64>,
+    /// Model turn or a person's command.
+    pub origin: ActionOrigin,
 }
 
 /// A stored pending action.
@@ -154,6 +202,66 @@ pub struct PendingAction {
     pub outcome: Option<serde_json::Value>,
     /// Platform message showing the action.
     pub message_ref: Option<String>,
+    /// The project the plan changes.
+    pub project_id: Option<i64>,
+    /// The project's version when planned.
+    pub planned_version: Option<i64>,
+    /// Model turn or a person's command.
+    pub origin: ActionOrigin,
+}
+
+/// What the store is asked to do when a person confirms: apply the action's stored plan, in
+/// one transaction with its state change, the results the model will see and the audit rows.
+pub struct ApplyRequest<'a> {
+    /// The action.
+    pub action_id: &'a str,
+    /// Who confirmed.
+    pub by: &'a str,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Why the plan no longer fits the project as it is now (empty: apply it).
+    #[allow(clippy::type_complexity)]
+    pub check: &'a (dyn Fn(&ProjectData, &[Change]) -> Vec<String> + Send + Sync),
+    /// What to record with the outcome.
+    pub finish: &'a (dyn Fn(&PendingAction, &Applied) -> Finish + Send + Sync),
+}
+
+/// What happened to a plan inside the apply transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    /// Applied: the rows written, per item.
+    Written(Vec<Vec<Written>>),
+    /// Nothing applied: why the plan no longer fits.
+    Outdated(Vec<String>),
+}
+
+/// Records written in the apply transaction besides the changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finish {
+    /// Stored as the action's outcome.
+    pub outcome: serde_json::Value,
+    /// Appended to the session's history (the results the model will see).
+    pub message: Option<NewMessage>,
+    /// Audit rows.
+    pub audit: Vec<AuditEntry>,
+}
+
+/// The result of [`Store::apply_pending`](super::Store::apply_pending).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApplyOutcome {
+    /// No such action.
+    Missing,
+    /// Already resolved (a second click, another replica): nothing was done.
+    NotPending(PendingAction),
+    /// Resolved now: executed or outdated.
+    Done {
+        /// The action as resolved.
+        action: PendingAction,
+        /// What happened to the plan.
+        applied: Applied,
+        /// What was recorded.
+        finish: Finish,
+    },
 }
 
 /// Kinds of audited events.

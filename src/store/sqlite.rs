@@ -280,3 +280,4 @@ async fn applied_version(pool: &SqlitePool) -> StoreResult<Option<i64>> {
 }
 
 impl_store!(SqliteStore);
+super::apply::impl_apply!(SqliteStore, Sqlite);

@@ -1,14 +1,16 @@
 //! Tools the model (and people, through commands) can call.
 //!
-//! A tool is a name, a description, a JSON Schema for its arguments, a read/write flag and an
-//! async `execute`. Write tools also `preview` what they will change: the confirmation gate in
-//! the core shows that preview and runs `execute` only after a recorded Confirm.
+//! A tool is a name, a description and a JSON Schema for its arguments. Read tools
+//! ([`Tool`]) `execute` against a read-only view of the store. Write tools ([`WriteTool`])
+//! only `plan`: the confirmation gate in the core stores the plan, shows it, and applies
+//! exactly that plan after a recorded Confirm. The type decides which a tool is.
 
-mod direct;
+pub mod changes;
 pub mod inspection;
 pub mod nec_tools;
 pub mod project_tools;
 pub mod query;
+mod read_store;
 mod registry;
 pub mod schema;
 pub mod search_tool;
@@ -21,11 +23,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::project::plan::{Change, ItemPlan, FIRST_PLACEHOLDER};
 use crate::project::ProjectData;
 use crate::store::{Store, StoreError};
 
-pub use direct::run_direct;
-pub use registry::{ToolRegistry, ValidatedCall};
+pub use read_store::ReadStore;
+pub use registry::{RegisteredTool, ToolRegistry, ValidatedCall};
 
 /// Why a tool call failed; the message goes back to the model (or person) verbatim.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,11 +79,21 @@ pub struct ActionPreview {
     pub details: Vec<String>,
 }
 
-/// Everything a tool may use while running.
+/// A write tool's plan for one call: what the card shows and the exact changes Confirm applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolPlan {
+    /// The card's lines.
+    pub preview: ActionPreview,
+    /// The changes, fully resolved, and what the result adds besides the written rows.
+    pub item: ItemPlan,
+}
+
+/// Everything a tool may use while running. The store is a read-only view: tools never write;
+/// a write tool plans and the confirmation gate applies the plan.
 #[derive(Clone)]
 pub struct ToolContext {
-    /// The store.
-    pub store: Arc<dyn Store>,
+    /// The store, read-only.
+    pub store: ReadStore,
     /// Project the session works on.
     pub project_id: Option<i64>,
     /// Session, when called from a conversation.
@@ -89,9 +102,30 @@ pub struct ToolContext {
     pub user: String,
     /// Workspace of the caller (for document visibility).
     pub workspace: Option<String>,
+    /// Changes planned by earlier write calls of the same turn, not yet applied;
+    /// [`project`](Self::project) shows the project with them applied so calls plan against
+    /// each other.
+    pub planned: Arc<Vec<Change>>,
 }
 
 impl ToolContext {
+    /// A context on `project_id` for `user`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        project_id: Option<i64>,
+        user: impl Into<String>,
+        workspace: Option<String>,
+    ) -> Self {
+        Self {
+            store: ReadStore::new(store),
+            project_id,
+            session_id: None,
+            user: user.into(),
+            workspace,
+            planned: Arc::new(Vec::new()),
+        }
+    }
+
     /// The bound project id, or a clear error.
     pub fn require_project(&self) -> Result<i64, ToolError> {
         self.project_id.ok_or_else(|| {
@@ -102,14 +136,19 @@ impl ToolContext {
         })
     }
 
-    /// Loads the bound project whole.
+    /// Loads the bound project whole (with the changes already planned in this turn applied).
     pub async fn project(&self) -> Result<ProjectData, ToolError> {
         let id = self.require_project()?;
-        Ok(self.store.load_project(id).await?)
+        let mut p = self.store.load_project(id).await?;
+        let mut next = FIRST_PLACEHOLDER;
+        for c in self.planned.iter() {
+            c.simulate(&mut p, &mut next);
+        }
+        Ok(p)
     }
 }
 
-/// A callable tool.
+/// A tool that only reads: calculations, queries, search. It sees the store read-only.
 #[async_trait]
 pub trait Tool: Send + Sync {
     /// Unique name.
@@ -118,19 +157,25 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     /// JSON Schema of the arguments object.
     fn schema(&self) -> Value;
-    /// Whether it changes the project (and so needs confirmation).
-    fn writes(&self) -> bool {
-        false
-    }
-    /// What a write will change; called before the confirmation is shown.
-    async fn preview(&self, _args: &Value, _ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
-        Err(ToolError::Failed(format!(
-            "{} does not change anything",
-            self.name()
-        )))
-    }
     /// Runs the tool on validated arguments.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+/// A tool that changes the project. It cannot run: it only plans (the exact rows to insert,
+/// update or delete, every default filled in), and the confirmation gate applies the stored
+/// plan after a person confirms. Registered with
+/// [`ToolRegistry::register_write`]; a write tool is not a [`Tool`], so it cannot be
+/// registered as a read tool.
+#[async_trait]
+pub trait WriteTool: Send + Sync {
+    /// Unique name.
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments object.
+    fn schema(&self) -> Value;
+    /// The change against the project as `ctx` shows it; writes nothing.
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError>;
 }
 
 /// Deserialises validated arguments into a typed struct.

@@ -1,7 +1,7 @@
 //! Project pack: tools that read or change the project's equipment.
 //!
-//! Every write tool previews the change and the resulting state; the core shows that preview
-//! and executes only after a person confirms.
+//! Every write tool plans the change and shows the resulting state; the core shows that plan
+//! and applies it only after a person confirms.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -15,7 +15,10 @@ use super::query::{
     spare_spaces, CircuitRef, FaultCalculator,
 };
 use super::schema::schema_for;
-use super::{parse_args, to_value, ActionPreview, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{
+    parse_args, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool,
+};
+use crate::project::plan::{Change, ItemPlan};
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
 use crate::project::{
     ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec, Panel, PanelSpec,
@@ -24,16 +27,27 @@ use crate::project::{
 
 /// Registers the project tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(AddLoadItem);
-    r.register(AddChargingSource);
+    r.register_write(AddLoadItem);
+    r.register_write(AddChargingSource);
     r.register(EnergyBudget);
-    r.register(AddPanel);
-    r.register(AddCircuit);
-    r.register(UpdateCircuit);
-    r.register(RemoveCircuit);
-    r.register(SetService);
-    r.register(AddFeeder);
-    r.register(AddTransformer);
+    r.register_write(AddPanel);
+    r.register_write(AddCircuit);
+    r.register_write(UpdateCircuit);
+    r.register_write(RemoveCircuit);
+    r.register_write(SetService);
+    r.register_write(AddFeeder);
+    r.register_write(AddTransformer);
+}
+
+/// One call's plan: its changes and the fields its result adds (a JSON object).
+pub(crate) fn plan_item(changes: Vec<Change>, result: Value) -> ItemPlan {
+    ItemPlan {
+        changes,
+        result: match result {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        },
+    }
 }
 
 /// Daily energy of the loads and sources, in watt-hours.
@@ -121,7 +135,7 @@ fn check_source(s: &ChargingSourceSpec) -> Result<(), ToolError> {
 pub struct AddLoadItem;
 
 #[async_trait]
-impl Tool for AddLoadItem {
+impl WriteTool for AddLoadItem {
     fn name(&self) -> &'static str {
         "add_load_item"
     }
@@ -133,16 +147,15 @@ impl Tool for AddLoadItem {
     fn schema(&self) -> Value {
         schema_for::<LoadItemSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let l: LoadItemSpec = parse_args(args)?;
         check_load(&l)?;
         let project = ctx.project().await?;
         let (used, produced) = budget(&project);
         let wh = load_wh(&l);
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddLoadItem { spec: l.clone() }], json!({ "wh_per_day": wh })),
+            preview: ActionPreview {
             summary: format!(
                 "Add load \"{}\": {} W × {} h/day × duty {:.0}%{}",
                 l.name,
@@ -163,14 +176,7 @@ impl Tool for AddLoadItem {
                     produced
                 ),
             ],
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let l: LoadItemSpec = parse_args(&args)?;
-        check_load(&l)?;
-        let project = ctx.require_project()?;
-        let item = ctx.store.add_load_item(project, &l).await?;
-        Ok(json!({ "added": to_value(&item)?, "wh_per_day": load_wh(&l) }))
+        }})
     }
 }
 
@@ -178,7 +184,7 @@ impl Tool for AddLoadItem {
 pub struct AddChargingSource;
 
 #[async_trait]
-impl Tool for AddChargingSource {
+impl WriteTool for AddChargingSource {
     fn name(&self) -> &'static str {
         "add_charging_source"
     }
@@ -190,16 +196,15 @@ impl Tool for AddChargingSource {
     fn schema(&self) -> Value {
         schema_for::<ChargingSourceSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let s: ChargingSourceSpec = parse_args(args)?;
         check_source(&s)?;
         let project = ctx.project().await?;
         let (used, produced) = budget(&project);
         let wh = source_wh(&s);
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddChargingSource { spec: s.clone() }], json!({ "wh_per_day": wh })),
+            preview: ActionPreview {
             summary: format!(
                 "Add {} source \"{}\": {} W × {} h/day × {:.0}% efficiency",
                 s.kind,
@@ -216,14 +221,7 @@ impl Tool for AddChargingSource {
                     used
                 ),
             ],
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let s: ChargingSourceSpec = parse_args(&args)?;
-        check_source(&s)?;
-        let project = ctx.require_project()?;
-        let source = ctx.store.add_charging_source(project, &s).await?;
-        Ok(json!({ "added": to_value(&source)?, "wh_per_day": source_wh(&s) }))
+        }})
     }
 }
 
@@ -270,8 +268,8 @@ impl Tool for EnergyBudget {
 // ---------------------------------------------------------------------------------------------
 // Equipment write tools: panels, circuits, service, feeders, transformers.
 //
-// Preview and execute share one `plan_*` function over the current project, so what is
-// written is exactly what the preview showed (for the same project state).
+// Each tool plans against the current project: the exact rows, every default filled in. The
+// gate stores that plan and applies it as stored.
 
 fn err_list(problems: Vec<String>) -> Result<(), ToolError> {
     if problems.is_empty() {
@@ -286,7 +284,7 @@ fn finite_in(v: f64, lo: f64, hi: f64) -> bool {
 }
 
 /// Whether `name` is the service, a panel or a transformer of the project.
-fn known_source(p: &ProjectData, name: &str) -> bool {
+pub(crate) fn known_source(p: &ProjectData, name: &str) -> bool {
     is_service(name)
         || p.panel_by_name(name).is_some()
         || p.transformers
@@ -455,7 +453,7 @@ fn loading_line(panel: &PanelSpec, circuits: &[&CircuitSpec]) -> String {
 pub struct AddPanel;
 
 #[async_trait]
-impl Tool for AddPanel {
+impl WriteTool for AddPanel {
     fn name(&self) -> &'static str {
         "add_panel"
     }
@@ -468,10 +466,7 @@ impl Tool for AddPanel {
     fn schema(&self) -> Value {
         schema_for::<PanelSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let s: PanelSpec = parse_args(args)?;
         let p = ctx.project().await?;
         check_panel_spec(&p, &s, None)?;
@@ -511,18 +506,12 @@ impl Tool for AddPanel {
                 ));
             }
         }
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddPanel { spec: PanelSpec { name: s.name.trim().to_string(), ..s.clone() } }], json!({})),
+            preview: ActionPreview {
             summary: format!("Add panel {}: {}", s.name.trim(), describe_panel_spec(&s)),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut s: PanelSpec = parse_args(&args)?;
-        let p = ctx.project().await?;
-        check_panel_spec(&p, &s, None)?;
-        s.name = s.name.trim().to_string();
-        let panel = ctx.store.add_panel(p.project.id, &s).await?;
-        Ok(json!({ "added": to_value(&panel)? }))
+        }})
     }
 }
 
@@ -737,7 +726,7 @@ fn plan_add_circuit<'a>(
 pub struct AddCircuit;
 
 #[async_trait]
-impl Tool for AddCircuit {
+impl WriteTool for AddCircuit {
     fn name(&self) -> &'static str {
         "add_circuit"
     }
@@ -751,10 +740,7 @@ impl Tool for AddCircuit {
     fn schema(&self) -> Value {
         schema_for::<AddCircuitArgs>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let a: AddCircuitArgs = parse_args(args)?;
         let p = ctx.project().await?;
         let (panel, spec, notes) = plan_add_circuit(&p, &a)?;
@@ -778,7 +764,7 @@ impl Tool for AddCircuit {
                 format!(", {}", spec.conduit)
             }
         )];
-        details.extend(notes);
+        details.extend(notes.iter().cloned());
         details.extend(circuit_result_lines(&p, panel, &spec, &others));
         let mut after = p.circuits_of(panel.id);
         let new = Circuit {
@@ -794,7 +780,9 @@ impl Tool for AddCircuit {
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "none".into())
         ));
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddCircuit { panel_id: panel.id, panel: panel.spec.clone(), spec: spec.clone() }], json!({ "panel": panel.spec.name, "notes": notes })),
+            preview: ActionPreview {
             summary: format!(
                 "Add circuit {}: {} VA{}, {} A breaker",
                 circuit_label(&panel.spec, &spec),
@@ -803,14 +791,7 @@ impl Tool for AddCircuit {
                 spec.breaker.0
             ),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: AddCircuitArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
-        let (panel, spec, notes) = plan_add_circuit(&p, &a)?;
-        let c = ctx.store.add_circuit(panel.id, &spec).await?;
-        Ok(json!({ "added": to_value(&c)?, "panel": panel.spec.name, "notes": notes }))
+        }})
     }
 }
 
@@ -888,7 +869,7 @@ fn fmt_opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 }
 
 /// Before -> after lines for every field that changes.
-fn field_changes(b: &CircuitSpec, a: &CircuitSpec) -> Vec<String> {
+pub(crate) fn field_changes(b: &CircuitSpec, a: &CircuitSpec) -> Vec<String> {
     let mut v = Vec::new();
     let mut line = |name: &str, before: String, after: String| {
         if before != after {
@@ -998,7 +979,7 @@ fn plan_update<'a>(
 pub struct UpdateCircuit;
 
 #[async_trait]
-impl Tool for UpdateCircuit {
+impl WriteTool for UpdateCircuit {
     fn name(&self) -> &'static str {
         "update_circuit"
     }
@@ -1011,10 +992,7 @@ impl Tool for UpdateCircuit {
     fn schema(&self) -> Value {
         schema_for::<UpdateCircuitArgs>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let a: UpdateCircuitArgs = parse_args(args)?;
         let p = ctx.project().await?;
         let (panel, c, after, notes) = plan_update(&p, &a)?;
@@ -1027,18 +1005,12 @@ impl Tool for UpdateCircuit {
         let mut details = field_changes(&c.spec, &after);
         details.extend(notes);
         details.extend(circuit_result_lines(&p, panel, &after, &others));
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::UpdateCircuit { circuit_id: c.id, panel_id: panel.id, panel: panel.spec.clone(), before: c.spec.clone(), after: after.clone() }], json!({ "panel": panel.spec.name, "changes": field_changes(&c.spec, &after) })),
+            preview: ActionPreview {
             summary: format!("Update {}", circuit_label(&panel.spec, &c.spec)),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: UpdateCircuitArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
-        let (panel, c, after, _) = plan_update(&p, &a)?;
-        let changes = field_changes(&c.spec, &after);
-        let updated = ctx.store.update_circuit(c.id, &after).await?;
-        Ok(json!({ "updated": to_value(&updated)?, "panel": panel.spec.name, "changes": changes }))
+        }})
     }
 }
 
@@ -1060,7 +1032,7 @@ struct RemoveCircuitArgs {
 pub struct RemoveCircuit;
 
 #[async_trait]
-impl Tool for RemoveCircuit {
+impl WriteTool for RemoveCircuit {
     fn name(&self) -> &'static str {
         "remove_circuit"
     }
@@ -1071,10 +1043,7 @@ impl Tool for RemoveCircuit {
     fn schema(&self) -> Value {
         schema_for::<RemoveCircuitArgs>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let a: RemoveCircuitArgs = parse_args(args)?;
         let p = ctx.project().await?;
         let (panel, c, notes) = resolve_circuit(&p, &find_ref(&a.panel, a.number, &a.find))?;
@@ -1102,17 +1071,12 @@ impl Tool for RemoveCircuit {
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "none".into())
         ));
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::RemoveCircuit { circuit_id: c.id, panel_id: panel.id, panel: panel.spec.name.clone(), before: c.spec.clone() }], json!({ "panel": panel.spec.name })),
+            preview: ActionPreview {
             summary: format!("Remove circuit {}", circuit_label(&panel.spec, &c.spec)),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: RemoveCircuitArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
-        let (panel, c, _) = resolve_circuit(&p, &find_ref(&a.panel, a.number, &a.find))?;
-        ctx.store.remove_circuit(c.id).await?;
-        Ok(json!({ "removed": to_value(c)?, "panel": panel.spec.name }))
+        }})
     }
 }
 
@@ -1156,7 +1120,7 @@ fn describe_service(s: &ServiceSpec) -> String {
 pub struct SetService;
 
 #[async_trait]
-impl Tool for SetService {
+impl WriteTool for SetService {
     fn name(&self) -> &'static str {
         "set_service"
     }
@@ -1168,10 +1132,7 @@ impl Tool for SetService {
     fn schema(&self) -> Value {
         schema_for::<ServiceSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let s: ServiceSpec = parse_args(args)?;
         check_service(&s)?;
         let p = ctx.project().await?;
@@ -1188,17 +1149,12 @@ impl Tool for SetService {
         for panel in &after.panels {
             details.push(fault_line(&after, &panel.spec));
         }
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::SetService { before: p.service.clone(), after: s.clone() }], json!({})),
+            preview: ActionPreview {
             summary: format!("Set the service: {}", describe_service(&s)),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let s: ServiceSpec = parse_args(&args)?;
-        check_service(&s)?;
-        let id = ctx.require_project()?;
-        ctx.store.set_service(id, &s).await?;
-        Ok(json!({ "service": to_value(&s)? }))
+        }})
     }
 }
 
@@ -1259,7 +1215,7 @@ fn check_feeder(p: &ProjectData, f: &FeederSpec) -> Result<(), ToolError> {
 pub struct AddFeeder;
 
 #[async_trait]
-impl Tool for AddFeeder {
+impl WriteTool for AddFeeder {
     fn name(&self) -> &'static str {
         "add_feeder"
     }
@@ -1271,10 +1227,7 @@ impl Tool for AddFeeder {
     fn schema(&self) -> Value {
         schema_for::<FeederSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let f: FeederSpec = parse_args(args)?;
         let p = ctx.project().await?;
         check_feeder(&p, &f)?;
@@ -1316,7 +1269,9 @@ impl Tool for AddFeeder {
         if let Some(to) = after.panel_by_name(&f.to) {
             details.push(fault_line(&after, &to.spec));
         }
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddFeeder { spec: FeederSpec { name: f.name.trim().to_string(), ..f.clone() } }], json!({})),
+            preview: ActionPreview {
             summary: format!(
                 "Add feeder {}: {} -> {}, {} × {} {}, {} A OCPD{}",
                 f.name.trim(),
@@ -1331,15 +1286,7 @@ impl Tool for AddFeeder {
                     .unwrap_or_default()
             ),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut f: FeederSpec = parse_args(&args)?;
-        let p = ctx.project().await?;
-        check_feeder(&p, &f)?;
-        f.name = f.name.trim().to_string();
-        let added = ctx.store.add_feeder(p.project.id, &f).await?;
-        Ok(json!({ "added": to_value(&added)? }))
+        }})
     }
 }
 
@@ -1400,7 +1347,7 @@ fn check_transformer(p: &ProjectData, t: &TransformerSpec) -> Result<(), ToolErr
 pub struct AddTransformer;
 
 #[async_trait]
-impl Tool for AddTransformer {
+impl WriteTool for AddTransformer {
     fn name(&self) -> &'static str {
         "add_transformer"
     }
@@ -1412,10 +1359,7 @@ impl Tool for AddTransformer {
     fn schema(&self) -> Value {
         schema_for::<TransformerSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let t: TransformerSpec = parse_args(args)?;
         let p = ctx.project().await?;
         check_transformer(&p, &t)?;
@@ -1438,7 +1382,9 @@ impl Tool for AddTransformer {
             )),
             Err(e) => details.push(format!("Fault current unknown: {e}")),
         }
-        Ok(ActionPreview {
+        Ok(ToolPlan {
+            item: plan_item(vec![Change::AddTransformer { spec: TransformerSpec { name: t.name.trim().to_string(), ..t.clone() } }], json!({})),
+            preview: ActionPreview {
             summary: format!(
                 "Add transformer {}: {} kVA, {} V -> {} V {}-phase, {} % Z{}",
                 t.name.trim(),
@@ -1453,15 +1399,7 @@ impl Tool for AddTransformer {
                     .unwrap_or_default()
             ),
             details,
-        })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut t: TransformerSpec = parse_args(&args)?;
-        let p = ctx.project().await?;
-        check_transformer(&p, &t)?;
-        t.name = t.name.trim().to_string();
-        let added = ctx.store.add_transformer(p.project.id, &t).await?;
-        Ok(json!({ "added": to_value(&added)? }))
+        }})
     }
 }
 

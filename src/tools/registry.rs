@@ -7,11 +7,51 @@ use std::sync::Arc;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde_json::Value;
 
-use super::{Tool, ToolError};
+use super::{Tool, ToolError, WriteTool};
 use crate::llm::ToolSpec;
 
+/// A registered tool: which kind it is was decided by the method that registered it.
+#[derive(Clone)]
+pub enum RegisteredTool {
+    /// Runs at once, read-only.
+    Read(Arc<dyn Tool>),
+    /// Plans a change that a person must confirm.
+    Write(Arc<dyn WriteTool>),
+}
+
+impl RegisteredTool {
+    /// Unique name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Read(t) => t.name(),
+            Self::Write(t) => t.name(),
+        }
+    }
+
+    /// What it does, for the model.
+    pub fn description(&self) -> &'static str {
+        match self {
+            Self::Read(t) => t.description(),
+            Self::Write(t) => t.description(),
+        }
+    }
+
+    /// JSON Schema of the arguments.
+    pub fn schema(&self) -> Value {
+        match self {
+            Self::Read(t) => t.schema(),
+            Self::Write(t) => t.schema(),
+        }
+    }
+
+    /// Whether it changes the project (and so needs confirmation).
+    pub fn writes(&self) -> bool {
+        matches!(self, Self::Write(_))
+    }
+}
+
 struct Entry {
-    tool: Arc<dyn Tool>,
+    tool: RegisteredTool,
     validator: jsonschema::Validator,
 }
 
@@ -19,7 +59,7 @@ struct Entry {
 #[derive(Clone)]
 pub struct ValidatedCall {
     /// The tool.
-    pub tool: Arc<dyn Tool>,
+    pub tool: RegisteredTool,
     /// Parsed, schema-valid arguments.
     pub args: Value,
 }
@@ -40,33 +80,84 @@ impl ToolRegistry {
         }
     }
 
-    /// Adds a tool.
+    /// Adds a read-only tool.
+    ///
+    /// A write tool is not a [`Tool`], so it cannot be registered here:
+    ///
+    /// ```compile_fail
+    /// use serde_json::Value;
+    /// use sparky::tools::{ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool};
+    ///
+    /// struct RemoveEverything;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl WriteTool for RemoveEverything {
+    ///     fn name(&self) -> &'static str { "remove_everything" }
+    ///     fn description(&self) -> &'static str { "removes everything" }
+    ///     fn schema(&self) -> Value { serde_json::json!({"type": "object"}) }
+    ///     async fn plan(&self, _: &Value, _: &ToolContext) -> Result<ToolPlan, ToolError> {
+    ///         Err(ToolError::Failed("not here".into()))
+    ///     }
+    /// }
+    ///
+    /// let mut registry = ToolRegistry::new(10);
+    /// registry.register(RemoveEverything); // does not compile: a write tool is not a Tool
+    /// ```
+    ///
+    /// The same tool registered as what it is compiles:
+    ///
+    /// ```
+    /// use serde_json::Value;
+    /// use sparky::tools::{ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool};
+    ///
+    /// struct RemoveEverything;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl WriteTool for RemoveEverything {
+    ///     fn name(&self) -> &'static str { "remove_everything" }
+    ///     fn description(&self) -> &'static str { "removes everything" }
+    ///     fn schema(&self) -> Value { serde_json::json!({"type": "object"}) }
+    ///     async fn plan(&self, _: &Value, _: &ToolContext) -> Result<ToolPlan, ToolError> {
+    ///         Err(ToolError::Failed("not here".into()))
+    ///     }
+    /// }
+    ///
+    /// let mut registry = ToolRegistry::new(10);
+    /// registry.register_write(RemoveEverything);
+    /// assert!(registry.get("remove_everything").unwrap().writes());
+    /// ```
     ///
     /// # Panics
     /// When the tool's own schema is not a valid JSON Schema: that is a programming error
     /// caught by the registry tests.
     pub fn register(&mut self, tool: impl Tool + 'static) {
+        self.insert(RegisteredTool::Read(Arc::new(tool)));
+    }
+
+    /// Adds a tool that changes the project: it plans, and the confirmation gate applies.
+    ///
+    /// # Panics
+    /// When the tool's own schema is not a valid JSON Schema.
+    pub fn register_write(&mut self, tool: impl WriteTool + 'static) {
+        self.insert(RegisteredTool::Write(Arc::new(tool)));
+    }
+
+    fn insert(&mut self, tool: RegisteredTool) {
         let schema = tool.schema();
         let validator = match jsonschema::validator_for(&schema) {
             Ok(v) => v,
             Err(e) => panic!("tool {} has an invalid schema: {e}", tool.name()),
         };
-        self.tools.insert(
-            tool.name(),
-            Entry {
-                tool: Arc::new(tool),
-                validator,
-            },
-        );
+        self.tools.insert(tool.name(), Entry { tool, validator });
     }
 
     /// A tool by name.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub fn get(&self, name: &str) -> Option<RegisteredTool> {
         self.tools.get(name).map(|e| e.tool.clone())
     }
 
     /// Every tool, by name.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+    pub fn all(&self) -> impl Iterator<Item = &RegisteredTool> {
         self.tools.values().map(|e| &e.tool)
     }
 

@@ -6,7 +6,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::schema::schema_for;
-use super::{parse_args, to_value, ActionPreview, Tool, ToolContext, ToolError, ToolRegistry};
+use super::project_tools::plan_item;
+use super::{
+    parse_args, to_value, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry,
+    WriteTool,
+};
+use crate::project::plan::Change;
 use crate::project::TaskSpec;
 
 /// Registers the utility tools.
@@ -14,8 +19,8 @@ pub fn register(r: &mut ToolRegistry) {
     r.register(Calculator);
     r.register(CurrentTime);
     r.register(ListTasks);
-    r.register(CreateTask);
-    r.register(CompleteTask);
+    r.register_write(CreateTask);
+    r.register_write(CompleteTask);
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -338,7 +343,7 @@ impl Tool for ListTasks {
 pub struct CreateTask;
 
 #[async_trait]
-impl Tool for CreateTask {
+impl WriteTool for CreateTask {
     fn name(&self) -> &'static str {
         "create_task"
     }
@@ -348,35 +353,35 @@ impl Tool for CreateTask {
     fn schema(&self) -> Value {
         schema_for::<TaskSpec>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let t: TaskSpec = parse_args(args)?;
+        if t.title.trim().is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "the task title is empty".into(),
+            ));
+        }
         let project = ctx.project().await?;
         let open = project
             .tasks
             .iter()
             .filter(|t| t.completed_at.is_none())
             .count();
-        Ok(ActionPreview {
-            summary: format!("Add task \"{}\"", t.title),
-            details: vec![
-                format!("Assignee: {}", t.assignee.as_deref().unwrap_or("nobody")),
-                format!("Open tasks after: {}", open + 1),
-            ],
+        Ok(ToolPlan {
+            preview: ActionPreview {
+                summary: format!("Add task \"{}\"", t.title),
+                details: vec![
+                    format!("Assignee: {}", t.assignee.as_deref().unwrap_or("nobody")),
+                    format!("Open tasks after: {}", open + 1),
+                ],
+            },
+            item: plan_item(
+                vec![Change::CreateTask {
+                    spec: t,
+                    created_by: ctx.user.clone(),
+                }],
+                json!({}),
+            ),
         })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let t: TaskSpec = parse_args(&args)?;
-        if t.title.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "the task title is empty".into(),
-            ));
-        }
-        let project = ctx.require_project()?;
-        let task = ctx.store.create_task(project, &t, &ctx.user).await?;
-        Ok(json!({ "created": to_value(&task)? }))
     }
 }
 
@@ -390,7 +395,7 @@ struct CompleteTaskArgs {
 pub struct CompleteTask;
 
 #[async_trait]
-impl Tool for CompleteTask {
+impl WriteTool for CompleteTask {
     fn name(&self) -> &'static str {
         "complete_task"
     }
@@ -400,10 +405,7 @@ impl Tool for CompleteTask {
     fn schema(&self) -> Value {
         schema_for::<CompleteTaskArgs>()
     }
-    fn writes(&self) -> bool {
-        true
-    }
-    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<ActionPreview, ToolError> {
+    async fn plan(&self, args: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let a: CompleteTaskArgs = parse_args(args)?;
         let project = ctx.project().await?;
         let task = project
@@ -419,27 +421,19 @@ impl Tool for CompleteTask {
                 a.task_id
             )));
         }
-        Ok(ActionPreview {
-            summary: format!("Mark task {} \"{}\" done", task.id, task.spec.title),
-            details: vec![],
+        Ok(ToolPlan {
+            preview: ActionPreview {
+                summary: format!("Mark task {} \"{}\" done", task.id, task.spec.title),
+                details: vec![],
+            },
+            item: plan_item(
+                vec![Change::CompleteTask {
+                    task_id: task.id,
+                    title: task.spec.title.clone(),
+                }],
+                json!({}),
+            ),
         })
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: CompleteTaskArgs = parse_args(&args)?;
-        let project = ctx.project().await?;
-        if !project.tasks.iter().any(|t| t.id == a.task_id) {
-            return Err(ToolError::NotFound(format!(
-                "task {} is not in this project",
-                a.task_id
-            )));
-        }
-        match ctx.store.complete_task(a.task_id, &ctx.user).await? {
-            Some(t) => Ok(json!({ "completed": to_value(&t)? })),
-            None => Err(ToolError::Conflict(format!(
-                "task {} is already done",
-                a.task_id
-            ))),
-        }
     }
 }
 

@@ -391,6 +391,9 @@ async fn an_expired_action_says_so_and_changes_nothing() {
             items: vec![],
             created_at: past,
             expires_at: past + chrono::Duration::hours(24),
+            project_id: None,
+            planned_version: None,
+            origin: Default::default(),
         })
         .await
         .unwrap();

@@ -9,6 +9,8 @@ mod cli;
 mod console_agent;
 mod discord_gateway;
 mod discord_http;
+mod gate;
+mod gate_crash;
 mod llm_fixtures;
 mod llm_providers;
 mod rag_retrieval;

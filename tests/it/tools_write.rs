@@ -14,13 +14,13 @@ use sparky::project::{
     Transformer, TransformerSpec,
 };
 use sparky::store::Store;
-use sparky::tools::{ToolContext, ToolRegistry};
+use sparky::tools::{RegisteredTool, ToolRegistry};
 use tools_fixture::{call, call_err, ctx, preview, registry, seed, sqlite};
 
 /// Previews, checks nothing changed, executes, and returns (preview text, before, after, result).
 async fn preview_then_execute(
     reg: &ToolRegistry,
-    ctx: &ToolContext,
+    ctx: &tools_fixture::Ctx,
     store: &dyn Store,
     id: i64,
     name: &str,
@@ -407,9 +407,12 @@ async fn bad_writes_are_refused_with_a_reason_and_change_nothing() {
         let p = reg.validate(name, &args.to_string());
         let e = match p {
             Err(e) => e.to_string(),
-            Ok(c) => match c.tool.preview(&c.args, &ctx).await {
+            Ok(c) => match match c.tool {
+                RegisteredTool::Write(t) => t.plan(&c.args, &ctx).await.map(|p| p.preview),
+                RegisteredTool::Read(_) => panic!("{name} must be a write tool"),
+            } {
                 Err(e) => {
-                    // Execute refuses the same way.
+                    // Running it through the fixture refuses the same way.
                     let e2 = call_err(&reg, &ctx, name, args.clone()).await;
                     assert_eq!(e.to_string(), e2);
                     e.to_string()

@@ -83,24 +83,23 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
             match head {
                 "confirm" | "1" => InputAction::Confirm { action_id: id },
                 "cancel" | "2" => InputAction::Cancel { action_id: id },
-                _ => {
-                    match rest.parse::<Command>() {
-                        Ok(mut cmd) => {
-                            if let Command::Tool { approved, .. } = &mut cmd {
-                                // A person at the terminal approves writes; scripts get the preview only.
-                                *approved =
-                                    interactive && lines.ask("Apply this change? [y/N] ").await;
-                            }
-                            let r = commands::execute(&agent, &key, &opts.user, cmd).await;
-                            out.line(&r.json, &r.text);
-                        }
-                        Err(e) => out.line(
+                _ => match rest.parse::<Command>() {
+                    // Tool commands are inputs of the conversation: a write is proposed here
+                    // and confirmed with /confirm like any other.
+                    Ok(Command::Tool { name, args }) => InputAction::Tool { name, args },
+                    Ok(cmd) => {
+                        let r = commands::execute(&agent, &key, &opts.user, cmd).await;
+                        out.line(&r.json, &r.text);
+                        continue;
+                    }
+                    Err(e) => {
+                        out.line(
                             &serde_json::json!({"type": "error", "message": e}),
                             &format!("error: {e}"),
-                        ),
+                        );
+                        continue;
                     }
-                    continue;
-                }
+                },
             }
         } else {
             InputAction::Message {
@@ -284,13 +283,6 @@ impl LineSource {
 
     async fn next(&mut self) -> Option<String> {
         self.read("you> ").await
-    }
-
-    async fn ask(&mut self, prompt: &'static str) -> bool {
-        matches!(
-            self.read(prompt).await.as_deref().map(str::trim),
-            Some("y" | "Y" | "yes")
-        )
     }
 }
 

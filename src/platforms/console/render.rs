@@ -93,6 +93,7 @@ impl<W: Write> Renderer<W> {
             Effect::Confirmation {
                 action_id,
                 items,
+                rejected,
                 confirmers,
                 expires_at,
                 ..
@@ -104,6 +105,9 @@ impl<W: Write> Renderer<W> {
                     for d in &item.details {
                         writeln!(self.out, "       {d}")?;
                     }
+                }
+                for r in rejected {
+                    writeln!(self.out, "  Not included, could not be prepared: {r}")?;
                 }
                 writeln!(
                     self.out,
@@ -125,6 +129,7 @@ impl<W: Write> Renderer<W> {
                     Outcome::Superseded => "Superseded",
                     Outcome::Expired => "Expired",
                     Outcome::AlreadyResolved => "Already resolved",
+                    Outcome::Outdated => "Not applied: the project changed since it was proposed",
                 };
                 match by {
                     Some(by) => writeln!(self.out, "{head} (by {by}).")?,
@@ -141,6 +146,19 @@ impl<W: Write> Renderer<W> {
             Effect::Error { message } => {
                 self.end_stream()?;
                 writeln!(self.out, "error: {message}")?;
+            }
+            Effect::ToolOutput {
+                tool,
+                result,
+                is_error,
+            } => {
+                self.end_stream()?;
+                let body = serde_json::to_string_pretty(result).unwrap_or_default();
+                if *is_error {
+                    writeln!(self.out, "error: {tool}: {body}")?;
+                } else {
+                    writeln!(self.out, "{body}")?;
+                }
             }
         }
         Ok(())

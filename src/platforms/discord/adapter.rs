@@ -436,7 +436,14 @@ impl Discord {
             .unwrap_or_else(|| channel.clone());
         let workspace = guild.clone().unwrap_or_else(|| DM_WORKSPACE.to_string());
         let key = SessionKey::new(PLATFORM, &workspace, &parent, &channel);
+        let mut tool = None;
         let (text, mode) = match slash {
+            // A tool command is an input of the thread: a write shows its card there.
+            Slash::Run(Command::Tool { name, args }) => {
+                let text = format!("tool {name} {args}");
+                tool = Some((name, args));
+                (text, None)
+            }
             Slash::Run(command) => {
                 let export = matches!(command, Command::ProjectExport);
                 let out = execute(&self.agent, &key, &user, command).await;
@@ -487,7 +494,15 @@ impl Discord {
             _ => (key, channel.clone()),
         };
         let surface = ThreadSurface::new(self.rest.clone(), &thread, Some(handle));
-        let input = message_input(key, user, Some(cmd.id.to_string()), text, mode);
+        let input = match tool {
+            Some((name, args)) => Input {
+                key,
+                user,
+                event_id: Some(cmd.id.to_string()),
+                action: InputAction::Tool { name, args },
+            },
+            None => message_input(key, user, Some(cmd.id.to_string()), text, mode),
+        };
         self.converse(input, surface).await;
     }
 

@@ -183,7 +183,6 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
         ("tool", ResolvedValue::SubCommand(o)) => Ok(Slash::Run(Command::Tool {
             name: required(o, "name")?.to_string(),
             args: string(o, "args").unwrap_or("{}").to_string(),
-            approved: false,
         })),
         ("tools", _) => Ok(Slash::Run(Command::Tools)),
         ("help", _) => Ok(Slash::Run(Command::Help)),

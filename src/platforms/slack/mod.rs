@@ -268,11 +268,18 @@ impl Shared {
                 };
                 self.turn(input, target).await;
             }
+            // A tool command is an input of the thread: a write shows its card there.
+            SlashAction::Run(Command::Tool { name, args }) => {
+                let input = Input {
+                    key,
+                    user: cmd.user.clone(),
+                    event_id: None,
+                    action: InputAction::Tool { name, args },
+                };
+                self.turn(input, target).await;
+            }
             SlashAction::Run(c) => {
-                let fenced = matches!(
-                    c,
-                    Command::Help | Command::ProjectExport | Command::Tool { .. }
-                );
+                let fenced = matches!(c, Command::Help | Command::ProjectExport);
                 let out = commands::execute(&self.agent, &key, &cmd.user, c).await;
                 let effect = if out.is_error {
                     Effect::Error { message: out.text }

@@ -618,7 +618,9 @@ mod tests {
                 tool: "create_task".into(),
                 summary: "Create task <Label panels>".into(),
                 details: vec!["due: Friday".into()],
+                plan: Default::default(),
             }],
+            &[],
             "U1",
             chrono::Utc::now(),
         );

@@ -73,6 +73,14 @@ impl Bot {
         Bot { env, _dir: dir }
     }
 
+    /// An environment setting of the bot.
+    pub fn env_value(&self, key: &str) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
     /// Adds or replaces an environment setting.
     pub fn set(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);

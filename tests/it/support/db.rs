@@ -450,8 +450,12 @@ pub fn new_pending(id: &str, session_id: i64) -> NewPendingAction {
             args: serde_json::json!({"panel": "LP-1", "number": 12}),
             summary: "Add circuit 12 to LP-1".to_string(),
             details: vec!["LP-1 load after: 14.2 kVA".to_string()],
+            plan: Default::default(),
         }],
         created_at: now,
         expires_at: now + Duration::hours(24),
+        project_id: None,
+        planned_version: None,
+        origin: Default::default(),
     }
 }

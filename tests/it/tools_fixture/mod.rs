@@ -9,51 +9,158 @@ use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
 };
 use sparky::project::{CircuitSpec, PanelSpec, ServiceSpec};
-use sparky::store::Store;
-use sparky::tools::{ActionPreview, ToolContext, ToolError, ToolRegistry};
+use sparky::config::ConfirmPolicy;
+use sparky::core::session::{Mode, SessionKey};
+use sparky::llm::ToolCall;
+use sparky::project::plan::Change;
+use sparky::project::ProjectData;
+use sparky::store::{
+    ActionItem, ActionOrigin, Applied, ApplyOutcome, ApplyRequest, ConfirmRule, Finish,
+    NewPendingAction, PendingAction, Store,
+};
+use sparky::tools::changes::{check_plan, item_result};
+use sparky::tools::{
+    ActionPreview, RegisteredTool, ToolContext, ToolError, ToolPlan, ToolRegistry,
+};
 
 /// The registry every test uses (the one the bot ships).
 pub fn registry() -> ToolRegistry {
     sparky::tools::default_registry(100_000)
 }
 
-/// A context on `project`.
-pub fn ctx(store: Arc<dyn Store>, project: i64) -> ToolContext {
-    ToolContext {
-        store,
-        project_id: Some(project),
-        session_id: None,
-        user: "tester".into(),
-        workspace: None,
+/// A tool context on a project plus the store behind it (tools only see it read-only; the
+/// fixture applies write plans through the store's real apply transaction).
+#[derive(Clone)]
+pub struct Ctx {
+    /// What tools see.
+    pub tool: ToolContext,
+    /// The store.
+    pub store: Arc<dyn Store>,
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = ToolContext;
+    fn deref(&self) -> &ToolContext {
+        &self.tool
     }
 }
 
-/// Validates and executes a tool like the core does.
-pub async fn call(
-    reg: &ToolRegistry,
-    ctx: &ToolContext,
-    name: &str,
-    args: Value,
-) -> Result<Value, ToolError> {
-    let c = reg.validate(name, &args.to_string())?;
-    reg.check_rate(name)?;
-    c.tool.execute(c.args, ctx).await
+impl std::ops::DerefMut for Ctx {
+    fn deref_mut(&mut self) -> &mut ToolContext {
+        &mut self.tool
+    }
 }
 
-/// Validates and previews a write tool.
+/// A context on `project`.
+pub fn ctx(store: Arc<dyn Store>, project: i64) -> Ctx {
+    Ctx {
+        tool: ToolContext::new(store.clone(), Some(project), "tester", None),
+        store,
+    }
+}
+
+/// Validates and runs a tool like the core does: a read tool executes; a write tool is
+/// planned, stored as a pending action and applied through the store's apply transaction
+/// exactly as planned (the result is what the model would see).
+pub async fn call(reg: &ToolRegistry, ctx: &Ctx, name: &str, args: Value) -> Result<Value, ToolError> {
+    let c = reg.validate(name, &args.to_string())?;
+    reg.check_rate(name)?;
+    match c.tool {
+        RegisteredTool::Read(t) => t.execute(c.args, &ctx.tool).await,
+        RegisteredTool::Write(t) => {
+            let plan = t.plan(&c.args, &ctx.tool).await?;
+            apply(ctx, name, c.args, plan).await
+        }
+    }
+}
+
+/// Stores `plan` as a pending action of a fresh session and applies it.
+pub async fn apply(ctx: &Ctx, name: &str, args: Value, plan: ToolPlan) -> Result<Value, ToolError> {
+    let store = &ctx.store;
+    let key = SessionKey::new(
+        "test",
+        "fixture",
+        "tools",
+        &uuid::Uuid::new_v4().simple().to_string(),
+    );
+    let session = store.open_session(&key, Mode::General, ctx.project_id).await.unwrap();
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        arguments: args.to_string(),
+        thought_signature: None,
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    store
+        .create_pending(&NewPendingAction {
+            id: id.clone(),
+            session_id: session.id,
+            rule: ConfirmRule {
+                policy: ConfirmPolicy::Requester,
+                requester: "tester".into(),
+            },
+            calls: vec![call],
+            prior_results: vec![],
+            items: vec![ActionItem {
+                call_id: "call_1".into(),
+                tool: name.into(),
+                args,
+                summary: plan.preview.summary,
+                details: plan.preview.details,
+                plan: plan.item,
+            }],
+            created_at: chrono::Utc::now(),
+            expires_at: chrono::Utc::now() + chrono::Duration::hours(1),
+            project_id: ctx.project_id,
+            planned_version: None,
+            origin: ActionOrigin::Command,
+        })
+        .await
+        .unwrap();
+    let check = |p: &ProjectData, c: &[Change]| check_plan(p, c);
+    let finish = |_: &PendingAction, _: &Applied| Finish {
+        outcome: Value::Null,
+        message: None,
+        audit: vec![],
+    };
+    let req = ApplyRequest {
+        action_id: &id,
+        by: "tester",
+        at: chrono::Utc::now(),
+        check: &check,
+        finish: &finish,
+    };
+    match store.apply_pending(&req).await {
+        Ok(ApplyOutcome::Done {
+            action,
+            applied: Applied::Written(rows),
+            ..
+        }) => Ok(item_result(&action.items[0].plan, &rows[0])),
+        Ok(ApplyOutcome::Done {
+            applied: Applied::Outdated(why),
+            ..
+        }) => Err(ToolError::Conflict(why.join("; "))),
+        Ok(other) => panic!("unexpected apply outcome {other:?}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Validates and previews (plans) a write tool.
 pub async fn preview(
     reg: &ToolRegistry,
-    ctx: &ToolContext,
+    ctx: &Ctx,
     name: &str,
     args: Value,
 ) -> Result<ActionPreview, ToolError> {
     let c = reg.validate(name, &args.to_string())?;
-    assert!(c.tool.writes(), "{name} must be a write tool");
-    c.tool.preview(&c.args, ctx).await
+    let RegisteredTool::Write(t) = c.tool else {
+        panic!("{name} must be a write tool");
+    };
+    Ok(t.plan(&c.args, &ctx.tool).await?.preview)
 }
 
 /// The error text of a call that must fail.
-pub async fn call_err(reg: &ToolRegistry, ctx: &ToolContext, name: &str, args: Value) -> String {
+pub async fn call_err(reg: &ToolRegistry, ctx: &Ctx, name: &str, args: Value) -> String {
     match call(reg, ctx, name, args.clone()).await {
         Ok(v) => panic!("{name} {args} should fail but returned {v:#}"),
         Err(e) => e.to_string(),
