@@ -18,6 +18,7 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::effects::{Citation, Effect, EffectSink, Outcome};
+use super::lease::Admission;
 use super::limits::TurnLimiter;
 use super::session::{Mode, Session, SessionKey};
 use super::{context, modes, window};
@@ -68,6 +69,17 @@ pub enum InputAction {
     },
 }
 
+impl InputAction {
+    /// The kind, as metrics label it: message, confirm or cancel.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Message { .. } => "message",
+            Self::Confirm { .. } => "confirm",
+            Self::Cancel { .. } => "cancel",
+        }
+    }
+}
+
 /// Failures the core cannot turn into an answer itself.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
@@ -84,6 +96,7 @@ pub struct Agent {
     cfg: AgentConfig,
     temperature: Option<f32>,
     limiter: TurnLimiter,
+    admission: Admission,
 }
 
 /// What one streamed model call produced.
@@ -112,6 +125,7 @@ impl Agent {
         limits: &LimitsConfig,
     ) -> Self {
         Self {
+            admission: Admission::new(store.clone(), &cfg),
             store,
             provider,
             tools,
@@ -142,31 +156,87 @@ impl Agent {
         self.provider.is_some()
     }
 
+    /// When inputs run: per thread in order, per process within `agent.max_concurrent_turns`.
+    pub fn admission(&self) -> &Admission {
+        &self.admission
+    }
+
     /// Handles one input to completion, emitting effects as it goes. Storage failures are
     /// shown to the user and returned; nothing already stored is lost.
+    ///
+    /// The input waits its turn in its thread's inbox (see [`super::lease`]). The turn emits
+    /// into a queue that `sink` drains on its own, so a platform that paces edits or answers
+    /// 429 never holds the thread's turn or a turn slot; this returns once both are done.
     pub async fn handle(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
-        let result = self.handle_inner(input, sink).await;
-        if let Err(e) = &result {
-            tracing::error!(error = %e, "turn failed");
-            sink.emit(Effect::Error {
-                message: format!("Something went wrong on my side ({e}). Your message is saved; please try again."),
-            })
-            .await;
-        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Effect>();
+        let turn = async move {
+            let started = Instant::now();
+            let platform = input.key.platform.clone();
+            let m = crate::telemetry::metrics();
+            m.inputs
+                .with_label_values(&[platform.as_str(), input.action.kind()])
+                .inc();
+            let result = self.handle_inner(input, &tx).await;
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "turn failed");
+                tx.emit(Effect::Error {
+                    message: format!("Something went wrong on my side ({e}). Your message is saved; please try again."),
+                })
+                .await;
+            }
+            m.turns
+                .with_label_values(&[if result.is_ok() { "ok" } else { "error" }])
+                .inc();
+            m.turn_seconds
+                .with_label_values(&[platform.as_str()])
+                .observe(started.elapsed().as_secs_f64());
+            result
+        };
+        let render = async {
+            while let Some(effect) = rx.recv().await {
+                crate::telemetry::observe_effect(&effect);
+                sink.emit(effect).await;
+            }
+        };
+        let (result, ()) = tokio::join!(turn, render);
         result
     }
 
     async fn handle_inner(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
-        if let Some(event_id) = &input.event_id {
-            if !self
-                .store
-                .claim_event(&input.key.platform, event_id)
-                .await?
-            {
-                tracing::debug!(event_id, "duplicate event ignored");
-                return Ok(());
+        match self.session_of(&input).await? {
+            Some(session_id) => self.admission.serve(self, session_id, input, sink).await,
+            None => {
+                // Nothing to queue behind (a button of an unknown action): answered at once.
+                if let Some(event_id) = &input.event_id {
+                    if !self
+                        .store
+                        .claim_event(&input.key.platform, event_id)
+                        .await?
+                    {
+                        return Ok(());
+                    }
+                }
+                self.dispatch(&input, sink).await
             }
         }
+    }
+
+    /// The session an input belongs to: its thread's, or for a button its action's.
+    async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
+        Ok(match &input.action {
+            InputAction::Message { mode, .. } => Some(self.open_session(&input.key, *mode).await?.id),
+            InputAction::Confirm { action_id: Some(id) }
+            | InputAction::Cancel { action_id: Some(id) } => {
+                self.store.pending(id).await?.map(|a| a.session_id)
+            }
+            InputAction::Confirm { action_id: None } | InputAction::Cancel { action_id: None } => {
+                Some(self.open_session(&input.key, None).await?.id)
+            }
+        })
+    }
+
+    /// Runs one admitted input: the caller holds its thread's lease.
+    pub(super) async fn dispatch(&self, input: &Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => self.on_message(&input, text, mode, sink).await,
             InputAction::Confirm { action_id } => {
@@ -216,7 +286,6 @@ impl Agent {
             return Ok(());
         }
         let session = self.open_session(&input.key, mode).await?;
-        let _lock = self.store.lock_session(session.id).await?;
 
         // Typing while a confirmation is pending is a correction, not a confirmation.
         if let Some(action) = self.store.open_pending_for_session(session.id).await? {
@@ -432,8 +501,7 @@ impl Agent {
             ))
             .into());
         };
-        let _lock = self.store.lock_session(session.id).await?;
-        // Re-read under the lock: another replica may have resolved it meanwhile.
+        // Re-read as the thread's lease holder: another replica may have resolved it meanwhile.
         let Some(action) = self.store.pending(&action.id).await? else {
             return Ok(());
         };

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod commands;
 pub mod context;
 pub mod effects;
+pub mod lease;
 pub mod limits;
 pub mod modes;
 pub mod session;
