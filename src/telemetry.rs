@@ -180,8 +180,7 @@ pub fn observe_effect(effect: &crate::core::Effect) {
             Outcome::AlreadyResolved => "already_resolved",
         },
         Effect::Refusal {
-            action_id: Some(_),
-            ..
+            action_id: Some(_), ..
         } => "refused",
         _ => return,
     };

@@ -97,6 +97,9 @@ pub struct Agent {
     temperature: Option<f32>,
     limiter: TurnLimiter,
     admission: Admission,
+    /// Every turn and every platform task that leads to one, so shutdown can wait for them
+    /// whatever the transport.
+    tasks: tokio_util::task::TaskTracker,
 }
 
 /// What one streamed model call produced.
@@ -126,6 +129,7 @@ impl Agent {
     ) -> Self {
         Self {
             admission: Admission::new(store.clone(), &cfg),
+            tasks: tokio_util::task::TaskTracker::new(),
             store,
             provider,
             tools,
@@ -156,6 +160,11 @@ impl Agent {
         self.provider.is_some()
     }
 
+    /// Turns in flight and the platform tasks that lead to them; shutdown closes it and waits.
+    pub fn tasks(&self) -> &tokio_util::task::TaskTracker {
+        &self.tasks
+    }
+
     /// When inputs run: per thread in order, per process within `agent.max_concurrent_turns`.
     pub fn admission(&self) -> &Admission {
         &self.admission
@@ -176,6 +185,13 @@ impl Agent {
             m.inputs
                 .with_label_values(&[platform.as_str(), input.action.kind()])
                 .inc();
+            if matches!(input.action, InputAction::Message { .. }) {
+                // The first sign of life comes before any database work, however busy.
+                tx.emit(Effect::Status {
+                    text: "received".into(),
+                })
+                .await;
+            }
             let result = self.handle_inner(input, &tx).await;
             if let Err(e) = &result {
                 tracing::error!(error = %e, "turn failed");
@@ -198,7 +214,10 @@ impl Agent {
                 sink.emit(effect).await;
             }
         };
-        let (result, ()) = tokio::join!(turn, render);
+        let (result, ()) = self
+            .tasks
+            .track_future(async { tokio::join!(turn, render) })
+            .await;
         result
     }
 
@@ -224,11 +243,15 @@ impl Agent {
     /// The session an input belongs to: its thread's, or for a button its action's.
     async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
         Ok(match &input.action {
-            InputAction::Message { mode, .. } => Some(self.open_session(&input.key, *mode).await?.id),
-            InputAction::Confirm { action_id: Some(id) }
-            | InputAction::Cancel { action_id: Some(id) } => {
-                self.store.pending(id).await?.map(|a| a.session_id)
+            InputAction::Message { mode, .. } => {
+                Some(self.open_session(&input.key, *mode).await?.id)
             }
+            InputAction::Confirm {
+                action_id: Some(id),
+            }
+            | InputAction::Cancel {
+                action_id: Some(id),
+            } => self.store.pending(id).await?.map(|a| a.session_id),
             InputAction::Confirm { action_id: None } | InputAction::Cancel { action_id: None } => {
                 Some(self.open_session(&input.key, None).await?.id)
             }
@@ -236,7 +259,11 @@ impl Agent {
     }
 
     /// Runs one admitted input: the caller holds its thread's lease.
-    pub(super) async fn dispatch(&self, input: &Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
+    pub(super) async fn dispatch(
+        &self,
+        input: &Input,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => self.on_message(&input, text, mode, sink).await,
             InputAction::Confirm { action_id } => {
@@ -790,7 +817,10 @@ impl Agent {
                 text: "thinking".into(),
             })
             .await;
-            let turn = match self.stream_model(provider.as_ref(), &request, sink).await {
+            let called = Instant::now();
+            let streamed = self.stream_model(provider.as_ref(), &request, sink).await;
+            observe_model_call(&provider.name(), called, &streamed);
+            let turn = match streamed {
                 Ok(t) => t,
                 Err(e) => {
                     sink.emit(Effect::Error {
@@ -1152,6 +1182,10 @@ impl Agent {
             Err(e) => (e.to_json(), true),
         };
         let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        crate::telemetry::metrics()
+            .tool_calls
+            .with_label_values(&[call.name.as_str(), if is_error { "error" } else { "ok" }])
+            .inc();
         let entry = AuditEntry {
             session_id,
             actor: user.to_string(),
@@ -1205,6 +1239,24 @@ impl Agent {
             })
             .await?;
         Ok(())
+    }
+}
+
+/// Counts a model call, its latency and its tokens by provider.
+fn observe_model_call(provider: &str, started: Instant, result: &Result<ModelTurn, LlmError>) {
+    let m = crate::telemetry::metrics();
+    m.model_seconds
+        .with_label_values(&[provider])
+        .observe(started.elapsed().as_secs_f64());
+    let outcome = if result.is_ok() { "ok" } else { "error" };
+    m.model_calls.with_label_values(&[provider, outcome]).inc();
+    if let Ok(turn) = result {
+        m.tokens
+            .with_label_values(&[provider, "input"])
+            .inc_by(turn.usage.input_tokens);
+        m.tokens
+            .with_label_values(&[provider, "output"])
+            .inc_by(turn.usage.output_tokens);
     }
 }
 

@@ -253,7 +253,9 @@ impl Admission {
                     session_id,
                     "lost a thread's lease while serving it (stalled longer than agent.lease_secs)"
                 ),
-                Err(e) => tracing::warn!(error = %e, session_id, "could not renew a thread's lease"),
+                Err(e) => {
+                    tracing::warn!(error = %e, session_id, "could not renew a thread's lease")
+                }
             }
         }
     }
@@ -309,7 +311,11 @@ impl Admission {
                 event_id: next.event_id.clone(),
                 action,
             };
-            tracing::info!(id = next.id, session_id, "answering an input whose process stopped");
+            tracing::info!(
+                id = next.id,
+                session_id,
+                "answering an input whose process stopped"
+            );
             if let Err(e) = self.run(agent, &next, adopted, sink).await {
                 tracing::error!(error = %e, id = next.id, "an adopted input failed");
                 sink.emit(Effect::Error {
@@ -328,7 +334,11 @@ impl Admission {
         item: &QueuedInput,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
-        tracing::warn!(id = item.id, session_id = item.session_id, "closing a turn interrupted mid-way");
+        tracing::warn!(
+            id = item.id,
+            session_id = item.session_id,
+            "closing a turn interrupted mid-way"
+        );
         crate::telemetry::metrics()
             .turns
             .with_label_values(&["interrupted"])
@@ -358,7 +368,10 @@ impl Admission {
         if !self.store.start_input(item.id).await? {
             return Ok(());
         }
+        let gauge = &crate::telemetry::metrics().turns_in_flight;
+        gauge.inc();
         let result = agent.dispatch(&input, sink).await;
+        gauge.dec();
         // Finished either way: a failure was shown, and an input retried forever would block
         // its thread.
         let finished = self.store.finish_input(item.id).await;

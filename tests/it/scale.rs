@@ -53,7 +53,10 @@ async fn harness(fake: &FakeLlm, db: Db, extra: &[(&str, &str)]) -> Harness {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut env: BTreeMap<String, String> = fake.env().into_iter().collect();
     env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
-    env.insert("SPARKY_LIMITS__TURNS_PER_USER_PER_MINUTE".into(), "1000".into());
+    env.insert(
+        "SPARKY_LIMITS__TURNS_PER_USER_PER_MINUTE".into(),
+        "1000".into(),
+    );
     env.insert(
         "SPARKY_LIMITS__TURNS_PER_CHANNEL_PER_MINUTE".into(),
         "1000".into(),
@@ -206,15 +209,15 @@ async fn two_hundred_threads_run_at_once_on_ten_connections() {
     );
     // With a turn-long lock per pooled connection this took 40 s (20 waves of 2 s); the
     // bounds are loose for a loaded machine, docs/scale.md has the measured figures.
-    assert!(
-        wall < Duration::from_secs(15),
-        "200 threads took {wall:?}"
-    );
+    assert!(wall < Duration::from_secs(15), "200 threads took {wall:?}");
     assert!(
         slowest_sign < Duration::from_secs(3),
         "a thread waited {slowest_sign:?} for its first sign"
     );
-    assert!(peak <= 10, "{peak} server connections with max_connections = 10");
+    assert!(
+        peak <= 10,
+        "{peak} server connections with max_connections = 10"
+    );
     assert!(peak >= 1, "the sampler saw the bot's connections");
     assert_eq!(h.agent.admission().running(), 0);
 }
@@ -254,7 +257,10 @@ async fn one_thread_serialises(db: Db) {
             .filter(|(_, e)| matches!(e, Effect::Status { text } if text == QUEUED_BEHIND_THREAD))
             .count();
     }
-    assert!(queued >= N - 1, "{db:?}: waiting inputs said they were queued");
+    assert!(
+        queued >= N - 1,
+        "{db:?}: waiting inputs said they were queued"
+    );
     // History alternates question and answer, in arrival order: no turn overlapped another.
     let session = h
         .store
@@ -322,9 +328,11 @@ async fn past_the_turn_limit_users_see_queued() {
     for t in tasks {
         let effects = t.await.expect("task");
         assert_eq!(final_texts(&effects).len(), 1);
-        queued += usize::from(effects.iter().any(
-            |(_, e)| matches!(e, Effect::Status { text } if text == QUEUED_BUSY),
-        ));
+        queued += usize::from(
+            effects
+                .iter()
+                .any(|(_, e)| matches!(e, Effect::Status { text } if text == QUEUED_BUSY)),
+        );
     }
     // One ran at once; the two others were told they were queued, then answered.
     assert_eq!(queued, 2);
@@ -451,7 +459,12 @@ async fn recovery_closes_turns_nobody_waits_for() {
     h.store.start_input(item.id).await.expect("start");
     assert!(h
         .store
-        .take_lease(session.id, "dead:1", now - chrono::Duration::seconds(1), now)
+        .take_lease(
+            session.id,
+            "dead:1",
+            now - chrono::Duration::seconds(1),
+            now
+        )
         .await
         .expect("lease"));
     let told = Arc::new(CollectSink::default());
@@ -506,13 +519,51 @@ async fn a_redelivered_event_is_answered_once() {
     input.event_id = Some("Ev-dup".into());
     let a = TimedSink::default();
     let b = TimedSink::default();
-    let (ra, rb) = tokio::join!(
-        h.agent.handle(input.clone(), &a),
-        h.agent.handle(input, &b)
-    );
+    let (ra, rb) = tokio::join!(h.agent.handle(input.clone(), &a), h.agent.handle(input, &b));
     ra.expect("a");
     rb.expect("b");
     let total = final_texts(&a.effects()).len() + final_texts(&b.effects()).len();
     assert_eq!(total, 1);
     assert_eq!(fake.requests().len(), 1);
+}
+
+/// Sum of every sample of a metric family in the `/metrics` text (all label values).
+fn metric_sum(text: &str, family: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(family) && l[family.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The counters move: inputs, turns, model calls and their latency, tool calls.
+#[tokio::test]
+async fn metrics_count_what_happens() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "calculator".into(),
+        json!({"expression": "2*3"}),
+    )]));
+    fake.push(Reply::Text("It is 6.".into()));
+    let h = harness(&fake, Db::Sqlite, &[]).await;
+    let before = sparky::telemetry::render_metrics();
+    let sink = CollectSink::default();
+    h.agent
+        .handle(say("metrics", "gina", "what is 2*3?"), &sink)
+        .await
+        .expect("turn");
+    let after = sparky::telemetry::render_metrics();
+    let moved = |family: &str| metric_sum(&after, family) - metric_sum(&before, family);
+    // Other tests share the process's metrics, so each moved by at least this turn's share.
+    assert!(moved("sparky_inputs_total") >= 1.0, "{after}");
+    assert!(moved("sparky_turns_total") >= 1.0, "{after}");
+    assert!(moved("sparky_model_calls_total") >= 2.0, "{after}");
+    assert!(moved("sparky_model_call_seconds_count") >= 2.0, "{after}");
+    assert!(moved("sparky_turn_seconds_count") >= 1.0, "{after}");
+    assert!(moved("sparky_tool_calls_total") >= 1.0, "{after}");
+    assert!(
+        after.contains("sparky_tool_calls_total{outcome=\"ok\",tool=\"calculator\"}"),
+        "{after}"
+    );
+    assert!(after.contains("sparky_turns_in_flight"), "{after}");
+    assert!(after.contains("sparky_turns_queued"), "{after}");
 }

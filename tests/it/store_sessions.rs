@@ -343,24 +343,62 @@ async fn claim_request_refuses_replays_within_the_window(db: TestDb) {
 async fn lease_exclusive(first: Arc<dyn Store>, second: Arc<dyn Store>, session_id: i64) {
     let now = Utc::now();
     let until = now + chrono::Duration::seconds(30);
-    assert!(first.take_lease(session_id, "a", until, now).await.expect("take"));
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("take"));
     // Taking it again as its owner renews it.
-    assert!(first.take_lease(session_id, "a", until, now).await.expect("again"));
-    assert!(!second.take_lease(session_id, "b", until, now).await.expect("held"));
-    assert!(!second.renew_lease(session_id, "b", until).await.expect("renew b"));
-    assert!(!second.release_lease(session_id, "b").await.expect("release b"));
-    assert!(first.renew_lease(session_id, "a", until).await.expect("renew a"));
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("again"));
+    assert!(!second
+        .take_lease(session_id, "b", until, now)
+        .await
+        .expect("held"));
+    assert!(!second
+        .renew_lease(session_id, "b", until)
+        .await
+        .expect("renew b"));
+    assert!(!second
+        .release_lease(session_id, "b")
+        .await
+        .expect("release b"));
+    assert!(first
+        .renew_lease(session_id, "a", until)
+        .await
+        .expect("renew a"));
     // Once lapsed, another owner takes it in one step and the old owner has nothing left.
     let later = until + chrono::Duration::seconds(1);
     assert!(second
-        .take_lease(session_id, "b", later + chrono::Duration::seconds(30), later)
+        .take_lease(
+            session_id,
+            "b",
+            later + chrono::Duration::seconds(30),
+            later
+        )
         .await
         .expect("after lapse"));
-    assert!(!first.renew_lease(session_id, "a", until).await.expect("lost"));
-    assert!(!first.release_lease(session_id, "a").await.expect("lost release"));
-    assert!(second.release_lease(session_id, "b").await.expect("release"));
-    assert!(first.take_lease(session_id, "a", until, now).await.expect("free again"));
-    assert!(first.release_lease(session_id, "a").await.expect("release a"));
+    assert!(!first
+        .renew_lease(session_id, "a", until)
+        .await
+        .expect("lost"));
+    assert!(!first
+        .release_lease(session_id, "a")
+        .await
+        .expect("lost release"));
+    assert!(second
+        .release_lease(session_id, "b")
+        .await
+        .expect("release"));
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("free again"));
+    assert!(first
+        .release_lease(session_id, "a")
+        .await
+        .expect("release a"));
 }
 
 async fn leases_are_exclusive_and_lapse(db: TestDb) {
@@ -453,9 +491,16 @@ async fn inbox_keeps_order_and_drops_redeliveries(db: TestDb) {
     assert!(two.id > one.id);
     assert_eq!(one.action["text"], "one");
     assert!(!one.running);
-    assert_eq!(store.next_input(s.id).await.expect("next"), Some(one.clone()));
+    assert_eq!(
+        store.next_input(s.id).await.expect("next"),
+        Some(one.clone())
+    );
     assert!(store.start_input(one.id).await.expect("start"));
-    let started = store.queued_input(one.id).await.expect("read").expect("there");
+    let started = store
+        .queued_input(one.id)
+        .await
+        .expect("read")
+        .expect("there");
     assert!(started.running);
     store.finish_input(one.id).await.expect("finish");
     assert_eq!(store.queued_input(one.id).await.expect("gone"), None);
@@ -510,7 +555,12 @@ async fn orphaned_threads_are_found(db: TestDb) {
     let now = Utc::now();
     // The process that started it held a lease that has lapsed.
     assert!(store
-        .take_lease(dead_turn.id, "gone", now - chrono::Duration::seconds(1), now)
+        .take_lease(
+            dead_turn.id,
+            "gone",
+            now - chrono::Duration::seconds(1),
+            now
+        )
         .await
         .expect("lease"));
     // A running turn under a live lease is nobody else's business.
@@ -524,7 +574,10 @@ async fn orphaned_threads_are_found(db: TestDb) {
         .take_lease(held.id, "alive", now + chrono::Duration::seconds(30), now)
         .await
         .expect("lease"));
-    let mut found = store.orphaned_sessions(Utc::now(), 10).await.expect("orphans");
+    let mut found = store
+        .orphaned_sessions(Utc::now(), 10)
+        .await
+        .expect("orphans");
     found.sort_unstable();
     let mut want = vec![dead_waiter.id, dead_turn.id];
     want.sort_unstable();
