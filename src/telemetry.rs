@@ -2,7 +2,9 @@
 
 use std::sync::OnceLock;
 
-use prometheus::{IntCounterVec, Opts, Registry};
+use prometheus::{
+    HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+};
 
 use crate::config::{LogConfig, LogFormat};
 
@@ -31,39 +33,127 @@ pub fn init_logging(cfg: &LogConfig, quiet: bool) {
 pub struct Metrics {
     /// Prometheus registry served at /metrics.
     pub registry: Registry,
-    /// Inputs handled, by kind.
+    /// Inputs received, by platform and kind (message, confirm, cancel).
     pub inputs: IntCounterVec,
-    /// Tool executions, by tool and result.
-    pub tool_calls: IntCounterVec,
-    /// Model tokens, by direction.
+    /// Turns ended, by outcome (ok, error, interrupted).
+    pub turns: IntCounterVec,
+    /// Model calls, by provider and result (ok, error).
+    pub model_calls: IntCounterVec,
+    /// Model tokens, by provider and direction (input, output).
     pub tokens: IntCounterVec,
+    /// Tool executions, by tool and outcome (ok, error).
+    pub tool_calls: IntCounterVec,
+    /// Confirmations resolved, by outcome (executed, failed, cancelled, superseded, expired,
+    /// refused, already_resolved).
+    pub confirmations: IntCounterVec,
+    /// Seconds from an input's admission to the end of its turn, by platform.
+    pub turn_seconds: HistogramVec,
+    /// Seconds of one streamed model call, by provider.
+    pub model_seconds: HistogramVec,
+    /// Inputs waiting for a turn slot of this process.
+    pub turns_queued: IntGauge,
+    /// Turns running in this process.
+    pub turns_in_flight: IntGauge,
+    /// Platform API calls that failed, by platform and kind (error, rate_limited).
+    pub platform_errors: IntCounterVec,
+    /// Platforms by state (1 for the current state of each: starting, running, retrying,
+    /// failed, disabled).
+    pub platform_up: IntGaugeVec,
 }
+
+/// Latency buckets from 5 ms to 2 min.
+const SECONDS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+];
 
 /// The global metrics.
 pub fn metrics() -> &'static Metrics {
     static M: OnceLock<Metrics> = OnceLock::new();
     M.get_or_init(|| {
         let registry = Registry::new();
+        let register = |c: Box<dyn prometheus::core::Collector>, name: &str| {
+            if let Err(e) = registry.register(c) {
+                panic!("metric {name} registered twice: {e}");
+            }
+        };
         let counter = |name: &str, help: &str, labels: &[&str]| {
             let c = IntCounterVec::new(Opts::new(name, help), labels)
                 .unwrap_or_else(|e| panic!("metric {name} is malformed: {e}"));
-            if let Err(e) = registry.register(Box::new(c.clone())) {
-                panic!("metric {name} registered twice: {e}");
-            }
+            register(Box::new(c.clone()), name);
             c
         };
+        let histogram = |name: &str, help: &str, labels: &[&str]| {
+            let h = HistogramVec::new(
+                HistogramOpts::new(name, help).buckets(SECONDS.to_vec()),
+                labels,
+            )
+            .unwrap_or_else(|e| panic!("metric {name} is malformed: {e}"));
+            register(Box::new(h.clone()), name);
+            h
+        };
+        let gauge = |name: &str, help: &str| {
+            let g = IntGauge::new(name, help)
+                .unwrap_or_else(|e| panic!("metric {name} is malformed: {e}"));
+            register(Box::new(g.clone()), name);
+            g
+        };
+        let platform_up = IntGaugeVec::new(
+            Opts::new(
+                "sparky_platform_state",
+                "1 for each platform's current state",
+            ),
+            &["platform", "state"],
+        )
+        .unwrap_or_else(|e| panic!("metric sparky_platform_state is malformed: {e}"));
+        register(Box::new(platform_up.clone()), "sparky_platform_state");
         Metrics {
-            inputs: counter("sparky_inputs_total", "Inputs handled by kind", &["kind"]),
-            tool_calls: counter(
-                "sparky_tool_calls_total",
-                "Tool executions by tool and result",
-                &["tool", "result"],
+            inputs: counter(
+                "sparky_inputs_total",
+                "Inputs received by platform and kind",
+                &["platform", "kind"],
+            ),
+            turns: counter("sparky_turns_total", "Turns ended by outcome", &["outcome"]),
+            model_calls: counter(
+                "sparky_model_calls_total",
+                "Model calls by provider and result",
+                &["provider", "result"],
             ),
             tokens: counter(
                 "sparky_model_tokens_total",
-                "Model tokens by direction",
-                &["direction"],
+                "Model tokens by provider and direction",
+                &["provider", "direction"],
             ),
+            tool_calls: counter(
+                "sparky_tool_calls_total",
+                "Tool executions by tool and outcome",
+                &["tool", "outcome"],
+            ),
+            confirmations: counter(
+                "sparky_confirmations_total",
+                "Proposed changes resolved, by outcome",
+                &["outcome"],
+            ),
+            turn_seconds: histogram(
+                "sparky_turn_seconds",
+                "Seconds from admission to the end of a turn",
+                &["platform"],
+            ),
+            model_seconds: histogram(
+                "sparky_model_call_seconds",
+                "Seconds of one streamed model call",
+                &["provider"],
+            ),
+            turns_queued: gauge(
+                "sparky_turns_queued",
+                "Inputs waiting for a turn slot of this process",
+            ),
+            turns_in_flight: gauge("sparky_turns_in_flight", "Turns running in this process"),
+            platform_errors: counter(
+                "sparky_platform_api_errors_total",
+                "Platform API calls that failed, by platform and kind",
+                &["platform", "kind"],
+            ),
+            platform_up,
             registry,
         }
     })
@@ -75,4 +165,25 @@ pub fn render_metrics() -> String {
     encoder
         .encode_to_string(&metrics().registry.gather())
         .unwrap_or_else(|e| format!("# metrics unavailable: {e}\n"))
+}
+
+/// Counts what an effect reports: how proposed changes were resolved.
+pub fn observe_effect(effect: &crate::core::Effect) {
+    use crate::core::{Effect, Outcome};
+    let outcome = match effect {
+        Effect::Resolved { outcome, .. } => match outcome {
+            Outcome::Executed => "executed",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Superseded => "superseded",
+            Outcome::Expired => "expired",
+            Outcome::Outdated => "outdated",
+            Outcome::AlreadyResolved => "already_resolved",
+        },
+        Effect::Refusal {
+            action_id: Some(_), ..
+        } => "refused",
+        _ => return,
+    };
+    metrics().confirmations.with_label_values(&[outcome]).inc();
 }

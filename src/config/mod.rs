@@ -146,6 +146,11 @@ pub struct AgentConfig {
     pub confirmation_ttl_hours: u64,
     /// Default confirmation policy.
     pub confirm_policy: ConfirmPolicy,
+    /// Turns running at once in this process (past it, inputs wait with a "queued" status).
+    pub max_concurrent_turns: usize,
+    /// Seconds a thread's lease lasts without renewal: how long a turn of a process that
+    /// died stays blocked before another process closes it.
+    pub lease_secs: u64,
 }
 
 /// `[limits]`.
@@ -436,6 +441,12 @@ impl Config {
         }
         if a.confirmation_ttl_hours == 0 {
             problems.push("agent.confirmation_ttl_hours must be at least 1".into());
+        }
+        if a.max_concurrent_turns == 0 || a.max_concurrent_turns > 100_000 {
+            problems.push("agent.max_concurrent_turns must be between 1 and 100000".into());
+        }
+        if !(3..=3600).contains(&a.lease_secs) {
+            problems.push("agent.lease_secs must be between 3 and 3600".into());
         }
         let l = &self.limits;
         for (key, v) in [

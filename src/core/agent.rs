@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::StreamExt;
@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use super::effects::{Citation, Effect, EffectSink};
 use super::gate::{PlannedCall, TextAndPending};
+use super::lease::Admission;
 use super::limits::TurnLimiter;
 use super::runner::{RunFor, ToolRunner};
 use super::session::{Mode, Session, SessionKey};
@@ -76,6 +77,18 @@ pub enum InputAction {
     },
 }
 
+impl InputAction {
+    /// The kind, as metrics label it: message, confirm, cancel or tool.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Message { .. } => "message",
+            Self::Confirm { .. } => "confirm",
+            Self::Cancel { .. } => "cancel",
+            Self::Tool { .. } => "tool",
+        }
+    }
+}
+
 /// Failures the core cannot turn into an answer itself.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
@@ -93,6 +106,10 @@ pub struct Agent {
     pub(super) cfg: AgentConfig,
     temperature: Option<f32>,
     limiter: TurnLimiter,
+    admission: Admission,
+    /// Every turn and every platform task that leads to one, so shutdown can wait for them
+    /// whatever the transport.
+    tasks: tokio_util::task::TaskTracker,
 }
 
 /// What one streamed model call produced.
@@ -126,6 +143,8 @@ impl Agent {
                 tools.clone(),
                 Duration::from_secs(cfg.tool_timeout_secs),
             ),
+            admission: Admission::new(store.clone(), &cfg),
+            tasks: tokio_util::task::TaskTracker::new(),
             store,
             provider,
             tools,
@@ -156,31 +175,110 @@ impl Agent {
         self.provider.is_some()
     }
 
+    /// Turns in flight and the platform tasks that lead to them; shutdown closes it and waits.
+    pub fn tasks(&self) -> &tokio_util::task::TaskTracker {
+        &self.tasks
+    }
+
+    /// When inputs run: per thread in order, per process within `agent.max_concurrent_turns`.
+    pub fn admission(&self) -> &Admission {
+        &self.admission
+    }
+
     /// Handles one input to completion, emitting effects as it goes. Storage failures are
     /// shown to the user and returned; nothing already stored is lost.
+    ///
+    /// The input waits its turn in its thread's inbox (see [`super::lease`]). The turn emits
+    /// into a queue that `sink` drains on its own, so a platform that paces edits or answers
+    /// 429 never holds the thread's turn or a turn slot; this returns once both are done.
     pub async fn handle(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
-        let result = self.handle_inner(input, sink).await;
-        if let Err(e) = &result {
-            tracing::error!(error = %e, "turn failed");
-            sink.emit(Effect::Error {
-                message: format!("Something went wrong on my side ({e}). Your message is saved; please try again."),
-            })
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Effect>();
+        let turn = async move {
+            let started = Instant::now();
+            let platform = input.key.platform.clone();
+            let m = crate::telemetry::metrics();
+            m.inputs
+                .with_label_values(&[platform.as_str(), input.action.kind()])
+                .inc();
+            if matches!(input.action, InputAction::Message { .. }) {
+                // The first sign of life comes before any database work, however busy.
+                tx.emit(Effect::Status {
+                    text: "received".into(),
+                })
+                .await;
+            }
+            let result = self.handle_inner(input, &tx).await;
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "turn failed");
+                tx.emit(Effect::Error {
+                    message: format!("Something went wrong on my side ({e}). Your message is saved; please try again."),
+                })
+                .await;
+            }
+            m.turns
+                .with_label_values(&[if result.is_ok() { "ok" } else { "error" }])
+                .inc();
+            m.turn_seconds
+                .with_label_values(&[platform.as_str()])
+                .observe(started.elapsed().as_secs_f64());
+            result
+        };
+        let render = async {
+            while let Some(effect) = rx.recv().await {
+                crate::telemetry::observe_effect(&effect);
+                sink.emit(effect).await;
+            }
+        };
+        let (result, ()) = self
+            .tasks
+            .track_future(async { tokio::join!(turn, render) })
             .await;
-        }
         result
     }
 
     async fn handle_inner(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
-        if let Some(event_id) = &input.event_id {
-            if !self
-                .store
-                .claim_event(&input.key.platform, event_id)
-                .await?
-            {
-                tracing::debug!(event_id, "duplicate event ignored");
-                return Ok(());
+        match self.session_of(&input).await? {
+            Some(session_id) => self.admission.serve(self, session_id, input, sink).await,
+            None => {
+                // Nothing to queue behind (a button of an unknown action): answered at once.
+                if let Some(event_id) = &input.event_id {
+                    if !self
+                        .store
+                        .claim_event(&input.key.platform, event_id)
+                        .await?
+                    {
+                        return Ok(());
+                    }
+                }
+                self.dispatch(&input, sink).await
             }
         }
+    }
+
+    /// The session an input belongs to: its thread's, or for a button its action's.
+    async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
+        Ok(match &input.action {
+            InputAction::Message { mode, .. } => {
+                Some(self.open_session(&input.key, *mode).await?.id)
+            }
+            InputAction::Confirm {
+                action_id: Some(id),
+            }
+            | InputAction::Cancel {
+                action_id: Some(id),
+            } => self.store.pending(id).await?.map(|a| a.session_id),
+            InputAction::Confirm { action_id: None }
+            | InputAction::Cancel { action_id: None }
+            | InputAction::Tool { .. } => Some(self.open_session(&input.key, None).await?.id),
+        })
+    }
+
+    /// Runs one admitted input: the caller holds its thread's lease.
+    pub(super) async fn dispatch(
+        &self,
+        input: &Input,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => self.on_message(&input, text, mode, sink).await,
             InputAction::Confirm { action_id } => {
@@ -233,7 +331,6 @@ impl Agent {
             return Ok(());
         }
         let session = self.open_session(&input.key, mode).await?;
-        let _lock = self.store.lock_session(session.id).await?;
 
         // Typing while a confirmation is pending is a correction, not a confirmation.
         match self
@@ -241,9 +338,7 @@ impl Agent {
             .await?
         {
             TextAndPending::Held => return Ok(()),
-            TextAndPending::Superseded => {
-                return self.run_model(&session, &input.user, sink).await
-            }
+            TextAndPending::Superseded => return self.run_model(&session, &input.user, sink).await,
             TextAndPending::Continue => {}
         }
 
@@ -395,7 +490,10 @@ impl Agent {
                 text: "thinking".into(),
             })
             .await;
-            let turn = match self.stream_model(provider.as_ref(), &request, sink).await {
+            let called = Instant::now();
+            let streamed = self.stream_model(provider.as_ref(), &request, sink).await;
+            observe_model_call(&provider.name(), called, &streamed);
+            let turn = match streamed {
                 Ok(t) => t,
                 Err(e) => {
                     sink.emit(Effect::Error {
@@ -676,6 +774,24 @@ impl Agent {
             }
         }
         Ok(turn)
+    }
+}
+
+/// Counts a model call, its latency and its tokens by provider.
+fn observe_model_call(provider: &str, started: Instant, result: &Result<ModelTurn, LlmError>) {
+    let m = crate::telemetry::metrics();
+    m.model_seconds
+        .with_label_values(&[provider])
+        .observe(started.elapsed().as_secs_f64());
+    let outcome = if result.is_ok() { "ok" } else { "error" };
+    m.model_calls.with_label_values(&[provider, outcome]).inc();
+    if let Ok(turn) = result {
+        m.tokens
+            .with_label_values(&[provider, "input"])
+            .inc_by(turn.usage.input_tokens);
+        m.tokens
+            .with_label_values(&[provider, "output"])
+            .inc_by(turn.usage.output_tokens);
     }
 }
 

@@ -105,7 +105,13 @@ impl Agent {
         };
         let Some(action) = self
             .store
-            .transition_pending(&action.id, PendingState::Pending, to, Some(&input.user), now)
+            .transition_pending(
+                &action.id,
+                PendingState::Pending,
+                to,
+                Some(&input.user),
+                now,
+            )
             .await?
         else {
             return Ok(TextAndPending::Continue);
@@ -259,8 +265,7 @@ impl Agent {
             ))
             .into());
         };
-        let _lock = self.store.lock_session(session.id).await?;
-        // Re-read under the lock: another replica may have resolved it meanwhile.
+        // Re-read as the thread's lease holder: another replica may have resolved it meanwhile.
         let Some(action) = self.store.pending(&action.id).await? else {
             return Ok(());
         };
@@ -405,9 +410,8 @@ impl Agent {
         let by = input.user.as_str();
         let event_id = input.event_id.clone();
         let finish = move |a: &PendingAction, applied: &Applied| finish(a, applied, by, &event_id);
-        let check = |p: &crate::project::ProjectData, c: &[crate::project::plan::Change]| {
-            check_plan(p, c)
-        };
+        let check =
+            |p: &crate::project::ProjectData, c: &[crate::project::plan::Change]| check_plan(p, c);
         let req = ApplyRequest {
             action_id: &action.id,
             by,
@@ -526,7 +530,6 @@ impl Agent {
                 .await;
             }
             crate::tools::RegisteredTool::Write(tool) => {
-                let _lock = self.store.lock_session(session.id).await?;
                 match self
                     .runner
                     .plan(&call, tool, &validated.args, &ctx, who)

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod context;
 pub mod effects;
 pub mod gate;
+pub mod lease;
 pub mod limits;
 pub mod modes;
 pub mod runner;

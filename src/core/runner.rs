@@ -50,7 +50,11 @@ impl ToolRunner {
     }
 
     /// Validates a call, refusing tools outside `mode` (when given) whatever the caller sent.
-    pub fn validate(&self, mode: Option<Mode>, call: &ToolCall) -> Result<ValidatedCall, ToolError> {
+    pub fn validate(
+        &self,
+        mode: Option<Mode>,
+        call: &ToolCall,
+    ) -> Result<ValidatedCall, ToolError> {
         if let Some(mode) = mode {
             if !modes::allows(mode, &call.name) {
                 return Err(ToolError::NotFound(format!(
@@ -190,6 +194,10 @@ impl ToolRunner {
         is_error: bool,
         started: Instant,
     ) {
+        crate::telemetry::metrics()
+            .tool_calls
+            .with_label_values(&[tool, if is_error { "error" } else { "ok" }])
+            .inc();
         let entry = AuditEntry {
             session_id: who.session_id,
             actor: who.actor.to_string(),

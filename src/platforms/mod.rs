@@ -7,3 +7,62 @@ pub mod render;
 pub mod replay;
 pub mod slack;
 pub mod surface;
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::core::session::SessionKey;
+use crate::core::{Agent, EffectSink};
+use crate::platforms::surface::SurfaceSink;
+
+/// Builds, from a session key alone, a sink that renders into that thread: how a process
+/// tells a thread that a turn of a stopped process was closed. `None` for platforms that are
+/// not configured here (and for the console, which has no thread to write to later).
+pub type RecoverySinks = dyn Fn(&SessionKey) -> Option<Box<dyn EffectSink>> + Send + Sync;
+
+/// The [`RecoverySinks`] of the configured platforms.
+pub fn recovery_sinks(agent: &Arc<Agent>, config: &Config) -> Box<RecoverySinks> {
+    let store = agent.store().clone();
+    let slack = match (&config.secrets.slack_bot_token, config.slack.enabled) {
+        (Some(token), true) => Some((
+            Arc::new(slack::SlackApi::new(
+                &config.slack.api_base_url,
+                token.expose(),
+            )),
+            config.slack.clone(),
+        )),
+        _ => None,
+    };
+    let discord = match (&config.secrets.discord_token, config.discord.enabled) {
+        (Some(token), true) => discord::rest::Rest::new(
+            &config.discord.api_base_url,
+            token.expose().trim_start_matches("Bot "),
+        )
+        .ok(),
+        _ => None,
+    };
+    Box::new(move |key: &SessionKey| -> Option<Box<dyn EffectSink>> {
+        match key.platform.as_str() {
+            slack::PLATFORM => {
+                let (api, cfg) = slack.as_ref()?;
+                let thread = slack::SlackThread::new(
+                    api.clone(),
+                    slack::ThreadTarget {
+                        channel: key.channel.clone(),
+                        thread_ts: key.thread.clone(),
+                        react_to: None,
+                    },
+                    std::time::Duration::from_millis(cfg.edit_interval_ms),
+                    &cfg.working_reaction,
+                );
+                Some(Box::new(SurfaceSink::new(thread, store.clone())))
+            }
+            discord::PLATFORM => {
+                let rest = discord.as_ref()?;
+                let surface = discord::surface::ThreadSurface::new(rest.clone(), &key.thread, None);
+                Some(Box::new(SurfaceSink::new(surface, store.clone())))
+            }
+            _ => None,
+        }
+    })
+}

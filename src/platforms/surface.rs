@@ -54,12 +54,16 @@ pub trait ChatSurface: Send + Sync {
     async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError>;
     /// Shows that the bot is working (typing indicator, status).
     async fn working(&self) {}
+    /// The platform's name in metrics.
+    fn platform(&self) -> &'static str {
+        "other"
+    }
 }
 
 const ATTEMPTS: usize = 5;
 
 /// Calls `f` until it succeeds, waiting out rate limits; gives up after a few attempts.
-async fn with_retry<T, F, Fut>(what: &str, mut f: F) -> Option<T>
+async fn with_retry<T, F, Fut>(platform: &str, what: &str, mut f: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, SurfaceError>>,
@@ -68,10 +72,18 @@ where
         match f().await {
             Ok(v) => return Some(v),
             Err(SurfaceError::RateLimited(wait)) => {
+                crate::telemetry::metrics()
+                    .platform_errors
+                    .with_label_values(&[platform, "rate_limited"])
+                    .inc();
                 tracing::info!(what, ?wait, attempt, "platform rate limit; waiting");
                 tokio::time::sleep(wait.min(Duration::from_secs(60))).await;
             }
             Err(SurfaceError::Failed(e)) => {
+                crate::telemetry::metrics()
+                    .platform_errors
+                    .with_label_values(&[platform, "error"])
+                    .inc();
                 tracing::warn!(what, error = %e, attempt, "platform call failed");
                 tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
             }
@@ -123,15 +135,21 @@ impl<S: ChatSurface> SurfaceSink<S> {
                 }
                 Some((id, _)) => {
                     let id = id.clone();
-                    if with_retry("edit", || self.surface.edit_text(&id, part))
-                        .await
-                        .is_some()
+                    if with_retry(self.surface.platform(), "edit", || {
+                        self.surface.edit_text(&id, part)
+                    })
+                    .await
+                    .is_some()
                     {
                         state.messages[i].1 = part.clone();
                     }
                 }
                 None => {
-                    if let Some(id) = with_retry("post", || self.surface.post_text(part)).await {
+                    if let Some(id) = with_retry(self.surface.platform(), "post", || {
+                        self.surface.post_text(part)
+                    })
+                    .await
+                    {
                         state.messages.push((id, part.clone()));
                     }
                 }
@@ -192,8 +210,10 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 self.finish_stream(&mut state, &pending).await;
                 let view =
                     confirmation_view(&action_id, &items, &rejected, &confirmers, expires_at);
-                if let Some(msg) =
-                    with_retry("confirmation", || self.surface.post_confirmation(&view)).await
+                if let Some(msg) = with_retry(self.surface.platform(), "confirmation", || {
+                    self.surface.post_confirmation(&view)
+                })
+                .await
                 {
                     if let Err(e) = self.store.set_pending_message_ref(&action_id, &msg).await {
                         tracing::error!(error = %e, "could not remember the confirmation message");
@@ -219,7 +239,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 };
                 match message {
                     Some(m) => {
-                        let _ = with_retry("close confirmation", || {
+                        let _ = with_retry(self.surface.platform(), "close confirmation", || {
                             self.surface.close_confirmation(&m, &line, &details)
                         })
                         .await;
@@ -229,18 +249,27 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                             .chain(details)
                             .collect::<Vec<_>>()
                             .join("\n");
-                        let _ = with_retry("post outcome", || self.surface.post_text(&text)).await;
+                        let _ = with_retry(self.surface.platform(), "post outcome", || {
+                            self.surface.post_text(&text)
+                        })
+                        .await;
                     }
                 }
             }
             Effect::Refusal { user, message, .. } => {
-                let _ = with_retry("private note", || self.surface.private(&user, &message)).await;
+                let _ = with_retry(self.surface.platform(), "private note", || {
+                    self.surface.private(&user, &message)
+                })
+                .await;
             }
             Effect::Error { message } => {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = format!("⚠️ {message}");
-                let _ = with_retry("error", || self.surface.post_text(&text)).await;
+                let _ = with_retry(self.surface.platform(), "error", || {
+                    self.surface.post_text(&text)
+                })
+                .await;
             }
             Effect::ToolOutput {
                 tool,
@@ -250,7 +279,10 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = tool_output_text(&tool, &result, is_error);
-                let _ = with_retry("tool output", || self.surface.post_text(&text)).await;
+                let _ = with_retry(self.surface.platform(), "tool output", || {
+                    self.surface.post_text(&text)
+                })
+                .await;
             }
         }
     }

@@ -2,7 +2,7 @@
 //! `impl_store!` macro that emits every `Store` method whose SQL is the same in both dialects.
 //!
 //! Backend files supply a small set of inherent items the macro calls: `BACKEND`,
-//! `FOR_UPDATE`, `begin_write`, `begin_read`, `backend_lock_session`, `backend_set_embedding`,
+//! `FOR_UPDATE`, `begin_write`, `begin_read`, `backend_set_embedding`,
 //! `backend_search_text` and `backend_search_vector`.
 
 use chrono::{DateTime, SubsecRound, Utc};
@@ -23,8 +23,8 @@ use crate::project::{
 };
 
 use super::{
-    ActionOrigin, AuditEntry, AuditKind, AuditRecord, Chunk, Document, PendingAction, ScoredChunk,
-    StoredMessage,
+    ActionOrigin, AuditEntry, AuditKind, AuditRecord, Chunk, Document, PendingAction, QueuedInput,
+    ScoredChunk, StoredMessage,
 };
 
 /// Columns of a chunk joined with its document (`c` = chunks, `d` = documents).
@@ -505,6 +505,24 @@ pub(crate) fn session_from(r: &impl RowExt) -> StoreResult<Session> {
     })
 }
 
+pub(crate) fn queued_input_from(r: &impl RowExt) -> StoreResult<QueuedInput> {
+    let state = r.string("state")?;
+    Ok(QueuedInput {
+        id: r.i64("id")?,
+        session_id: r.i64("session_id")?,
+        user: r.string("user_id")?,
+        event_id: r.opt_string("event_id")?,
+        action: r.json("action")?,
+        running: match state.as_str() {
+            "running" => true,
+            "waiting" => false,
+            other => return Err(corrupt("queued input state", other)),
+        },
+        waiter_until: r.ts("waiter_until")?,
+        created_at: r.ts("created_at")?,
+    })
+}
+
 pub(crate) fn message_from(r: &impl RowExt) -> StoreResult<StoredMessage> {
     Ok(StoredMessage {
         id: r.i64("id")?,
@@ -621,8 +639,9 @@ macro_rules! impl_store {
             use $crate::store::common::*;
             use $crate::store::{
                 AuditEntry, AuditRecord, Backend, Chunk, ChunkFilter, Document, NewChunk,
-                NewDocument, NewMessage, NewPendingAction, PendingAction, PendingState,
-                ScoredChunk, SessionLock, Store, StoreError, StoreResult, StoredMessage,
+                NewDocument, NewMessage, NewPendingAction, NewQueuedInput, PendingAction,
+                PendingState, QueuedInput, ScoredChunk, Store, StoreError, StoreResult,
+                StoredMessage,
             };
 
             impl $store {
@@ -1387,8 +1406,162 @@ macro_rules! impl_store {
                     .collect()
                 }
 
-                async fn lock_session(&self, session_id: i64) -> StoreResult<SessionLock> {
-                    self.backend_lock_session(session_id).await
+                async fn take_lease(
+                    &self,
+                    session_id: i64,
+                    owner: &str,
+                    until: DateTime<Utc>,
+                    at: DateTime<Utc>,
+                ) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "UPDATE sessions SET lease_owner = $2, lease_until = $3 WHERE id = $1 \
+                         AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $4)",
+                    )
+                    .bind(session_id)
+                    .bind(owner)
+                    .bind(micros(until))
+                    .bind(micros(at))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn renew_lease(
+                    &self,
+                    session_id: i64,
+                    owner: &str,
+                    until: DateTime<Utc>,
+                ) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "UPDATE sessions SET lease_until = $3 WHERE id = $1 AND lease_owner = $2",
+                    )
+                    .bind(session_id)
+                    .bind(owner)
+                    .bind(micros(until))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn release_lease(&self, session_id: i64, owner: &str) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "UPDATE sessions SET lease_owner = NULL, lease_until = NULL \
+                         WHERE id = $1 AND lease_owner = $2",
+                    )
+                    .bind(session_id)
+                    .bind(owner)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn enqueue_input(&self, input: &NewQueuedInput) -> StoreResult<Option<QueuedInput>> {
+                    let at = now();
+                    let mut tx = self.begin_write().await.map_err(db)?;
+                    if let Some(event_id) = input.event_id.as_deref() {
+                        let claimed = sqlx::query(
+                            "INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) \
+                             ON CONFLICT (platform, event_id) DO NOTHING",
+                        )
+                        .bind(&input.platform)
+                        .bind(event_id)
+                        .bind(at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                        if claimed.rows_affected() == 0 {
+                            return Ok(None);
+                        }
+                    }
+                    let row = sqlx::query(
+                        "INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+                         waiter_until, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6) RETURNING *",
+                    )
+                    .bind(input.session_id)
+                    .bind(clean_text(&input.user))
+                    .bind(clean_opt(&input.event_id))
+                    .bind(db_json(&input.action)?)
+                    .bind(micros(input.waiter_until))
+                    .bind(at)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(|e| {
+                        violation(e, None, Some(format!("session {} does not exist", input.session_id)))
+                    })?;
+                    tx.commit().await.map_err(db)?;
+                    queued_input_from(&row).map(Some)
+                }
+
+                async fn next_input(&self, session_id: i64) -> StoreResult<Option<QueuedInput>> {
+                    sqlx::query(
+                        "SELECT * FROM session_inputs WHERE session_id = $1 ORDER BY id LIMIT 1",
+                    )
+                    .bind(session_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| queued_input_from(&r))
+                    .transpose()
+                }
+
+                async fn queued_input(&self, id: i64) -> StoreResult<Option<QueuedInput>> {
+                    sqlx::query("SELECT * FROM session_inputs WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .map(|r| queued_input_from(&r))
+                        .transpose()
+                }
+
+                async fn start_input(&self, id: i64) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "UPDATE session_inputs SET state = 'running' WHERE id = $1",
+                    )
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn finish_input(&self, id: i64) -> StoreResult<()> {
+                    sqlx::query("DELETE FROM session_inputs WHERE id = $1")
+                        .bind(id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    Ok(())
+                }
+
+                async fn renew_waiter(&self, id: i64, until: DateTime<Utc>) -> StoreResult<bool> {
+                    let done = sqlx::query("UPDATE session_inputs SET waiter_until = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(micros(until))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn orphaned_sessions(&self, at: DateTime<Utc>, limit_n: usize) -> StoreResult<Vec<i64>> {
+                    // The oldest input of each thread decides: it is orphaned when it was
+                    // started and the lease lapsed, or its waiter stopped renewing.
+                    sqlx::query_scalar(
+                        "SELECT s.id FROM sessions s JOIN session_inputs i ON i.id = \
+                         (SELECT MIN(id) FROM session_inputs WHERE session_id = s.id) \
+                         WHERE (s.lease_owner IS NULL OR s.lease_until < $1) \
+                         AND (i.state = 'running' OR i.waiter_until < $1) \
+                         ORDER BY i.id LIMIT $2",
+                    )
+                    .bind(micros(at))
+                    .bind(limit(limit_n))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)
                 }
 
                 // ----- pending actions -----

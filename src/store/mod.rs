@@ -73,24 +73,6 @@ pub enum Backend {
     Sqlite,
 }
 
-/// Holds a session's lock until dropped (or `release`d). Work on one session is serialised
-/// across tasks and, on Postgres, across processes.
-pub struct SessionLock {
-    inner: Box<dyn std::any::Any + Send>,
-}
-
-impl SessionLock {
-    /// Wraps a backend-specific guard.
-    pub fn new(inner: Box<dyn std::any::Any + Send>) -> Self {
-        Self { inner }
-    }
-
-    /// Releases the lock now.
-    pub fn release(self) {
-        drop(self.inner);
-    }
-}
-
 /// The persistence interface the rest of the bot uses.
 #[async_trait]
 pub trait Store: Send + Sync {
@@ -236,8 +218,42 @@ pub trait Store: Send + Sync {
         after_id: i64,
         limit: usize,
     ) -> StoreResult<Vec<StoredMessage>>;
-    /// Serialises work on a session until the returned guard is dropped.
-    async fn lock_session(&self, session_id: i64) -> StoreResult<SessionLock>;
+
+    // ----- leases and inbox (one turn at a time per thread, across replicas) -----
+    /// Takes the session's lease for `owner` until `until`, in one conditional update: when
+    /// nobody holds it, `owner` already does, or the holder's lease lapsed before `at`.
+    async fn take_lease(
+        &self,
+        session_id: i64,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Extends `owner`'s lease; `false` when it is no longer theirs.
+    async fn renew_lease(
+        &self,
+        session_id: i64,
+        owner: &str,
+        until: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Gives the lease up; `false` when it was no longer `owner`'s.
+    async fn release_lease(&self, session_id: i64, owner: &str) -> StoreResult<bool>;
+    /// Queues an input in its session's inbox, claiming its platform event id in the same
+    /// transaction; `None` when that event was seen before (a redelivery).
+    async fn enqueue_input(&self, input: &NewQueuedInput) -> StoreResult<Option<QueuedInput>>;
+    /// The oldest input of a session's inbox.
+    async fn next_input(&self, session_id: i64) -> StoreResult<Option<QueuedInput>>;
+    /// A queued input by id; `None` once it was finished.
+    async fn queued_input(&self, id: i64) -> StoreResult<Option<QueuedInput>>;
+    /// Marks an input as started by the lease holder; `false` when it is gone.
+    async fn start_input(&self, id: i64) -> StoreResult<bool>;
+    /// Removes a finished input from the inbox.
+    async fn finish_input(&self, id: i64) -> StoreResult<()>;
+    /// Tells the lease holders that the input's waiter is alive until `until`.
+    async fn renew_waiter(&self, id: i64, until: DateTime<Utc>) -> StoreResult<bool>;
+    /// Threads whose oldest input nobody will take on its own: started under a lease that
+    /// lapsed (its process died mid-turn), or waiting with a waiter that stopped renewing.
+    async fn orphaned_sessions(&self, at: DateTime<Utc>, limit: usize) -> StoreResult<Vec<i64>>;
 
     // ----- pending actions (the confirmation gate) -----
     /// Stores a new pending action.

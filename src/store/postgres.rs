@@ -11,7 +11,7 @@ use super::common::{
     check_schema_version, chunk_cols, clean_text, db, filter_sql, impl_store, limit,
     newest_version, scored_chunk_from, violation,
 };
-use super::{Backend, ChunkFilter, ScoredChunk, SessionLock, StoreResult};
+use super::{Backend, ChunkFilter, ScoredChunk, StoreResult};
 
 /// Migrations for Postgres, embedded at build time.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -22,10 +22,9 @@ pub const INDEXED_DIMS: usize = 384;
 /// A [`Store`](super::Store) on PostgreSQL with pgvector.
 #[derive(Clone)]
 pub struct PostgresStore {
+    /// The only pool: nothing holds a connection across a model call, so turns in flight
+    /// are not bounded by its size.
     pool: PgPool,
-    /// Connections that hold session locks for the length of a turn, kept apart so that
-    /// lock holders can never starve the queries their own turns make.
-    lock_pool: PgPool,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -54,21 +53,14 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.clone())
+            .connect_with(options)
             .await
             .map_err(db)?;
-        // Waiting for a lock connection is waiting for the session lock itself, which may
-        // last a whole turn: a long acquire timeout.
-        let lock_pool = PgPoolOptions::new()
-            .max_connections(max_connections.max(2))
-            .min_connections(0)
-            .acquire_timeout(Duration::from_secs(600))
-            .connect_lazy_with(options);
         let found = applied_version(&pool).await?;
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        Ok(Self { pool, lock_pool })
+        Ok(Self { pool })
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).
@@ -78,7 +70,6 @@ impl PostgresStore {
 
     /// Closes every pooled connection.
     pub async fn close(&self) {
-        self.lock_pool.close().await;
         self.pool.close().await;
     }
 
@@ -90,18 +81,6 @@ impl PostgresStore {
         self.pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await
-    }
-
-    async fn backend_lock_session(&self, session_id: i64) -> StoreResult<SessionLock> {
-        // The advisory lock lives as long as the transaction, which the guard owns: dropping
-        // the guard rolls back and so releases it, in this process or any other.
-        let mut tx = self.lock_pool.begin().await.map_err(db)?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(session_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        Ok(SessionLock::new(Box::new(tx)))
     }
 
     async fn backend_set_embedding(

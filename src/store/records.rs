@@ -432,3 +432,41 @@ pub struct ChunkFilter {
     /// The asking workspace: sees global chunks plus its own.
     pub workspace: Option<String>,
 }
+
+/// An input to queue in its session's inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewQueuedInput {
+    /// Session (thread) it belongs to.
+    pub session_id: i64,
+    /// Platform whose event id de-duplicates it.
+    pub platform: String,
+    /// Platform user id of the person.
+    pub user: String,
+    /// Platform event id, claimed in the same transaction as the insert.
+    pub event_id: Option<String>,
+    /// What they did, as the core encodes it.
+    pub action: serde_json::Value,
+    /// Until when its waiter is known to be alive.
+    pub waiter_until: DateTime<Utc>,
+}
+
+/// An input waiting (or running) in a session's inbox; the oldest is taken first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedInput {
+    /// Database id (increasing: the order of arrival).
+    pub id: i64,
+    /// Session it belongs to.
+    pub session_id: i64,
+    /// Platform user id of the person.
+    pub user: String,
+    /// Platform event id, if any.
+    pub event_id: Option<String>,
+    /// What they did, as the core encodes it.
+    pub action: serde_json::Value,
+    /// Whether a lease holder started it (and, if it is still here, did not finish it).
+    pub running: bool,
+    /// Until when its waiter is known to be alive.
+    pub waiter_until: DateTime<Utc>,
+    /// When it arrived.
+    pub created_at: DateTime<Utc>,
+}

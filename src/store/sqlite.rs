@@ -1,11 +1,10 @@
 //! SQLite backend: the embedded default, one file, no server.
 //!
-//! Session locks are in-process (one bot process per file); full text uses FTS5 and vector
-//! search is an exact cosine scan.
+//! Full text uses FTS5 and vector search is an exact cosine scan. Threads are serialised by
+//! the same session leases as on Postgres, so several processes may share one file.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -21,7 +20,7 @@ use super::common::{
     newest_version, violation,
 };
 use super::search::{embedding_to_bytes, fts5_query, CosineQuery};
-use super::{Backend, ChunkFilter, ScoredChunk, SessionLock, StoreError, StoreResult};
+use super::{Backend, ChunkFilter, ScoredChunk, StoreError, StoreResult};
 
 /// Migrations for SQLite, embedded at build time.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -29,17 +28,11 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 /// Default pool size of [`SqliteStore::open`].
 const DEFAULT_CONNECTIONS: u32 = 8;
 
-type LockKey = (PathBuf, i64);
-
-/// Per-session async mutexes, shared by every store opened on the same file in this process.
-static SESSION_LOCKS: LazyLock<Mutex<HashMap<LockKey, Arc<tokio::sync::Mutex<()>>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
 /// A [`Store`](super::Store) in an SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
-    /// Canonical file path: the namespace of this file's session locks.
+    /// Canonical file path.
     path: PathBuf,
 }
 
@@ -114,24 +107,6 @@ impl SqliteStore {
 
     async fn begin_read(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         self.pool.begin().await
-    }
-
-    async fn backend_lock_session(&self, session_id: i64) -> StoreResult<SessionLock> {
-        let mutex = {
-            let mut locks = SESSION_LOCKS
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if locks.len() > 1024 {
-                // Only the map holds an unused entry; nobody can clone it without this lock.
-                locks.retain(|_, m| Arc::strong_count(m) > 1);
-            }
-            locks
-                .entry((self.path.clone(), session_id))
-                .or_default()
-                .clone()
-        };
-        let guard = mutex.lock_owned().await;
-        Ok(SessionLock::new(Box::new(guard)))
     }
 
     async fn backend_set_embedding(

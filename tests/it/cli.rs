@@ -171,7 +171,7 @@ async fn health_ready_and_metrics_endpoints_answer() {
     assert_eq!(get("/readyz").await.0, 200);
     sparky::telemetry::metrics()
         .inputs
-        .with_label_values(&["message"])
+        .with_label_values(&["console", "message"])
         .inc();
     let (code, body) = get("/metrics").await;
     assert_eq!(code, 200);

@@ -14,6 +14,7 @@ mod gate_crash;
 mod llm_fixtures;
 mod llm_providers;
 mod rag_retrieval;
+mod scale;
 mod slack_http;
 mod slack_payloads;
 mod slack_socket;

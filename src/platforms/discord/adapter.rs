@@ -194,6 +194,14 @@ impl Discord {
         InFlightGuard(&self.inflight)
     }
 
+    /// Handles acknowledged work in a task the agent tracks (shutdown waits for it).
+    pub fn spawn_work(self: &Arc<Self>, work: Work) {
+        let discord = self.clone();
+        self.agent
+            .tasks()
+            .spawn(async move { discord.process(work).await });
+    }
+
     /// Waits until no turn is in flight, at most `limit`.
     pub async fn drain(&self, limit: Duration) {
         let deadline = Instant::now() + limit;

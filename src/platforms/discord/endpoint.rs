@@ -109,8 +109,7 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
     };
     let (ack, work) = ep.discord.triage(interaction);
     if let Some(work) = work {
-        let discord = ep.discord.clone();
-        tokio::spawn(async move { discord.process(work).await });
+        ep.discord.spawn_work(work);
     }
     Json(ack).into_response()
 }

@@ -181,6 +181,10 @@ fn clip(text: &str, max: usize) -> String {
 
 #[async_trait]
 impl ChatSurface for ThreadSurface {
+    fn platform(&self) -> &'static str {
+        "discord"
+    }
+
     fn max_len(&self) -> usize {
         MAX_MESSAGE
     }

@@ -16,11 +16,11 @@ mod socket;
 pub mod thread;
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, OnceCell};
+use tokio::sync::OnceCell;
 
 use crate::config::{Config, SlackConfig};
 use crate::core::commands::{self, Command};
@@ -44,51 +44,39 @@ pub enum SlackError {
     Api(String),
 }
 
-/// Counts handlers still running so shutdown can let them finish.
-#[derive(Clone, Default)]
+/// Handlers still running, on the agent's task tracker (shared with every transport), so
+/// shutdown can let them finish.
+#[derive(Clone)]
 pub struct InFlight {
-    inner: Arc<(AtomicUsize, Notify)>,
+    tracker: tokio_util::task::TaskTracker,
 }
 
 impl InFlight {
-    /// Runs `fut` in a task that is counted until it ends.
+    fn new(agent: &Agent) -> Self {
+        Self {
+            tracker: agent.tasks().clone(),
+        }
+    }
+
+    /// Runs `fut` in a task that is tracked until it ends.
     pub fn spawn<F>(&self, fut: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        self.inner.0.fetch_add(1, Ordering::SeqCst);
-        let inner = self.inner.clone();
-        tokio::spawn(async move {
-            // Decrements even if `fut` panics: the guard is dropped during unwinding.
-            struct Done(Arc<(AtomicUsize, Notify)>);
-            impl Drop for Done {
-                fn drop(&mut self) {
-                    self.0 .0.fetch_sub(1, Ordering::SeqCst);
-                    self.0 .1.notify_waiters();
-                }
-            }
-            let _done = Done(inner);
-            fut.await;
-        });
+        self.tracker.spawn(fut);
     }
 
-    /// Handlers still running.
+    /// Tasks still running (every transport's).
     pub fn count(&self) -> usize {
-        self.inner.0.load(Ordering::SeqCst)
+        self.tracker.len()
     }
 
-    /// Waits until no handler runs, or `limit` passes; returns whether all finished.
+    /// Waits until no task runs, or `limit` passes; returns whether all finished.
     pub async fn wait(&self, limit: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let notified = self.inner.1.notified();
-            if self.count() == 0 {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return self.count() == 0;
-            }
-        }
+        self.tracker.close();
+        tokio::time::timeout(limit, self.tracker.wait())
+            .await
+            .is_ok()
     }
 }
 
@@ -112,12 +100,12 @@ impl Shared {
             .as_ref()
             .ok_or_else(|| SlackError::Config("SLACK_BOT_TOKEN is not set".into()))?;
         Ok(Arc::new(Self {
+            inflight: InFlight::new(&agent),
             agent,
             api: Arc::new(SlackApi::new(&config.slack.api_base_url, token.expose())),
             gate: Gate::from_config(&config.slack),
             cfg: config.slack.clone(),
             bot_user: OnceCell::new(),
-            inflight: InFlight::default(),
             streaming: Arc::new(AtomicBool::new(config.slack.streaming)),
         }))
     }

@@ -454,6 +454,10 @@ impl SlackThread {
 
 #[async_trait]
 impl ChatSurface for SlackThread {
+    fn platform(&self) -> &'static str {
+        "slack"
+    }
+
     fn max_len(&self) -> usize {
         super::mrkdwn::MESSAGE_MAX
     }

@@ -1,0 +1,515 @@
+//! Admission of inputs: one turn at a time per thread, across processes, with no database
+//! connection or transaction held while a turn waits on the model, a tool or a platform.
+//!
+//! Every input is first queued in its session's inbox (its platform event id is claimed in
+//! the same transaction, so a redelivery is dropped and an accepted input is never lost).
+//! Whoever takes the session's lease (one conditional update: owner and expiry, renewed
+//! while it works) serves the inbox oldest first:
+//! * its own input, with its own sink;
+//! * an older input whose waiter is gone (its process died), with its own sink too, since
+//!   both belong to the same thread;
+//! * an older input whose waiter is alive is left to that waiter: the lease is released and
+//!   the thread's waiters in this process are woken (waiters elsewhere poll);
+//! * an input that was started under a lease that lapsed (its process died mid-turn) is
+//!   closed and the thread is told.
+//!
+//! The turns running in one process are bounded by `agent.max_concurrent_turns`, independent
+//! of the database pool; past it the user sees a "queued" status until a turn finishes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde_json::{json, Value};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use super::agent::{Agent, CoreError, Input, InputAction};
+use super::effects::{Effect, EffectSink};
+use super::session::Mode;
+use crate::config::AgentConfig;
+use crate::store::{NewQueuedInput, QueuedInput, Store};
+
+/// First wait of a waiter between attempts at the lease (waiters in this process are also
+/// woken at once when the holder releases it).
+const POLL_MIN: Duration = Duration::from_millis(50);
+/// Longest wait between attempts, for waiters whose thread is served by another process.
+const POLL_MAX: Duration = Duration::from_millis(800);
+
+/// What the user sees while their input waits for an earlier one of the same thread.
+pub const QUEUED_BEHIND_THREAD: &str = "queued: waiting for the reply to an earlier message";
+/// What the user sees while the process runs as many turns as it may.
+pub const QUEUED_BUSY: &str = "queued: many conversations are running; yours starts next";
+
+/// Decides when each input runs: in order per thread, one turn at a time per thread across
+/// every process on the store, and at most `agent.max_concurrent_turns` turns per process.
+pub struct Admission {
+    store: Arc<dyn Store>,
+    /// This process's name in lease owners.
+    replica: String,
+    lease: Duration,
+    turns: Arc<Semaphore>,
+    max_turns: usize,
+    /// Wakes this process's waiters of a thread when its lease is released here.
+    wakers: Mutex<HashMap<i64, Arc<Notify>>>,
+}
+
+/// How a stint as lease holder ended.
+enum Served {
+    /// The waiter's own input is done (here or, earlier, by another holder).
+    Done,
+    /// An older input of the thread belongs to a live waiter; let it go first.
+    NotYet,
+}
+
+impl Admission {
+    /// Admission for one process on `store`.
+    pub fn new(store: Arc<dyn Store>, cfg: &AgentConfig) -> Self {
+        let max_turns = cfg.max_concurrent_turns.max(1);
+        Self {
+            store,
+            replica: uuid::Uuid::new_v4().simple().to_string(),
+            lease: Duration::from_secs(cfg.lease_secs.max(1)),
+            turns: Arc::new(Semaphore::new(max_turns)),
+            max_turns,
+            wakers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Turns running now in this process.
+    pub fn running(&self) -> usize {
+        self.max_turns
+            .saturating_sub(self.turns.available_permits())
+    }
+
+    /// This process's name in lease owners.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    fn lease_until(&self) -> chrono::DateTime<Utc> {
+        Utc::now() + chrono::Duration::from_std(self.lease).unwrap_or(chrono::Duration::MAX)
+    }
+
+    /// Queues `input` in its thread's inbox and serves it when its turn comes. Returns once
+    /// it was answered (here or by another holder of the thread's lease).
+    pub(super) async fn serve(
+        &self,
+        agent: &Agent,
+        session_id: i64,
+        input: Input,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
+        let queued = self
+            .store
+            .enqueue_input(&NewQueuedInput {
+                session_id,
+                platform: input.key.platform.clone(),
+                user: input.user.clone(),
+                event_id: input.event_id.clone(),
+                action: encode(&input.action),
+                waiter_until: self.lease_until(),
+            })
+            .await?;
+        let Some(mine) = queued else {
+            tracing::debug!(event_id = ?input.event_id, "duplicate event ignored");
+            return Ok(());
+        };
+        let waker = WakerGuard::new(self, session_id);
+        let owner = format!("{}:{}", self.replica, mine.id);
+        let mut told = false;
+        let mut poll = POLL_MIN;
+        let mut renew_at = Instant::now() + self.lease / 3;
+        loop {
+            let notified = waker.notify().notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let at = Utc::now();
+            if self
+                .store
+                .take_lease(session_id, &owner, self.lease_until(), at)
+                .await?
+            {
+                let served = self
+                    .hold(agent, session_id, &owner, Some((&mine, &input)), sink)
+                    .await;
+                if let Err(e) = self.store.release_lease(session_id, &owner).await {
+                    // It lapses on its own after agent.lease_secs.
+                    tracing::warn!(error = %e, session_id, "could not release a thread's lease");
+                }
+                waker.notify().notify_waiters();
+                match served? {
+                    Served::Done => return Ok(()),
+                    Served::NotYet => poll = POLL_MIN,
+                }
+            }
+            if !told {
+                told = true;
+                sink.emit(Effect::Status {
+                    text: QUEUED_BEHIND_THREAD.into(),
+                })
+                .await;
+            }
+            tokio::select! {
+                () = &mut notified => poll = POLL_MIN,
+                () = tokio::time::sleep(poll) => poll = (poll * 2).min(POLL_MAX),
+            }
+            if Instant::now() >= renew_at {
+                renew_at = Instant::now() + self.lease / 3;
+                if !self.store.renew_waiter(mine.id, self.lease_until()).await? {
+                    // Gone from the inbox: another holder answered it in this thread.
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Serves the inbox of every thread left without a live waiter or holder (a process died
+    /// mid-turn or while its inputs waited), telling each thread through `sink_for`. Returns
+    /// how many threads were recovered.
+    pub async fn recover(
+        &self,
+        agent: &Agent,
+        sink_for: &(dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>>
+              + Send
+              + Sync),
+    ) -> Result<usize, CoreError> {
+        let orphaned = self.store.orphaned_sessions(Utc::now(), 100).await?;
+        let mut recovered = 0;
+        for session_id in orphaned {
+            let Some(session) = self.store.session(session_id).await? else {
+                continue;
+            };
+            let Some(sink) = sink_for(&session.key) else {
+                continue;
+            };
+            let owner = format!("{}:recover", self.replica);
+            if !self
+                .store
+                .take_lease(session_id, &owner, self.lease_until(), Utc::now())
+                .await?
+            {
+                continue;
+            }
+            let served = self
+                .hold_orphans(agent, session_id, &owner, &session.key, sink.as_ref())
+                .await;
+            if let Err(e) = self.store.release_lease(session_id, &owner).await {
+                tracing::warn!(error = %e, session_id, "could not release a thread's lease");
+            }
+            self.wake(session_id);
+            served?;
+            recovered += 1;
+        }
+        Ok(recovered)
+    }
+
+    fn wake(&self, session_id: i64) {
+        let notify = lock(&self.wakers).get(&session_id).cloned();
+        if let Some(n) = notify {
+            n.notify_waiters();
+        }
+    }
+
+    /// Works as the thread's lease holder, renewing the lease until the work ends.
+    async fn hold(
+        &self,
+        agent: &Agent,
+        session_id: i64,
+        owner: &str,
+        mine: Option<(&QueuedInput, &Input)>,
+        sink: &dyn EffectSink,
+    ) -> Result<Served, CoreError> {
+        tokio::select! {
+            served = self.drain(agent, session_id, mine, None, sink) => served,
+            () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
+        }
+    }
+
+    async fn hold_orphans(
+        &self,
+        agent: &Agent,
+        session_id: i64,
+        owner: &str,
+        key: &crate::core::session::SessionKey,
+        sink: &dyn EffectSink,
+    ) -> Result<Served, CoreError> {
+        tokio::select! {
+            served = self.drain(agent, session_id, None, Some(key), sink) => served,
+            () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
+        }
+    }
+
+    async fn renew_forever(&self, session_id: i64, owner: &str) {
+        loop {
+            tokio::time::sleep(self.lease / 3).await;
+            match self
+                .store
+                .renew_lease(session_id, owner, self.lease_until())
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => tracing::error!(
+                    session_id,
+                    "lost a thread's lease while serving it (stalled longer than agent.lease_secs)"
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %e, session_id, "could not renew a thread's lease")
+                }
+            }
+        }
+    }
+
+    /// Serves the thread's inbox in order up to and including `mine` (or, without `mine`,
+    /// every input nobody else will take).
+    async fn drain(
+        &self,
+        agent: &Agent,
+        session_id: i64,
+        mine: Option<(&QueuedInput, &Input)>,
+        key: Option<&crate::core::session::SessionKey>,
+        sink: &dyn EffectSink,
+    ) -> Result<Served, CoreError> {
+        loop {
+            let next = self.store.next_input(session_id).await?;
+            let Some(next) = next else {
+                return Ok(Served::Done);
+            };
+            if let Some((m, _)) = mine {
+                if next.id > m.id {
+                    // Ours is no longer queued: another holder answered it.
+                    return Ok(Served::Done);
+                }
+            }
+            if next.running {
+                // Started under a lease that lapsed: its process stopped mid-turn.
+                self.close_interrupted(&next, sink).await?;
+                continue;
+            }
+            match mine {
+                Some((m, input)) if m.id == next.id => {
+                    self.run(agent, &next, input.clone(), sink).await?;
+                    return Ok(Served::Done);
+                }
+                _ => {}
+            }
+            if next.waiter_until > Utc::now() {
+                return Ok(Served::NotYet);
+            }
+            // Its waiter is gone: answer it here, in the same thread.
+            let Some(thread) = key.or(mine.map(|(_, i)| &i.key)) else {
+                return Ok(Served::NotYet);
+            };
+            let Some(action) = decode(&next.action) else {
+                tracing::error!(id = next.id, "a queued input could not be read; dropped");
+                self.store.finish_input(next.id).await?;
+                continue;
+            };
+            let adopted = Input {
+                key: thread.clone(),
+                user: next.user.clone(),
+                event_id: next.event_id.clone(),
+                action,
+            };
+            tracing::info!(
+                id = next.id,
+                session_id,
+                "answering an input whose process stopped"
+            );
+            if let Err(e) = self.run(agent, &next, adopted, sink).await {
+                tracing::error!(error = %e, id = next.id, "an adopted input failed");
+                sink.emit(Effect::Error {
+                    message: format!(
+                        "Something went wrong on my side ({e}) while answering an earlier message here. \
+                         Please send it again."
+                    ),
+                })
+                .await;
+            }
+        }
+    }
+
+    async fn close_interrupted(
+        &self,
+        item: &QueuedInput,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
+        tracing::warn!(
+            id = item.id,
+            session_id = item.session_id,
+            "closing a turn interrupted mid-way"
+        );
+        crate::telemetry::metrics()
+            .turns
+            .with_label_values(&["interrupted"])
+            .inc();
+        sink.emit(Effect::Error {
+            message: format!(
+                "My reply to an earlier message here (from {}) was interrupted: the server \
+                 handling it stopped. Anything it showed as done is saved; please send that \
+                 message again for the rest.",
+                item.user
+            ),
+        })
+        .await;
+        self.store.finish_input(item.id).await?;
+        Ok(())
+    }
+
+    /// Runs one input within the process's turn limit.
+    async fn run(
+        &self,
+        agent: &Agent,
+        item: &QueuedInput,
+        input: Input,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
+        let _permit = self.permit(sink).await;
+        if !self.store.start_input(item.id).await? {
+            return Ok(());
+        }
+        let gauge = &crate::telemetry::metrics().turns_in_flight;
+        gauge.inc();
+        let result = agent.dispatch(&input, sink).await;
+        gauge.dec();
+        // Finished either way: a failure was shown, and an input retried forever would block
+        // its thread.
+        let finished = self.store.finish_input(item.id).await;
+        result?;
+        finished?;
+        Ok(())
+    }
+
+    async fn permit(&self, sink: &dyn EffectSink) -> Option<OwnedSemaphorePermit> {
+        if let Ok(p) = self.turns.clone().try_acquire_owned() {
+            return Some(p);
+        }
+        let m = crate::telemetry::metrics();
+        m.turns_queued.inc();
+        sink.emit(Effect::Status {
+            text: QUEUED_BUSY.into(),
+        })
+        .await;
+        let p = self.turns.clone().acquire_owned().await.ok();
+        m.turns_queued.dec();
+        p
+    }
+}
+
+/// This process's wake-up for one thread, dropped from the map with its last user.
+struct WakerGuard<'a> {
+    admission: &'a Admission,
+    session_id: i64,
+    notify: Arc<Notify>,
+}
+
+impl<'a> WakerGuard<'a> {
+    fn new(admission: &'a Admission, session_id: i64) -> Self {
+        let notify = lock(&admission.wakers)
+            .entry(session_id)
+            .or_default()
+            .clone();
+        Self {
+            admission,
+            session_id,
+            notify,
+        }
+    }
+
+    fn notify(&self) -> &Notify {
+        &self.notify
+    }
+}
+
+impl Drop for WakerGuard<'_> {
+    fn drop(&mut self) {
+        let mut map = lock(&self.admission.wakers);
+        // Counted under the map's lock, where new users take their clone: the map and this
+        // guard are the only holders left.
+        if map
+            .get(&self.session_id)
+            .is_some_and(|n| Arc::ptr_eq(n, &self.notify) && Arc::strong_count(n) == 2)
+        {
+            map.remove(&self.session_id);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An input's action as stored in the inbox.
+pub fn encode(action: &InputAction) -> Value {
+    match action {
+        InputAction::Message { text, mode } => {
+            json!({"kind": "message", "text": text, "mode": mode.map(Mode::as_str)})
+        }
+        InputAction::Confirm { action_id } => json!({"kind": "confirm", "action_id": action_id}),
+        InputAction::Cancel { action_id } => json!({"kind": "cancel", "action_id": action_id}),
+        InputAction::Tool { name, args } => json!({"kind": "tool", "name": name, "args": args}),
+    }
+}
+
+/// Reads back what [`encode`] stored; `None` when it is not an action.
+pub fn decode(v: &Value) -> Option<InputAction> {
+    let action_id = || {
+        v.get("action_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match v.get("kind")?.as_str()? {
+        "message" => Some(InputAction::Message {
+            text: v.get("text")?.as_str()?.to_string(),
+            mode: match v.get("mode").and_then(Value::as_str) {
+                Some(m) => Some(m.parse().ok()?),
+                None => None,
+            },
+        }),
+        "confirm" => Some(InputAction::Confirm {
+            action_id: action_id(),
+        }),
+        "cancel" => Some(InputAction::Cancel {
+            action_id: action_id(),
+        }),
+        "tool" => Some(InputAction::Tool {
+            name: v.get("name")?.as_str()?.to_string(),
+            args: v.get("args")?.as_str()?.to_string(),
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_round_trip_through_the_inbox_encoding() {
+        for a in [
+            InputAction::Message {
+                text: "hello".into(),
+                mode: None,
+            },
+            InputAction::Message {
+                text: "a fridge".into(),
+                mode: Some(Mode::Load),
+            },
+            InputAction::Confirm {
+                action_id: Some("a1".into()),
+            },
+            InputAction::Confirm { action_id: None },
+            InputAction::Cancel {
+                action_id: Some("a2".into()),
+            },
+        ] {
+            assert_eq!(decode(&encode(&a)), Some(a));
+        }
+        assert_eq!(decode(&json!({"kind": "dance"})), None);
+        assert_eq!(decode(&json!({"kind": "message"})), None);
+        assert_eq!(
+            decode(&json!({"kind": "message", "text": "x", "mode": "nope"})),
+            None
+        );
+    }
+}
