@@ -534,6 +534,18 @@ pub struct ArcingCurrents {
     pub reduced_ka: f64,
     /// Variation factor.
     pub variation_factor: f64,
+    /// Intermediate full arcing currents at the model's voltage levels (Equation 1): 600 V
+    /// only up to 600 V; 600, 2700 and 14 300 V above, interpolated to the system voltage.
+    pub intermediate_full: Vec<IntermediateArcingCurrent>,
+}
+
+/// One intermediate arcing current of IEEE 1584-2018 Equation 1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntermediateArcingCurrent {
+    /// Voltage level of the coefficients, V (600, 2700 or 14 300).
+    pub level_v: u32,
+    /// Arcing current at that level, kA.
+    pub arcing_ka: f64,
 }
 
 fn limits() -> Vec<String> {
@@ -589,10 +601,26 @@ fn check_finite(what: &str, v: f64) -> Result<f64, NecError> {
 pub fn arcing_currents(input: &Ieee1584Input) -> Result<ArcingCurrents, NecError> {
     validate(input)?;
     let m = Model::new(input)?;
+    let full = m.arcing(false)?;
+    let intermediate_full = match &full {
+        Arcing::Lv { i600_full, .. } => vec![IntermediateArcingCurrent {
+            level_v: 600,
+            arcing_ka: *i600_full,
+        }],
+        Arcing::Hv { levels, .. } => [600, 2700, 14_300]
+            .into_iter()
+            .zip(levels)
+            .map(|(level_v, a)| IntermediateArcingCurrent {
+                level_v,
+                arcing_ka: *a,
+            })
+            .collect(),
+    };
     Ok(ArcingCurrents {
-        full_ka: check_finite("arcing current", m.arcing(false)?.i_arc())?,
+        full_ka: check_finite("arcing current", full.i_arc())?,
         reduced_ka: check_finite("reduced arcing current", m.arcing(true)?.i_arc())?,
         variation_factor: m.var_cf,
+        intermediate_full,
     })
 }
 

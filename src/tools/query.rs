@@ -613,6 +613,7 @@ pub fn circuit_vd_input(
         }
     };
     Ok(VoltageDropInput {
+        conductor_temp_c: None,
         phase: e.phase,
         source_voltage: Volts(e.volts),
         current: Amps(current),
@@ -683,6 +684,7 @@ pub fn feeder_vd_input(
         }
     };
     Ok(VoltageDropInput {
+        conductor_temp_c: None,
         phase,
         source_voltage: Volts(v),
         current: Amps(i),
