@@ -38,5 +38,7 @@ pub mod voltage_drop;
 
 #[cfg(test)]
 mod worked_examples;
+#[cfg(test)]
+mod worked_examples_engine_reach;
 
 pub use error::NecError;

@@ -1320,7 +1320,9 @@ pub fn motor_flc_dc(hp: f64, column_volts: u32) -> Result<f64, NecError> {
         .iter()
         .find(|(v, _)| *v == column_volts)
         .and_then(|(_, a)| *a)
-        .ok_or_else(|| NecError::not_in_table(name, format!("{} hp at {column_volts} V", row.hp_label)))
+        .ok_or_else(|| {
+            NecError::not_in_table(name, format!("{} hp at {column_volts} V", row.hp_label))
+        })
 }
 
 /// Table 430.52 row for a motor type.

@@ -149,7 +149,10 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
                     let r = tables::dc_resistance(input.size, input.material, stranding)?;
                     (
                         r * tables::table8(input.size, stranding)?.area_cmil / 1000.0,
-                        format!("Chapter 9 Table 8: R {r} Ω/kft × area / 1000 for {} {}", input.size, input.material),
+                        format!(
+                            "Chapter 9 Table 8: R {r} Ω/kft × area / 1000 for {} {}",
+                            input.size, input.material
+                        ),
                     )
                 }
                 KSource::Constant => (
@@ -177,7 +180,9 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
                 }
                 (None, KSource::Custom { .. }) => (k75, basis),
                 (None, _) => {
-                    assumptions.push("conductor temperature 75 °C (the basis of Chapter 9 Table 8)".into());
+                    assumptions.push(
+                        "conductor temperature 75 °C (the basis of Chapter 9 Table 8)".into(),
+                    );
                     (k75, basis)
                 }
             };
@@ -195,7 +200,8 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
             let (r, x, _) = tables::ac_impedance(input.size, input.material, conduit)?;
             let ze = r * pf + x * (pf.acos()).sin();
             assumptions.push(
-                "three single conductors in one raceway, 60 Hz, 75 °C (the basis of Table 9)".into(),
+                "three single conductors in one raceway, 60 Hz, 75 °C (the basis of Table 9)"
+                    .into(),
             );
             if let Some((t, _)) = temp {
                 assumptions.push(format!(

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
-use super::query::{circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef};
+use super::query::{
+    circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef,
+};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::dwelling::{
@@ -129,10 +131,7 @@ struct Resolved {
     motor: bool,
 }
 
-fn resolve_loads(
-    p: Option<&ProjectData>,
-    loads: &[LoadArg],
-) -> Result<Vec<Resolved>, ToolError> {
+fn resolve_loads(p: Option<&ProjectData>, loads: &[LoadArg]) -> Result<Vec<Resolved>, ToolError> {
     let mut out = Vec::new();
     for (i, l) in loads.iter().enumerate() {
         let (description, va, volts) = match (&l.circuit, l.va) {
@@ -152,7 +151,11 @@ fn resolve_loads(
                 )?;
                 let e = circuit_electrical(&panel.spec, &c.spec)?;
                 let va = va.unwrap_or(c.spec.load_va.0);
-                (circuit_label(&panel.spec, &c.spec), va, l.volts.unwrap_or(e.volts))
+                (
+                    circuit_label(&panel.spec, &c.spec),
+                    va,
+                    l.volts.unwrap_or(e.volts),
+                )
             }
             (None, Some(va)) => (l.description.clone(), va, l.volts.unwrap_or(240.0)),
             (None, None) => {
@@ -278,7 +281,9 @@ impl Tool for CalculateDwellingLoad {
                 });
                 if a.largest_motor_va.is_none() {
                     if let Some(m) = largest_motor {
-                        assumptions.push(format!("largest motor: the largest load marked motor, {m} VA"));
+                        assumptions.push(format!(
+                            "largest motor: the largest load marked motor, {m} VA"
+                        ));
                     }
                 }
                 dwelling::dwelling_standard(&DwellingStandardInput {
@@ -321,7 +326,10 @@ impl Tool for CalculateDwellingLoad {
                     appliances: loads
                         .iter()
                         .filter(|l| {
-                            matches!(l.kind, KindArg::Fastened | KindArg::Dryer | KindArg::Cooking)
+                            matches!(
+                                l.kind,
+                                KindArg::Fastened | KindArg::Dryer | KindArg::Cooking
+                            )
                         })
                         .map(appliance)
                         .collect(),

@@ -284,7 +284,9 @@ impl Tool for SizeMotorFeeder {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: FeederArgs = parse_args(&args)?;
         if a.motors.is_empty() {
-            return Err(ToolError::InvalidArguments("list at least one motor".into()));
+            return Err(ToolError::InvalidArguments(
+                "list at least one motor".into(),
+            ));
         }
         let edition = edition_of(ctx).await;
         let mut rows = Vec::new();

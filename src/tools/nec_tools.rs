@@ -23,11 +23,11 @@ use crate::nec::conductors::{self, ConductorSizingInput};
 use crate::nec::dwelling::{self, Appliance, ExistingDwellingInput};
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
 use crate::nec::grounding::{self, EgcInput};
+use crate::nec::tables::Stranding;
 use crate::nec::tables::{self, Conduit, ConduitMagnetism, DeviceKind};
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, UnitParseError, Volts,
 };
-use crate::nec::tables::Stranding;
 use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
 use crate::project::{CircuitSpec, ProjectData};
 
@@ -171,20 +171,16 @@ struct VdArgs {
     /// Also find the smallest conductor meeting this drop (percent).
     #[serde(default)]
     target_percent: Option<f64>,
-    /// K for k_factor: "table8" (default: Chapter 9 Table 8 R × area), "customary" (12.9 Cu /
-    /// 21.2 Al) or a number (Ω·cmil/ft).
+    /// K for k_factor: table8 (default: Chapter 9 Table 8 R × area) or customary (12.9 Cu /
+    /// 21.2 Al).
     #[serde(default)]
-    k: Option<KArg>,
+    k: Option<KName>,
+    /// A given K, Ω·cmil/ft (instead of k).
+    #[serde(default)]
+    k_value: Option<f64>,
     /// Conductor temperature, °C (default 75): corrects Table 8 resistance (its Note 2).
     #[serde(default)]
     conductor_temp_c: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(untagged)]
-enum KArg {
-    Named(KName),
-    Given(f64),
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -199,18 +195,25 @@ pub struct CalculateVoltageDrop;
 
 fn apply_method(input: &mut VoltageDropInput, a: &VdArgs) -> Result<(), ToolError> {
     input.conductor_temp_c = a.conductor_temp_c;
-    if let Some(k) = a.k {
+    let k = match (a.k, a.k_value) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::InvalidArguments(
+                "give k (table8 or customary) or k_value, not both".into(),
+            ))
+        }
+        (Some(KName::Table8), None) => Some(KSource::Table8),
+        (Some(KName::Customary), None) => Some(KSource::Constant),
+        (None, Some(k)) => Some(KSource::Custom { k }),
+        (None, None) => None,
+    };
+    if let Some(k) = k {
         if let Some(VdMethodArg::EffectiveZ) = a.method {
             return Err(ToolError::InvalidArguments(
-                "k applies to the k_factor method, not effective_z".into(),
+                "k and k_value apply to the k_factor method, not effective_z".into(),
             ));
         }
         input.method = VoltageDropMethod::KFactor {
-            k: match k {
-                KArg::Named(KName::Table8) => KSource::Table8,
-                KArg::Named(KName::Customary) => KSource::Constant,
-                KArg::Given(k) => KSource::Custom { k },
-            },
+            k,
             stranding: Stranding::Stranded,
         };
     }
@@ -259,7 +262,7 @@ impl Tool for CalculateVoltageDrop {
         "Voltage drop of a project circuit (panel + number, or description like \"the EV charger\"), \
          of a project feeder (by name, at the load of the panel it feeds), or of free inputs (voltage, \
          phase, current, one-way length, size, material). K-factor method with Chapter 9 Table 8 by \
-         default (k: table8, customary 12.9/21.2, or a number; conductor_temp_c corrects R per Table 8 \
+         default (k: table8, customary 12.9/21.2, or k_value; conductor_temp_c corrects R per Table 8 \
          Note 2), or effective_z with Table 9 (needs power_factor and raceway). For a circuit it adds \
          the feeder drops on the way from the service for the total. Optional target_percent finds the \
          smallest conductor meeting it. A circuit without a length is an error naming it."
@@ -991,7 +994,8 @@ impl Tool for CheckConductorSizing {
         let min_ocpd = min_ocpd_total.map(|m| m / n_sets);
         // 210.20(A) / 215.3: an OCPD below 125 % continuous + noncontinuous must be increased;
         // size the conductors for the increased OCPD instead.
-        let ocpd_too_small = matches!((input.ocpd_rating, min_ocpd), (Some(o), Some(_)) if o.0 + 1e-9 < load125);
+        let ocpd_too_small =
+            matches!((input.ocpd_rating, min_ocpd), (Some(o), Some(_)) if o.0 + 1e-9 < load125);
         let sized = if ocpd_too_small {
             let mut raised = input.clone();
             raised.ocpd_rating = min_ocpd.map(Amps);
