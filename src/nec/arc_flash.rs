@@ -796,7 +796,7 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
             row.max_clearing_time_s
         ));
     }
-    let mut assumptions = Vec::new();
+    let mut assumptions = vec![UNVERIFIED_PPE.to_string()];
     match input.working_distance_mm {
         Some(d) if d < row.working_distance_mm => exceeded.push(format!(
             "working distance {d} mm < {} mm",
@@ -825,6 +825,10 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
     })
 }
 
+/// Shipped with every PPE-table answer until the table is checked cell by cell against two
+/// independent sources (see `data/SOURCES.md`).
+const UNVERIFIED_PPE: &str = "the shipped NFPA 70E table is not yet checked cell by cell against two independent sources: confirm the row in the published table before relying on it";
+
 /// Inputs for the NFPA 70E DC table (storage batteries, DC switchboards, other DC sources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PpeDcInput {
@@ -851,6 +855,8 @@ pub struct PpeDcResult {
     pub exceeded: Vec<String>,
     /// References.
     pub references: Vec<String>,
+    /// Data-quality note on the shipped table.
+    pub note: String,
 }
 
 /// NFPA 70E Table 130.7(C)(15)(b) for DC equipment.
@@ -884,6 +890,7 @@ pub fn ppe_category_dc(input: &PpeDcInput) -> Result<PpeDcResult, NecError> {
         arc_flash_boundary_mm: row.filter(|_| ok).map(|r| r.arc_flash_boundary_mm),
         exceeded,
         references: vec!["NFPA 70E-2021 Table 130.7(C)(15)(b)".into()],
+        note: UNVERIFIED_PPE.into(),
     })
 }
 

@@ -437,7 +437,8 @@ struct ScArgs {
     /// Free transformer input: %Z.
     #[serde(default)]
     impedance_percent: Option<f64>,
-    /// Free transformer input: apply the -10 % impedance tolerance (worst case).
+    /// Apply the −10 % transformer impedance tolerance (worst case), to free inputs or to the
+    /// project's transformers along the chain.
     #[serde(default)]
     apply_impedance_tolerance: bool,
     /// Free input: fault current at the start of a conductor run, kA.
@@ -512,7 +513,8 @@ impl Tool for CalculateShortCircuit {
         let a: ScArgs = parse_args(&args)?;
         if a.all_panels {
             let p = ctx.project().await?;
-            let mut fc = FaultCalculator::new(&p);
+            let mut fc =
+                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
             let rows: Vec<Value> = p
                 .panels
                 .iter()
@@ -530,7 +532,8 @@ impl Tool for CalculateShortCircuit {
         if let Some(name) = &a.panel {
             let p = ctx.project().await?;
             let panel = resolve_panel(&p, name)?;
-            let mut fc = FaultCalculator::new(&p);
+            let mut fc =
+                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
             let f = fc.at(&panel.spec.name)?;
             let rating = a
                 .interrupting_rating_ka

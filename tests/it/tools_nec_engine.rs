@@ -503,7 +503,75 @@ async fn intermediate_values_and_diagnosis(db: TestDb) {
     assert_eq!(f(&v["load_125_percent_a"]), 50.0);
 }
 
+/// Transformer impedance tolerance along the project's chain: Eaton Bussmann SPD handbook
+/// point-to-point example, 300 kVA, 2 %Z, 208 V secondary: with %Z × 0.9, I_SC = 46 273 A
+/// (nameplate %Z: 41 646 A), stated in the step.
+async fn fault_chain_impedance_tolerance(db: TestDb) {
+    let store = db.store();
+    let id = seed(&store, "Tower").await;
+    store
+        .add_transformer(
+            id,
+            &sparky::project::TransformerSpec {
+                name: "T1".into(),
+                kva: 300.0,
+                primary_voltage: Volts(480.0),
+                secondary_voltage: Volts(208.0),
+                phase: Phase::Three,
+                impedance_percent: 2.0,
+                fed_from: Some("service".into()),
+            },
+        )
+        .await
+        .expect("transformer");
+    store
+        .add_panel(
+            id,
+            &PanelSpec {
+                name: "LP-3".into(),
+                voltage: Volts(208.0),
+                phase: Phase::Three,
+                bus_rating: Amps(225.0),
+                main_breaker: None,
+                interrupting_rating_ka: Some(42.0),
+                fed_from: Some("T1".into()),
+                spaces: 42,
+                location: "level 3".into(),
+            },
+        )
+        .await
+        .expect("panel");
+    let (reg, ctx) = (registry(), ctx(store, id));
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_short_circuit",
+        json!({"panel": "LP-3", "apply_impedance_tolerance": true}),
+    )
+    .await
+    .unwrap();
+    assert!((f(&v["available_fault_ka"]) - 46.27).abs() < 0.02, "{v:#}");
+    assert_eq!(v["interrupting_check"]["pass"], false);
+    assert!(v["steps"].to_string().contains("× 0.9"), "{v:#}");
+    assert!(v["assumptions"].to_string().contains("tolerance"), "{v:#}");
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_short_circuit",
+        json!({"panel": "LP-3"}),
+    )
+    .await
+    .unwrap();
+    assert!((f(&v["available_fault_ka"]) - 41.65).abs() < 0.02, "{v:#}");
+    assert_eq!(v["interrupting_check"]["pass"], true);
+    assert!(
+        v["assumptions"].to_string().contains("nameplate %Z"),
+        "{v:#}"
+    );
+}
+
 db::both_backends!(
+    fault_chain_impedance_tolerance,
     dwelling_standard_d1a_d1b,
     dwelling_optional_d2,
     existing_dwelling_without_project,
