@@ -534,6 +534,18 @@ pub struct ArcingCurrents {
     pub reduced_ka: f64,
     /// Variation factor.
     pub variation_factor: f64,
+    /// Intermediate full arcing currents at the model's voltage levels (Equation 1): 600 V
+    /// only up to 600 V; 600, 2700 and 14 300 V above, interpolated to the system voltage.
+    pub intermediate_full: Vec<IntermediateArcingCurrent>,
+}
+
+/// One intermediate arcing current of IEEE 1584-2018 Equation 1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntermediateArcingCurrent {
+    /// Voltage level of the coefficients, V (600, 2700 or 14 300).
+    pub level_v: u32,
+    /// Arcing current at that level, kA.
+    pub arcing_ka: f64,
 }
 
 fn limits() -> Vec<String> {
@@ -589,10 +601,26 @@ fn check_finite(what: &str, v: f64) -> Result<f64, NecError> {
 pub fn arcing_currents(input: &Ieee1584Input) -> Result<ArcingCurrents, NecError> {
     validate(input)?;
     let m = Model::new(input)?;
+    let full = m.arcing(false)?;
+    let intermediate_full = match &full {
+        Arcing::Lv { i600_full, .. } => vec![IntermediateArcingCurrent {
+            level_v: 600,
+            arcing_ka: *i600_full,
+        }],
+        Arcing::Hv { levels, .. } => [600, 2700, 14_300]
+            .into_iter()
+            .zip(levels)
+            .map(|(level_v, a)| IntermediateArcingCurrent {
+                level_v,
+                arcing_ka: *a,
+            })
+            .collect(),
+    };
     Ok(ArcingCurrents {
-        full_ka: check_finite("arcing current", m.arcing(false)?.i_arc())?,
+        full_ka: check_finite("arcing current", full.i_arc())?,
         reduced_ka: check_finite("reduced arcing current", m.arcing(true)?.i_arc())?,
         variation_factor: m.var_cf,
+        intermediate_full,
     })
 }
 
@@ -768,7 +796,7 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
             row.max_clearing_time_s
         ));
     }
-    let mut assumptions = Vec::new();
+    let mut assumptions = vec![UNVERIFIED_PPE.to_string()];
     match input.working_distance_mm {
         Some(d) if d < row.working_distance_mm => exceeded.push(format!(
             "working distance {d} mm < {} mm",
@@ -797,6 +825,10 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
     })
 }
 
+/// Shipped with every PPE-table answer until the table is checked cell by cell against two
+/// independent sources (see `data/SOURCES.md`).
+const UNVERIFIED_PPE: &str = "the shipped NFPA 70E table is not yet checked cell by cell against two independent sources: confirm the row in the published table before relying on it";
+
 /// Inputs for the NFPA 70E DC table (storage batteries, DC switchboards, other DC sources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PpeDcInput {
@@ -823,6 +855,8 @@ pub struct PpeDcResult {
     pub exceeded: Vec<String>,
     /// References.
     pub references: Vec<String>,
+    /// Data-quality note on the shipped table.
+    pub note: String,
 }
 
 /// NFPA 70E Table 130.7(C)(15)(b) for DC equipment.
@@ -856,6 +890,7 @@ pub fn ppe_category_dc(input: &PpeDcInput) -> Result<PpeDcResult, NecError> {
         arc_flash_boundary_mm: row.filter(|_| ok).map(|r| r.arc_flash_boundary_mm),
         exceeded,
         references: vec!["NFPA 70E-2021 Table 130.7(C)(15)(b)".into()],
+        note: UNVERIFIED_PPE.into(),
     })
 }
 

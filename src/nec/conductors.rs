@@ -324,6 +324,17 @@ pub fn check_conductor(
 /// every rule of [`check_conductor`].
 pub fn size_conductor(input: &ConductorSizingInput) -> Result<ConductorSizingResult, NecError> {
     let p = prepare(input)?;
+    if !p.ocpd_chosen && p.ocpd + 1e-9 < p.load125 {
+        // No conductor fixes an OCPD that is too small for the load.
+        let min = tables::standard_rating_at_or_above(p.load125, input.edition, input.ocpd_device)?;
+        return Err(NecError::NoSolution {
+            what: "conductor size for this OCPD",
+            reason: format!(
+                "the {} A OCPD is below 125 % of the continuous load plus the noncontinuous load ({:.2} A): 210.20(A) / 215.3 require the OCPD to be increased to at least {min} A, with conductors sized for it",
+                p.ocpd, p.load125
+            ),
+        });
+    }
     let mut rejected = Vec::new();
     for size in tables::building_wire_sizes(input.material)? {
         let r = check_prepared(input, &p, size)?;

@@ -412,6 +412,18 @@ pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadRe
     }
     let total: f64 = lines.iter().map(|l| l.demand_va).sum();
     let amps = total / v;
+    // 220.61(B)(2): 70 % of the unbalanced load above 200 A.
+    let neutral_raw = neutral / v;
+    let neutral_amps = if neutral_raw > 200.0 {
+        let n = 200.0 + 0.7 * (neutral_raw - 200.0);
+        assumptions.push(format!(
+            "neutral {neutral_raw:.1} A reduced to {n:.1} A: 70 % of the part above 200 A (220.61(B)(2))"
+        ));
+        n
+    } else {
+        neutral_raw
+    };
+    let neutral = neutral_amps * v;
     assumptions.push("appliance kW ratings taken as kVA".into());
     assumptions.push(
         "neutral: ranges and dryers at 70 % (220.61(B)(1)); 240 V loads carry no neutral current"
@@ -425,7 +437,7 @@ pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadRe
         amps: Amps(amps),
         minimum_service_rating: Amps(service_rating(amps, input.edition)?),
         neutral_va: Some(neutral),
-        neutral_amps: Some(Amps(neutral / v)),
+        neutral_amps: Some(Amps(neutral_amps)),
         references: vec![
             "NEC 220.40".into(),
             lighting_ref.into(),

@@ -198,7 +198,7 @@ pub fn point_to_point(input: &PointToPointInput) -> Result<PointToPointResult, N
         Some(c) => positive("c_value", c)?,
         None => {
             assumptions.push(
-                "C value from the SPD handbook table (600 V, three single conductors)".into(),
+                "C value from the SPD handbook table (600 V, three single conductors); apart from a few cells (data/SOURCES.md) the shipped table is not yet checked against two independent sources: give c_value from the published table to be sure".into(),
             );
             tables::c_value(input.size, input.material, input.conduit)?
         }

@@ -17,6 +17,7 @@
 //! - [`dwelling::dwelling_standard`], [`dwelling::dwelling_optional`] (220.82),
 //!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
 //!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
+//! - [`general_lighting::general_lighting_load`] (non-dwelling 220.12 / 220.42(A), 125 %)
 //! - [`motors::motor_flc`], [`motors::motor_branch_protection`] (430.52),
 //!   [`motors::motor_feeder_protection`] (430.24, 430.62(A))
 //! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
@@ -27,6 +28,7 @@ pub mod conductors;
 pub mod dwelling;
 pub mod error;
 pub mod fault_current;
+pub mod general_lighting;
 pub mod grounding;
 pub mod motors;
 pub mod panel;
@@ -36,5 +38,7 @@ pub mod voltage_drop;
 
 #[cfg(test)]
 mod worked_examples;
+#[cfg(test)]
+mod worked_examples_engine_reach;
 
 pub use error::NecError;

@@ -65,17 +65,41 @@ fn column_for(v: f64, three_phase: bool) -> Result<u32, NecError> {
     Ok(col)
 }
 
-/// Full-load current from Table 430.248 / 430.250 (430.6(A)(1)).
+/// Armature voltage column of Table 430.247: the rated voltage itself, or the column a
+/// nominal system voltage serves (115–125 V → 120 V, 230–250 V → 240 V).
+fn dc_column_for(v: f64) -> Result<u32, NecError> {
+    let col = match v.round() as i64 {
+        90 => 90,
+        115..=125 => 120,
+        180 => 180,
+        230..=250 => 240,
+        500 => 500,
+        550 => 550,
+        _ => 0,
+    };
+    if col == 0 {
+        return Err(NecError::invalid(
+            "voltage",
+            v,
+            "Table 430.247 covers DC armature voltages 90, 120, 180, 240, 500 and 550 V",
+        ));
+    }
+    Ok(col)
+}
+
+/// Full-load current from Table 430.247 (DC), 430.248 (single-phase) or 430.250 (three-phase)
+/// (430.6(A)(1)). DC motors ignore `phase`.
 pub fn motor_flc(input: &MotorInput) -> Result<MotorFlc, NecError> {
     let hp = positive("hp", input.hp)?;
     let v = positive("voltage", input.voltage.0)?;
     let three = input.phase == Phase::Three;
     if input.motor_type == MotorType::Dc {
-        return Err(NecError::invalid(
-            "motor_type",
-            "dc",
-            "DC motor FLC (Table 430.247) is not shipped",
-        ));
+        let col = dc_column_for(v)?;
+        return Ok(MotorFlc {
+            flc: Amps(tables::motor_flc_dc(hp, col)?),
+            table: "NEC Table 430.247".into(),
+            column_volts: col,
+        });
     }
     if (input.motor_type == MotorType::SinglePhase) == three {
         return Err(NecError::invalid(
@@ -330,6 +354,60 @@ pub fn motor_feeder_protection(
         calculated_max: Amps(calc),
         max_feeder_ocpd: Amps(tables::standard_rating_at_or_below(calc, edition, device)?),
         references: vec!["NEC 430.24".into(), "NEC 430.62(A)".into()],
+    })
+}
+
+/// Non-motor load on a motor feeder.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct OtherFeederLoad {
+    /// Continuous non-motor load, A (125 % for the conductor, 215.2(A)(1)).
+    #[serde(default)]
+    pub continuous: Amps,
+    /// Noncontinuous non-motor load, A.
+    #[serde(default)]
+    pub noncontinuous: Amps,
+}
+
+/// Result of [`motor_feeder_with_other_loads`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MotorFeederTotal {
+    /// The motor-only result (430.24, 430.62(A)).
+    pub motors: MotorFeederResult,
+    /// Conductor minimum ampacity with the other loads (430.24 + 125 % continuous +
+    /// noncontinuous), A.
+    pub conductor_min_ampacity: Amps,
+    /// Largest branch device + other FLCs + other loads (430.62(A), 430.63), A.
+    pub calculated_max_ocpd: Amps,
+    /// Standard rating not exceeding that value, A.
+    pub max_feeder_ocpd: Amps,
+    /// References.
+    pub references: Vec<String>,
+}
+
+/// Motor feeder with other loads: conductor per 430.24 (other loads: 125 % continuous plus
+/// noncontinuous) and protection per 430.62(A) / 430.63 (other loads added at their current).
+pub fn motor_feeder_with_other_loads(
+    motors: &[FeederMotor],
+    other: OtherFeederLoad,
+    edition: Edition,
+    device: DeviceKind,
+) -> Result<MotorFeederTotal, NecError> {
+    let m = motor_feeder_protection(motors, edition, device)?;
+    let c = super::error::non_negative("other continuous load", other.continuous.0)?;
+    let n = super::error::non_negative("other noncontinuous load", other.noncontinuous.0)?;
+    let conductor = m.conductor_min_ampacity.0 + 1.25 * c + n;
+    let calc = m.calculated_max.0 + c + n;
+    let mut references = m.references.clone();
+    if c + n > 0.0 {
+        references.push("NEC 430.63 (feeder with other loads)".into());
+        references.push("NEC 215.2(A)(1) (125 % continuous)".into());
+    }
+    Ok(MotorFeederTotal {
+        conductor_min_ampacity: Amps(conductor),
+        calculated_max_ocpd: Amps(calc),
+        max_feeder_ocpd: Amps(tables::standard_rating_at_or_below(calc, edition, device)?),
+        motors: m,
+        references,
     })
 }
 

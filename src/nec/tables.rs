@@ -59,6 +59,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         F_FLC3,
         include_str!("data/table_430_250_three_phase_flc.csv"),
     ),
+    (F_FLCDC, include_str!("data/table_430_247_dc_flc.csv")),
     (F_CVAL, include_str!("data/ptp_c_values_600v.csv")),
     (F_PPE_AC, include_str!("data/nfpa70e_130_7_C15a_ac_ppe.csv")),
     (F_PPE_DC, include_str!("data/nfpa70e_130_7_C15b_dc_ppe.csv")),
@@ -81,6 +82,7 @@ const F_RNG: &str = "table_220_55_ranges.csv";
 const F_MOT: &str = "table_430_52_motor_ocpd_pct.csv";
 const F_FLC1: &str = "table_430_248_single_phase_flc.csv";
 const F_FLC3: &str = "table_430_250_three_phase_flc.csv";
+const F_FLCDC: &str = "table_430_247_dc_flc.csv";
 const F_CVAL: &str = "ptp_c_values_600v.csv";
 const F_PPE_AC: &str = "nfpa70e_130_7_C15a_ac_ppe.csv";
 const F_PPE_DC: &str = "nfpa70e_130_7_C15b_dc_ppe.csv";
@@ -597,6 +599,8 @@ pub struct Tables {
     pub flc_single_phase: Vec<FlcRow>,
     /// Table 430.250.
     pub flc_three_phase: Vec<FlcRow>,
+    /// Table 430.247 (DC motors, by armature voltage).
+    pub flc_dc: Vec<FlcRow>,
     /// Point-to-point C values.
     pub c_values: Vec<CValueRow>,
     /// NFPA 70E AC PPE category table.
@@ -950,6 +954,7 @@ fn load() -> Result<Tables, NecError> {
         motor_ocpd,
         flc_single_phase: flc_rows(&csv(F_FLC1)?)?,
         flc_three_phase: flc_rows(&csv(F_FLC3)?)?,
+        flc_dc: flc_rows(&csv(F_FLCDC)?)?,
         c_values,
         ppe_ac,
         ppe_dc,
@@ -1300,6 +1305,26 @@ pub fn motor_flc(
         })
 }
 
+/// DC motor full-load current from Table 430.247 by armature voltage column (90, 120, 180,
+/// 240, 500, 550 V).
+pub fn motor_flc_dc(hp: f64, column_volts: u32) -> Result<f64, NecError> {
+    let name = "NEC Table 430.247";
+    let row = tables()?
+        .flc_dc
+        .iter()
+        .find(|r| (r.hp - hp).abs() < 0.01)
+        .ok_or_else(|| {
+            NecError::not_in_table(name, format!("{hp} hp (no interpolation between rows)"))
+        })?;
+    row.induction
+        .iter()
+        .find(|(v, _)| *v == column_volts)
+        .and_then(|(_, a)| *a)
+        .ok_or_else(|| {
+            NecError::not_in_table(name, format!("{} hp at {column_volts} V", row.hp_label))
+        })
+}
+
 /// Table 430.52 row for a motor type.
 pub fn motor_ocpd_row(motor_type: MotorType) -> Result<&'static MotorOcpdRow, NecError> {
     tables()?
@@ -1365,6 +1390,7 @@ mod tests {
         assert_eq!(t.motor_ocpd.len(), 6);
         assert_eq!(t.flc_three_phase.len(), 27);
         assert_eq!(t.flc_single_phase.len(), 12);
+        assert_eq!(t.flc_dc.len(), 23);
         assert_eq!(t.range_demand.len(), 30);
         assert_eq!(t.dryer_demand.len(), 11);
         assert_eq!(t.c_values.len(), 21);
@@ -1534,7 +1560,7 @@ mod tests {
         // Only the non-NEC tables may lack a reference counterpart.
         assert_eq!(
             own,
-            vec![F_CVAL, F_PPE_AC, F_PPE_DC],
+            vec![F_FLCDC, F_CVAL, F_PPE_AC, F_PPE_DC],
             "unexpected unreferenced files"
         );
 

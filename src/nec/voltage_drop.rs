@@ -71,6 +71,24 @@ pub struct VoltageDropInput {
     pub parallel_sets: u32,
     /// Method.
     pub method: VoltageDropMethod,
+    /// Conductor operating temperature, °C, when not the 75 °C of Chapter 9 Table 8: the
+    /// Table 8 (or customary) resistance is corrected per Table 8 Note 2.
+    #[serde(default)]
+    pub conductor_temp_c: Option<f64>,
+}
+
+/// Temperature coefficients of resistance of Chapter 9 Table 8 Note 2, per °C.
+const ALPHA_CU: f64 = 0.00323;
+const ALPHA_AL: f64 = 0.00330;
+
+/// Ratio R(T) / R(75 °C) per Chapter 9 Table 8 Note 2: R2 = R1 [1 + α (T2 − 75)].
+pub fn temperature_ratio(material: Material, temp_c: f64) -> Result<f64, NecError> {
+    let t = in_range("conductor_temp_c", temp_c, -40.0, 250.0)?;
+    let alpha = match material {
+        Material::Copper => ALPHA_CU,
+        Material::Aluminum => ALPHA_AL,
+    };
+    Ok(1.0 + alpha * (t - 75.0))
 }
 
 fn one() -> u32 {
@@ -90,6 +108,9 @@ pub struct VoltageDropResult {
     pub assumptions: Vec<String>,
     /// K used (K-factor method), Ω·cmil/ft.
     pub k: Option<f64>,
+    /// Where that K came from (Table 8, customary constant, given), with any temperature
+    /// correction.
+    pub k_basis: Option<String>,
     /// Effective Z used (Table 9 method), Ω per 1000 ft to neutral.
     pub effective_z_ohm_per_kft: Option<f64>,
     /// Voltage drop.
@@ -114,34 +135,61 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
         Phase::Three => (3f64.sqrt(), "√3"),
     };
     let mut references = Vec::new();
-    let mut assumptions = vec![
-        "conductor temperature 75 °C (the basis of Chapter 9 Tables 8 and 9)".to_string(),
-        "current is the actual load current, not 125 % of it".to_string(),
-    ];
-    let (drop, k_used, z_used, method) = match input.method {
+    let mut assumptions = vec!["current is the actual load current, not 125 % of it".to_string()];
+    let temp = match input.conductor_temp_c {
+        Some(t) => Some((t, temperature_ratio(input.material, t)?)),
+        None => None,
+    };
+    let (drop, k_used, k_basis, z_used, method) = match input.method {
         VoltageDropMethod::KFactor { k, stranding } => {
             let cmil = input.size.circular_mils();
-            let kval = match k {
+            let (k75, basis) = match k {
                 KSource::Table8 => {
                     references.push("NEC Chapter 9 Table 8 (DC resistance at 75 °C)".into());
                     let r = tables::dc_resistance(input.size, input.material, stranding)?;
-                    r * tables::table8(input.size, stranding)?.area_cmil / 1000.0
+                    (
+                        r * tables::table8(input.size, stranding)?.area_cmil / 1000.0,
+                        format!(
+                            "Chapter 9 Table 8: R {r} Ω/kft × area / 1000 for {} {}",
+                            input.size, input.material
+                        ),
+                    )
                 }
-                KSource::Constant => {
-                    assumptions.push(
-                        "K = 12.9 (Cu) / 21.2 (Al) Ω·cmil/ft, the customary 75 °C constants".into(),
-                    );
+                KSource::Constant => (
                     match input.material {
                         Material::Copper => 12.9,
                         Material::Aluminum => 21.2,
-                    }
+                    },
+                    "customary constant 12.9 (Cu) / 21.2 (Al) Ω·cmil/ft at 75 °C".to_string(),
+                ),
+                KSource::Custom { k } => (positive("k", k)?, "K as given".to_string()),
+            };
+            let (kval, basis) = match (temp, k) {
+                (Some((t, ratio)), KSource::Table8 | KSource::Constant) => {
+                    references.push("NEC Chapter 9 Table 8 Note 2 (temperature correction)".into());
+                    (
+                        k75 * ratio,
+                        format!("{basis}, corrected to {t} °C: × {ratio:.4} (Table 8 Note 2)"),
+                    )
                 }
-                KSource::Custom { k } => positive("k", k)?,
+                (Some((t, _)), KSource::Custom { .. }) => {
+                    assumptions.push(format!(
+                        "a given K is used as given: no correction to {t} °C applied"
+                    ));
+                    (k75, basis)
+                }
+                (None, KSource::Custom { .. }) => (k75, basis),
+                (None, _) => {
+                    assumptions.push(
+                        "conductor temperature 75 °C (the basis of Chapter 9 Table 8)".into(),
+                    );
+                    (k75, basis)
+                }
             };
             assumptions.push("resistive drop only: reactance and power factor ignored".into());
             let vd = mult * kval * i * l / (cmil * n);
             let m = format!("K-factor: VD = {mult_name} × K × I × L / (cmil × sets)");
-            (vd, Some(kval), None, m)
+            (vd, Some(kval), Some(basis), None, m)
         }
         VoltageDropMethod::EffectiveZ {
             conduit,
@@ -152,13 +200,19 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
             let (r, x, _) = tables::ac_impedance(input.size, input.material, conduit)?;
             let ze = r * pf + x * (pf.acos()).sin();
             assumptions.push(
-                "three single conductors in one raceway, 60 Hz (the basis of Table 9)".into(),
+                "three single conductors in one raceway, 60 Hz, 75 °C (the basis of Table 9)"
+                    .into(),
             );
+            if let Some((t, _)) = temp {
+                assumptions.push(format!(
+                    "Table 9 values are at 75 °C: the {t} °C conductor temperature is not applied to the effective-Z method"
+                ));
+            }
             let vd = mult * ze * i * l / 1000.0 / n;
             let m = format!(
                 "effective Z: Ze = R·PF + XL·sin(acos PF); VD = {mult_name} × Ze × I × L / 1000 / sets"
             );
-            (vd, None, Some(ze), m)
+            (vd, None, None, Some(ze), m)
         }
     };
     references.push(
@@ -171,6 +225,7 @@ pub fn voltage_drop(input: &VoltageDropInput) -> Result<VoltageDropResult, NecEr
         references,
         assumptions,
         k: k_used,
+        k_basis,
         effective_z_ohm_per_kft: z_used,
         voltage_drop: Volts(drop),
         percent: drop / v * 100.0,
@@ -246,6 +301,7 @@ mod tests {
                 k: KSource::Constant,
                 stranding: Stranding::Stranded,
             },
+            conductor_temp_c: None,
         }
     }
 

@@ -43,6 +43,7 @@ fn rel(actual: f64, expected: f64, rel_tol: f64) {
 #[test]
 fn vd_single_phase_k_constant_mike_holt() {
     let r = voltage_drop(&VoltageDropInput {
+        conductor_temp_c: None,
         phase: Phase::Single,
         source_voltage: Volts(120.0),
         current: Amps(16.0),
@@ -67,6 +68,7 @@ fn vd_single_phase_k_constant_mike_holt() {
 #[test]
 fn vd_three_phase_k_factor_crosscheck_fixture() {
     let mut i = VoltageDropInput {
+        conductor_temp_c: None,
         phase: Phase::Three,
         source_voltage: Volts(480.0),
         current: Amps(100.0),
@@ -137,6 +139,7 @@ fn vd_table9_effective_z_reproduces_published_column() {
 #[test]
 fn vd_three_phase_effective_z_6awg_steel() {
     let r = voltage_drop(&VoltageDropInput {
+        conductor_temp_c: None,
         phase: Phase::Three,
         source_voltage: Volts(480.0),
         current: Amps(50.0),
@@ -163,6 +166,7 @@ fn vd_three_phase_effective_z_6awg_steel() {
 #[test]
 fn vd_smallest_conductor_for_target() {
     let i = VoltageDropInput {
+        conductor_temp_c: None,
         phase: Phase::Single,
         source_voltage: Volts(120.0),
         current: Amps(16.0),

@@ -6,7 +6,11 @@
 //! exactly that plan after a recorded Confirm. The type decides which a tool is.
 
 pub mod changes;
+pub mod dwelling_tools;
+pub mod grounding_tools;
 pub mod inspection;
+pub mod lighting_tools;
+pub mod motor_tools;
 pub mod nec_tools;
 pub mod project_tools;
 pub mod query;
@@ -197,5 +201,9 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     nec_tools::register(&mut r);
     query::register(&mut r);
     inspection::register(&mut r);
+    dwelling_tools::register(&mut r);
+    motor_tools::register(&mut r);
+    grounding_tools::register(&mut r);
+    lighting_tools::register(&mut r);
     r
 }

@@ -23,11 +23,12 @@ use crate::nec::conductors::{self, ConductorSizingInput};
 use crate::nec::dwelling::{self, Appliance, ExistingDwellingInput};
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
 use crate::nec::grounding::{self, EgcInput};
+use crate::nec::tables::Stranding;
 use crate::nec::tables::{self, Conduit, ConduitMagnetism, DeviceKind};
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, UnitParseError, Volts,
 };
-use crate::nec::voltage_drop::{self, VoltageDropInput, VoltageDropMethod};
+use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
 use crate::project::{CircuitSpec, ProjectData};
 
 /// Registers the NEC tools.
@@ -41,7 +42,7 @@ pub fn register(r: &mut ToolRegistry) {
     r.register(LookupTable);
 }
 
-async fn edition_of(ctx: &ToolContext) -> Edition {
+pub(crate) async fn edition_of(ctx: &ToolContext) -> Edition {
     match ctx.project_id {
         Some(id) => ctx
             .store
@@ -170,12 +171,52 @@ struct VdArgs {
     /// Also find the smallest conductor meeting this drop (percent).
     #[serde(default)]
     target_percent: Option<f64>,
+    /// K for k_factor: table8 (default: Chapter 9 Table 8 R × area) or customary (12.9 Cu /
+    /// 21.2 Al).
+    #[serde(default)]
+    k: Option<KName>,
+    /// A given K, Ω·cmil/ft (instead of k).
+    #[serde(default)]
+    k_value: Option<f64>,
+    /// Conductor temperature, °C (default 75): corrects Table 8 resistance (its Note 2).
+    #[serde(default)]
+    conductor_temp_c: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum KName {
+    Table8,
+    Customary,
 }
 
 /// Voltage drop of a circuit or feeder of the project, or of free inputs.
 pub struct CalculateVoltageDrop;
 
 fn apply_method(input: &mut VoltageDropInput, a: &VdArgs) -> Result<(), ToolError> {
+    input.conductor_temp_c = a.conductor_temp_c;
+    let k = match (a.k, a.k_value) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::InvalidArguments(
+                "give k (table8 or customary) or k_value, not both".into(),
+            ))
+        }
+        (Some(KName::Table8), None) => Some(KSource::Table8),
+        (Some(KName::Customary), None) => Some(KSource::Constant),
+        (None, Some(k)) => Some(KSource::Custom { k }),
+        (None, None) => None,
+    };
+    if let Some(k) = k {
+        if let Some(VdMethodArg::EffectiveZ) = a.method {
+            return Err(ToolError::InvalidArguments(
+                "k and k_value apply to the k_factor method, not effective_z".into(),
+            ));
+        }
+        input.method = VoltageDropMethod::KFactor {
+            k,
+            stranding: Stranding::Stranded,
+        };
+    }
     if let Some(VdMethodArg::EffectiveZ) = a.method {
         let mut missing = Vec::new();
         if a.power_factor.is_none() {
@@ -221,7 +262,8 @@ impl Tool for CalculateVoltageDrop {
         "Voltage drop of a project circuit (panel + number, or description like \"the EV charger\"), \
          of a project feeder (by name, at the load of the panel it feeds), or of free inputs (voltage, \
          phase, current, one-way length, size, material). K-factor method with Chapter 9 Table 8 by \
-         default, or effective_z with Table 9 (needs power_factor and raceway). For a circuit it adds \
+         default (k: table8, customary 12.9/21.2, or k_value; conductor_temp_c corrects R per Table 8 \
+         Note 2), or effective_z with Table 9 (needs power_factor and raceway). For a circuit it adds \
          the feeder drops on the way from the service for the total. Optional target_percent finds the \
          smallest conductor meeting it. A circuit without a length is an error naming it."
     }
@@ -307,6 +349,7 @@ impl Tool for CalculateVoltageDrop {
             (
                 "free inputs".to_string(),
                 VoltageDropInput {
+                    conductor_temp_c: None,
                     phase: a.phase.unwrap_or(Phase::Single),
                     source_voltage: a.voltage.unwrap_or_default(),
                     current: a.current.unwrap_or_default(),
@@ -352,6 +395,8 @@ impl Tool for CalculateVoltageDrop {
             "percent": round(result.percent, 2),
             "receiving_end_v": round(result.receiving_end_voltage.0, 1),
             "assessment": assess(result.percent),
+            "k_used": result.k.map(|k| round(k, 3)),
+            "k_basis": result.k_basis,
             "total_from_service": total,
             "smallest_conductor_for_target": suggestion,
             "calculation": to_value(&result)?,
@@ -392,7 +437,8 @@ struct ScArgs {
     /// Free transformer input: %Z.
     #[serde(default)]
     impedance_percent: Option<f64>,
-    /// Free transformer input: apply the -10 % impedance tolerance (worst case).
+    /// Apply the −10 % transformer impedance tolerance (worst case), to free inputs or to the
+    /// project's transformers along the chain.
     #[serde(default)]
     apply_impedance_tolerance: bool,
     /// Free input: fault current at the start of a conductor run, kA.
@@ -467,7 +513,8 @@ impl Tool for CalculateShortCircuit {
         let a: ScArgs = parse_args(&args)?;
         if a.all_panels {
             let p = ctx.project().await?;
-            let mut fc = FaultCalculator::new(&p);
+            let mut fc =
+                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
             let rows: Vec<Value> = p
                 .panels
                 .iter()
@@ -485,7 +532,8 @@ impl Tool for CalculateShortCircuit {
         if let Some(name) = &a.panel {
             let p = ctx.project().await?;
             let panel = resolve_panel(&p, name)?;
-            let mut fc = FaultCalculator::new(&p);
+            let mut fc =
+                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
             let f = fc.at(&panel.spec.name)?;
             let rating = a
                 .interrupting_rating_ka
@@ -937,7 +985,27 @@ impl Tool for CheckConductorSizing {
         if let Some(m) = a.multioutlet_receptacle_circuit {
             input.multioutlet_receptacle_circuit = m;
         }
-        let sized = conductors::size_conductor(&input);
+        let load125 = 1.25 * input.continuous_load.0 + input.noncontinuous_load.0;
+        let n_sets = f64::from(sets);
+        // The next standard OCPD at or above the whole load (all sets), then per set.
+        let min_ocpd_total = tables::standard_rating_at_or_above(
+            (load125 * n_sets).max(1.0),
+            input.edition,
+            input.ocpd_device,
+        )
+        .ok();
+        let min_ocpd = min_ocpd_total.map(|m| m / n_sets);
+        // 210.20(A) / 215.3: an OCPD below 125 % continuous + noncontinuous must be increased;
+        // size the conductors for the increased OCPD instead.
+        let ocpd_too_small =
+            matches!((input.ocpd_rating, min_ocpd), (Some(o), Some(_)) if o.0 + 1e-9 < load125);
+        let sized = if ocpd_too_small {
+            let mut raised = input.clone();
+            raised.ocpd_rating = min_ocpd.map(Amps);
+            conductors::size_conductor(&raised)
+        } else {
+            conductors::size_conductor(&input)
+        };
         let check = match size {
             Some(s) => Some(
                 conductors::check_conductor(&input, s)
@@ -969,6 +1037,7 @@ impl Tool for CheckConductorSizing {
                         "size": r.size.to_string(),
                         "table_size": r.table_size.to_string(),
                         "upsize_ratio": r.upsize_ratio.map(|x| round(x, 3)),
+                        "required_cmil": round(r.required_cmil, 0),
                         "references": r.references,
                         "assumptions": r.assumptions,
                     })
@@ -995,6 +1064,16 @@ impl Tool for CheckConductorSizing {
         }
         let pass = check.as_ref().map(|c| c.pass);
         let fix = match (&check, &sized) {
+            _ if ocpd_too_small => Some(format!(
+                "the {} A OCPD is below 125 % of the continuous load + the noncontinuous load ({:.1} A): increase it to at least {} A (210.20(A) / 215.3){}",
+                input.ocpd_rating.map(|o| o.0 * f64::from(sets)).unwrap_or_default(),
+                load125 * f64::from(sets),
+                min_ocpd_total.unwrap_or_default(),
+                match &sized {
+                    Ok(s) => format!(" with {} {} conductors or larger", s.size, input.material),
+                    Err(_) => String::new(),
+                }
+            )),
             (Some(c), Ok(s)) if !c.pass => Some(format!(
                 "use {} {} (smallest size that passes with a {} A OCPD) or reduce the OCPD",
                 s.size,
@@ -1009,6 +1088,8 @@ impl Tool for CheckConductorSizing {
             "pass": pass,
             "failed_rules": check.as_ref().map(|c| c.checks.iter().filter(|r| !r.pass).map(|r| json!({"rule": format!("NEC {}", r.rule), "detail": r.detail})).collect::<Vec<_>>()),
             "suggested_fix": fix,
+            "load_125_percent_a": round(load125 * f64::from(sets), 2),
+            "minimum_ocpd_a": min_ocpd_total,
             "check": check.as_ref().map(to_value).transpose()?,
             "sizing": sizing,
             "egc": egc,
@@ -1266,7 +1347,12 @@ impl Tool for CalculateArcFlash {
             "for": what,
             "voltage": voltage.0,
             "bolted_fault_ka": round(ka, 2),
-            "arcing_currents": arcing.map(|c| json!({"full_ka": round(c.full_ka, 3), "reduced_ka": round(c.reduced_ka, 3)})),
+            "arcing_currents": arcing.map(|c| json!({
+                "full_ka": round(c.full_ka, 3),
+                "reduced_ka": round(c.reduced_ka, 3),
+                "variation_factor": round(c.variation_factor, 4),
+                "intermediate_full_ka": c.intermediate_full.iter().map(|i| json!({"level_v": i.level_v, "ka": round(i.arcing_ka, 3)})).collect::<Vec<_>>(),
+            })),
             "method": method,
             "assessment": assessment,
             "assumptions": assumptions,
@@ -1344,25 +1430,33 @@ impl Tool for CheckServiceUpgrade {
         "check_service_upgrade"
     }
     fn description(&self) -> &'static str {
-        "Existing dwelling: can the project's service carry existing plus added loads (NEC 220.83: \
-         first 8 kVA at 100 %, rest at 40 %; added heating/AC at 100 % under 220.83(B))? Needs the \
-         floor area and the existing appliance nameplates; added loads can be given as VA or as project \
-         circuits by name (\"the EV charger\"). Uses the project's service rating and voltage. Says \
-         whether an upgrade is needed and the minimum service size."
+        "EXISTING dwelling only: can its service carry existing plus added loads (NEC 220.83: first \
+         8 kVA at 100 %, rest at 40 %; added heating/AC at 100 % under 220.83(B))? Needs the floor \
+         area and the existing appliance nameplates; added loads as VA or project circuits by name \
+         (\"the EV charger\"). Uses the project's service, or service_rating. Says whether an upgrade \
+         is needed. For a new dwelling or new service use calculate_dwelling_load."
     }
     fn schema(&self) -> Value {
         schema_for::<ServiceUpgradeArgs>()
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: ServiceUpgradeArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
+        let project = match ctx.project_id {
+            Some(_) => Some(ctx.project().await?),
+            None => None,
+        };
+        let service = project.as_ref().and_then(|p| p.service.clone());
+        let edition = project
+            .as_ref()
+            .map(|p| p.project.edition)
+            .unwrap_or_default();
         let area = a.floor_area_ft2.ok_or_else(|| {
             ToolError::MissingData(
                 "floor_area_ft2 is required (the dwelling's floor area is not part of the project data)".into(),
             )
         })?;
         let mut assumptions = Vec::new();
-        let (rating, voltage) = match (&p.service, a.service_rating) {
+        let (rating, voltage) = match (&service, a.service_rating) {
             (Some(s), over) => {
                 if s.phase == Phase::Three {
                     assumptions.push("220.83 is a single-phase dwelling method; the service is three-phase: result is indicative only".to_string());
@@ -1371,12 +1465,12 @@ impl Tool for CheckServiceUpgrade {
             }
             (None, Some(r)) => {
                 assumptions
-                    .push("the project has no service: 240 V assumed with the given rating".into());
+                    .push("no project service recorded: 120/240 V assumed with the given rating".into());
                 (r, 240.0)
             }
             (None, None) => {
                 return Err(ToolError::MissingData(
-                    "the project has no service; record it with set_service or give service_rating"
+                    "no service is known: give service_rating (or record the project service with set_service)"
                         .into(),
                 ))
             }
@@ -1384,8 +1478,13 @@ impl Tool for CheckServiceUpgrade {
         let mut added: Vec<Appliance> = a.added_loads.iter().map(ApplianceArg::to_engine).collect();
         let mut circuits_used = Vec::new();
         for name in &a.added_circuits {
+            let p = project.as_ref().ok_or_else(|| {
+                ToolError::MissingData(format!(
+                    "added circuit '{name}' needs a project bound to this conversation; give added_loads instead"
+                ))
+            })?;
             let (panel, c, _) = resolve_circuit(
-                &p,
+                p,
                 &CircuitRef {
                     panel: None,
                     number: None,
@@ -1407,7 +1506,7 @@ impl Tool for CheckServiceUpgrade {
             assumptions.push("1 laundry circuit (not given)".into());
         }
         let r = dwelling::dwelling_existing(&ExistingDwellingInput {
-            edition: p.project.edition,
+            edition,
             floor_area_ft2: area,
             small_appliance_circuits: a.small_appliance_circuits.unwrap_or(2),
             laundry_circuits: a.laundry_circuits.unwrap_or(1),

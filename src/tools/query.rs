@@ -368,15 +368,24 @@ pub struct FaultPath {
 pub struct FaultCalculator<'a> {
     p: &'a ProjectData,
     memo: HashMap<String, Result<FaultPath, ToolError>>,
+    impedance_tolerance: bool,
 }
 
 impl<'a> FaultCalculator<'a> {
-    /// A calculator over `p`.
+    /// A calculator over `p` (transformers at their nameplate %Z).
     pub fn new(p: &'a ProjectData) -> Self {
         Self {
             p,
             memo: HashMap::new(),
+            impedance_tolerance: false,
         }
+    }
+
+    /// Applies the −10 % transformer impedance tolerance along the chain (the worst case the
+    /// published point-to-point practice uses), stated in each transformer step.
+    pub fn with_impedance_tolerance(mut self, apply: bool) -> Self {
+        self.impedance_tolerance = apply;
+        self
     }
 
     /// Available fault current at the service, a transformer secondary or a panel.
@@ -452,12 +461,17 @@ impl<'a> FaultCalculator<'a> {
                 secondary_voltage: t.spec.secondary_voltage,
                 phase: t.spec.phase,
                 percent_z: t.spec.impedance_percent,
-                apply_impedance_tolerance: false,
+                apply_impedance_tolerance: self.impedance_tolerance,
                 motor_full_load_current: None,
             })
             .map_err(|e| {
                 ToolError::InvalidArguments(format!("transformer {}: {e}", t.spec.name))
             })?;
+            let z_note = if self.impedance_tolerance {
+                "%Z reduced 10 % for the impedance tolerance (worst case)"
+            } else {
+                "nameplate %Z"
+            };
             let ka = r.available_fault_current.0 / 1000.0;
             return Ok(FaultPath {
                 equipment: t.spec.name.clone(),
@@ -465,14 +479,17 @@ impl<'a> FaultCalculator<'a> {
                 steps: vec![FaultStep {
                     at: format!("{} secondary", t.spec.name),
                     how: format!(
-                        "{} kVA, {} % Z, {} V: FLA {:.0} A × 100/%Z",
-                        t.spec.kva, t.spec.impedance_percent, t.spec.secondary_voltage.0,
+                        "{} kVA, {} % Z{}, {} V: FLA {:.0} A × 100/%Z",
+                        t.spec.kva,
+                        t.spec.impedance_percent,
+                        if self.impedance_tolerance { " × 0.9" } else { "" },
+                        t.spec.secondary_voltage.0,
                         r.full_load_current.0
                     ),
                     fault_ka: ka,
                 }],
                 assumptions: vec![format!(
-                    "transformer {}: unlimited primary fault current (an upper bound), nameplate %Z, no motor contribution",
+                    "transformer {}: unlimited primary fault current (an upper bound), {z_note}, no motor contribution",
                     t.spec.name
                 )],
             });
@@ -613,6 +630,7 @@ pub fn circuit_vd_input(
         }
     };
     Ok(VoltageDropInput {
+        conductor_temp_c: None,
         phase: e.phase,
         source_voltage: Volts(e.volts),
         current: Amps(current),
@@ -683,6 +701,7 @@ pub fn feeder_vd_input(
         }
     };
     Ok(VoltageDropInput {
+        conductor_temp_c: None,
         phase,
         source_voltage: Volts(v),
         current: Amps(i),

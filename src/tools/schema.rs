@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 
+use crate::nec::tables::{MotorOcpdType, MotorType};
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
@@ -111,6 +112,37 @@ impl JsonSchema for Edition {
     }
 }
 
+impl JsonSchema for MotorType {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("MotorType")
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["single_phase", "squirrel_cage", "design_b_energy_efficient", "synchronous", "wound_rotor", "dc"],
+            "description": "Table 430.52 row"
+        })
+    }
+}
+
+impl JsonSchema for MotorOcpdType {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("MotorOcpdType")
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["non_time_delay_fuse", "dual_element_fuse", "instantaneous_trip_breaker", "inverse_time_breaker"]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +154,37 @@ mod tests {
         current: Amps,
         size: Option<ConductorSize>,
         material: Material,
+    }
+
+    /// The schema's spelling of each engine enum is the engine's serde spelling.
+    #[test]
+    fn motor_enum_spellings_match_the_engine() {
+        for (schema, ser) in [
+            (
+                schema_for::<Vec<MotorType>>(),
+                serde_json::to_value([
+                    MotorType::SinglePhase,
+                    MotorType::SquirrelCage,
+                    MotorType::DesignBEnergyEfficient,
+                    MotorType::Synchronous,
+                    MotorType::WoundRotor,
+                    MotorType::Dc,
+                ])
+                .unwrap(),
+            ),
+            (
+                schema_for::<Vec<MotorOcpdType>>(),
+                serde_json::to_value([
+                    MotorOcpdType::NonTimeDelayFuse,
+                    MotorOcpdType::DualElementFuse,
+                    MotorOcpdType::InstantaneousTripBreaker,
+                    MotorOcpdType::InverseTimeBreaker,
+                ])
+                .unwrap(),
+            ),
+        ] {
+            assert_eq!(schema["items"]["enum"], ser);
+        }
     }
 
     #[test]

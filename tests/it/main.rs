@@ -25,6 +25,7 @@ mod store_schema;
 mod store_sessions;
 mod tools_cli;
 mod tools_inspection;
+mod tools_nec_engine;
 mod tools_read;
 mod tools_write;
 mod workspaces;

@@ -1,0 +1,413 @@
+//! Dwelling load calculation for a NEW dwelling unit's service or feeder: the standard method
+//! (Article 220 Part III) or the optional method (220.82), with line-by-line 120/240 V loads
+//! (Annex D Example D1(b)). Adding load to an existing dwelling (220.83) is
+//! `check_service_upgrade`.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::nec_tools::edition_of;
+use super::query::{
+    circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef,
+};
+use super::schema::schema_for;
+use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
+use crate::nec::dwelling::{
+    self, Appliance, DwellingOptionalInput, DwellingStandardInput, HvacLoads, LineConnection,
+    LineCurrentsInput, LineLoad,
+};
+use crate::nec::units::{Amps, Phase, Volts};
+use crate::project::ProjectData;
+
+/// Registers the dwelling tools.
+pub fn register(r: &mut ToolRegistry) {
+    r.register(CalculateDwellingLoad);
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum MethodArg {
+    #[default]
+    Standard,
+    Optional,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum KindArg {
+    #[default]
+    Fastened,
+    Dryer,
+    Cooking,
+    Heating,
+    Cooling,
+    HeatPump,
+    SupplementalHeat,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LoadArg {
+    #[serde(default)]
+    description: String,
+    /// Nameplate VA (W as VA); or give `circuit`.
+    #[serde(default)]
+    va: Option<f64>,
+    /// A project circuit ("LP-1 #5", "the dryer"): its recorded VA and voltage.
+    #[serde(default)]
+    circuit: Option<String>,
+    /// 120 or 240 (default 240).
+    #[serde(default)]
+    volts: Option<f64>,
+    /// fastened (default: water heater, dishwasher...), dryer, cooking (range, oven, cooktop),
+    /// heating, cooling, heat_pump (compressor), supplemental_heat.
+    #[serde(default)]
+    kind: KindArg,
+    /// Is a motor (for 25 % of the largest motor).
+    #[serde(default)]
+    motor: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum LineArg {
+    LineA,
+    LineB,
+    LineToLine,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LineLoadArg {
+    #[serde(default)]
+    description: String,
+    amps: f64,
+    connection: LineArg,
+    #[serde(default)]
+    motor: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DwellingArgs {
+    /// standard (default) or optional (220.82).
+    #[serde(default)]
+    method: MethodArg,
+    /// Floor area, ft² (outside dimensions; no open porches, garages, unfinished spaces).
+    floor_area_ft2: f64,
+    /// Default 2.
+    #[serde(default)]
+    small_appliance_circuits: Option<u32>,
+    /// Default 1.
+    #[serde(default)]
+    laundry_circuits: Option<u32>,
+    /// Appliances and HVAC at nameplate.
+    #[serde(default)]
+    loads: Vec<LoadArg>,
+    /// Separately controlled space-heating units (optional method).
+    #[serde(default)]
+    space_heating_units: Option<u32>,
+    /// Heat pump compressor cannot run with the supplemental heat.
+    #[serde(default)]
+    compressor_interlocked: bool,
+    /// Standard method: VA of the largest motor (default: the largest load marked motor).
+    #[serde(default)]
+    largest_motor_va: Option<f64>,
+    /// Loads added per line after the calculation, 120/240 V (Annex D1(b)).
+    #[serde(default)]
+    line_loads: Vec<LineLoadArg>,
+    /// Line-to-line voltage (default: the project's service, else 240).
+    #[serde(default)]
+    voltage: Option<Volts>,
+}
+
+struct Resolved {
+    description: String,
+    va: f64,
+    volts: f64,
+    kind: KindArg,
+    motor: bool,
+}
+
+fn resolve_loads(p: Option<&ProjectData>, loads: &[LoadArg]) -> Result<Vec<Resolved>, ToolError> {
+    let mut out = Vec::new();
+    for (i, l) in loads.iter().enumerate() {
+        let (description, va, volts) = match (&l.circuit, l.va) {
+            (Some(name), va) => {
+                let p = p.ok_or_else(|| {
+                    ToolError::MissingData(format!(
+                        "loads[{i}] names circuit '{name}' but no project is bound; give va instead"
+                    ))
+                })?;
+                let (panel, c, _) = resolve_circuit(
+                    p,
+                    &CircuitRef {
+                        panel: None,
+                        number: None,
+                        description: Some(name.clone()),
+                    },
+                )?;
+                let e = circuit_electrical(&panel.spec, &c.spec)?;
+                let va = va.unwrap_or(c.spec.load_va.0);
+                (
+                    circuit_label(&panel.spec, &c.spec),
+                    va,
+                    l.volts.unwrap_or(e.volts),
+                )
+            }
+            (None, Some(va)) => (l.description.clone(), va, l.volts.unwrap_or(240.0)),
+            (None, None) => {
+                return Err(ToolError::InvalidArguments(format!(
+                    "loads[{i}] ({}) needs va or circuit",
+                    l.description
+                )))
+            }
+        };
+        if !va.is_finite() || va < 0.0 {
+            return Err(ToolError::InvalidArguments(format!(
+                "loads[{i}] ({description}): va must be a non-negative number, got {va}"
+            )));
+        }
+        out.push(Resolved {
+            description,
+            va,
+            volts,
+            kind: l.kind,
+            motor: l.motor,
+        });
+    }
+    Ok(out)
+}
+
+fn sum(loads: &[Resolved], kind: KindArg) -> f64 {
+    loads.iter().filter(|l| l.kind == kind).map(|l| l.va).sum()
+}
+
+fn appliance(l: &Resolved) -> Appliance {
+    Appliance {
+        description: l.description.clone(),
+        va: l.va,
+        volts: l.volts,
+    }
+}
+
+/// Service or feeder load of a new dwelling unit.
+pub struct CalculateDwellingLoad;
+
+#[async_trait]
+impl Tool for CalculateDwellingLoad {
+    fn name(&self) -> &'static str {
+        "calculate_dwelling_load"
+    }
+    fn description(&self) -> &'static str {
+        "Service/feeder load of a NEW dwelling unit (new house, new service or feeder): standard \
+         method, Art. 220 Part III (lighting demand 220.42/220.45, appliances 220.53, dryers 220.54, \
+         ranges 220.55 with notes, heat vs AC 220.60, neutral 220.61) or optional method 220.82. Not \
+         for adding load to an existing house: that is check_service_upgrade (220.83), which would \
+         undersize a new service. loads: nameplate VA or a project circuit, with kind. line_loads: \
+         120/240 V loads added per line with 25 % of the largest motor (Annex D1(b))."
+    }
+    fn schema(&self) -> Value {
+        schema_for::<DwellingArgs>()
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let a: DwellingArgs = parse_args(&args)?;
+        let edition = edition_of(ctx).await;
+        let project = match ctx.project_id {
+            Some(_) => Some(ctx.project().await?),
+            None => None,
+        };
+        let service = project.as_ref().and_then(|p| p.service.clone());
+        let mut assumptions: Vec<String> = Vec::new();
+        let voltage = match (a.voltage, &service) {
+            (Some(v), _) => v.0,
+            (None, Some(s)) => s.voltage.0,
+            (None, None) => {
+                assumptions.push("120/240 V single-phase service assumed".into());
+                240.0
+            }
+        };
+        if service.as_ref().is_some_and(|s| s.phase == Phase::Three) {
+            assumptions.push(
+                "the project's service is three-phase: these are single-phase dwelling methods; result indicative only"
+                    .into(),
+            );
+        }
+        if a.small_appliance_circuits.is_none() {
+            assumptions.push("2 small-appliance circuits (not given)".into());
+        }
+        if a.laundry_circuits.is_none() {
+            assumptions.push("1 laundry circuit (not given)".into());
+        }
+        let loads = resolve_loads(project.as_ref(), &a.loads)?;
+        let sa = a.small_appliance_circuits.unwrap_or(2);
+        let laundry = a.laundry_circuits.unwrap_or(1);
+        let result = match a.method {
+            MethodArg::Standard => {
+                let mut fastened = Vec::new();
+                let mut cooking = Vec::new();
+                for l in &loads {
+                    match l.kind {
+                        KindArg::Fastened => fastened.push(appliance(l)),
+                        KindArg::Cooking if l.va <= 1750.0 => {
+                            assumptions.push(format!(
+                                "{} ({} VA) is 1¾ kW or less: counted as a fastened appliance, not under Table 220.55",
+                                l.description, l.va
+                            ));
+                            fastened.push(appliance(l));
+                        }
+                        KindArg::Cooking => cooking.push(l.va / 1000.0),
+                        _ => {}
+                    }
+                }
+                let hp = sum(&loads, KindArg::HeatPump);
+                let supp = sum(&loads, KindArg::SupplementalHeat);
+                let heating = sum(&loads, KindArg::Heating)
+                    + supp
+                    + if a.compressor_interlocked && supp > 0.0 {
+                        0.0
+                    } else {
+                        hp
+                    };
+                let cooling = sum(&loads, KindArg::Cooling) + hp;
+                let largest_motor = a.largest_motor_va.or_else(|| {
+                    loads
+                        .iter()
+                        .filter(|l| l.motor)
+                        .map(|l| l.va)
+                        .max_by(f64::total_cmp)
+                });
+                if a.largest_motor_va.is_none() {
+                    if let Some(m) = largest_motor {
+                        assumptions.push(format!(
+                            "largest motor: the largest load marked motor, {m} VA"
+                        ));
+                    }
+                }
+                dwelling::dwelling_standard(&DwellingStandardInput {
+                    edition,
+                    floor_area_ft2: a.floor_area_ft2,
+                    small_appliance_circuits: sa,
+                    laundry_circuits: laundry,
+                    fastened_appliances: fastened,
+                    dryers_w: loads
+                        .iter()
+                        .filter(|l| l.kind == KindArg::Dryer)
+                        .map(|l| l.va)
+                        .collect(),
+                    cooking_appliances_kw: cooking,
+                    heating_va: heating,
+                    cooling_va: cooling,
+                    largest_motor_va: largest_motor,
+                    voltage,
+                })
+                .map_err(nec_err)?
+            }
+            MethodArg::Optional => {
+                let supp = sum(&loads, KindArg::SupplementalHeat);
+                let hp = sum(&loads, KindArg::HeatPump);
+                let heating = sum(&loads, KindArg::Heating);
+                let units = match a.space_heating_units {
+                    Some(n) => n,
+                    None if heating > 0.0 => {
+                        return Err(ToolError::MissingData(
+                            "space_heating_units is required with heating loads: 220.82(C) takes 65 % for fewer than four separately controlled units, 40 % for four or more".into(),
+                        ))
+                    }
+                    None => 0,
+                };
+                dwelling::dwelling_optional(&DwellingOptionalInput {
+                    edition,
+                    floor_area_ft2: a.floor_area_ft2,
+                    small_appliance_circuits: sa,
+                    laundry_circuits: laundry,
+                    appliances: loads
+                        .iter()
+                        .filter(|l| {
+                            matches!(
+                                l.kind,
+                                KindArg::Fastened | KindArg::Dryer | KindArg::Cooking
+                            )
+                        })
+                        .map(appliance)
+                        .collect(),
+                    hvac: HvacLoads {
+                        air_conditioning_va: sum(&loads, KindArg::Cooling),
+                        heat_pump_without_supplemental_va: if supp > 0.0 { 0.0 } else { hp },
+                        heat_pump_compressor_va: if supp > 0.0 { hp } else { 0.0 },
+                        supplemental_heat_va: supp,
+                        compressor_interlocked: a.compressor_interlocked,
+                        space_heating_va: heating,
+                        space_heating_units: units,
+                        thermal_storage_va: 0.0,
+                    },
+                    voltage,
+                })
+                .map_err(nec_err)?
+            }
+        };
+        let line_by_line = if a.line_loads.is_empty() {
+            Value::Null
+        } else {
+            // 220.5(B): fractions of an ampere below 0.5 may be dropped (Annex D rounds 77.5 to 78).
+            let base = result.amps.0.round();
+            let r = dwelling::dwelling_line_currents(&LineCurrentsInput {
+                edition,
+                base_line_amps: base,
+                loads: a
+                    .line_loads
+                    .iter()
+                    .map(|l| LineLoad {
+                        description: l.description.clone(),
+                        amps: l.amps,
+                        connection: match l.connection {
+                            LineArg::LineA => LineConnection::LineA,
+                            LineArg::LineB => LineConnection::LineB,
+                            LineArg::LineToLine => LineConnection::LineToLine,
+                        },
+                        motor: l.motor,
+                    })
+                    .collect(),
+            })
+            .map_err(nec_err)?;
+            json!({
+                "base_line_a": base,
+                "line_a_a": round(r.line_a.0, 1),
+                "line_b_a": round(r.line_b.0, 1),
+                "motor_25pct_a": [round(r.motor_25pct.0, 2), round(r.motor_25pct.1, 2)],
+                "minimum_service_a": r.minimum_service_rating.0,
+                "references": r.references,
+                "assumptions": ["calculated current rounded to whole amperes (220.5(B)) as the base of each line", "added loads at 100 % of rated current"],
+            })
+        };
+        let governing = match line_by_line["minimum_service_a"].as_f64() {
+            Some(m) => m.max(result.minimum_service_rating.0),
+            None => result.minimum_service_rating.0,
+        };
+        let service_check = service.as_ref().map(|s| {
+            json!({
+                "service_rating_a": s.rating.0,
+                "adequate": s.rating.0 >= governing,
+            })
+        });
+        let mut calc = to_value(&result)?;
+        if let Some(o) = calc.as_object_mut() {
+            o.remove("edition");
+        }
+        Ok(json!({
+            "method": result.method,
+            "edition": edition,
+            "total_va": round(result.total_va, 0),
+            "calculated_a": round(result.amps.0, 1),
+            "neutral_a": result.neutral_amps.map(|n: Amps| round(n.0, 1)),
+            "minimum_service_a": governing,
+            "line_by_line": line_by_line,
+            "project_service": service_check,
+            "calculation": calc,
+            "assumptions": assumptions,
+            "note": "new-dwelling methods; for load added to an existing dwelling use check_service_upgrade (220.83)",
+        }))
+    }
+}
