@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod config;
+pub mod jurisdiction;
 pub mod core;
 pub mod llm;
 pub mod nec;

@@ -1553,6 +1553,9 @@ fn lookup(a: &LookupArgs, edition: Edition) -> Result<Value, ToolError> {
         }
         "310.15(b)(1)" | "310.15(b)(1)(1)" | "310.15(b)(2)(a)" => {
             let name = match edition {
+                Edition::Nec2017 => {
+                    "NEC 2017 Table 310.15(B)(2)(a) (ambient correction, 30 °C base)"
+                }
                 Edition::Nec2020 => "NEC 2020 Table 310.15(B)(1) (ambient correction, 30 °C base)",
                 Edition::Nec2023 => {
                     "NEC 2023 Table 310.15(B)(1)(1) (ambient correction, 30 °C base)"
@@ -1717,7 +1720,12 @@ fn lookup(a: &LookupArgs, edition: Edition) -> Result<Value, ToolError> {
             }
         }
         "220.12" | "220.42(a)" => {
-            let (rows, name) = if key == "220.12" {
+            let (rows, name) = if key == "220.12" && edition == Edition::Nec2017 {
+                (
+                    &t.unit_loads_2017,
+                    "NEC 2017 Table 220.12 (general lighting unit loads; the 125 % continuous-load factor is not included)",
+                )
+            } else if key == "220.12" {
                 (
                     &t.unit_loads_2020,
                     "NEC 2020 Table 220.12 (general lighting unit loads)",
