@@ -290,6 +290,35 @@ pub fn code_in_force(
     })
 }
 
+/// Today's date (UTC) for projects without a permit date.
+pub fn today() -> NaiveDate {
+    chrono::Utc::now().date_naive()
+}
+
+/// The code in force for a stored project today (or on its permit date). Falls back to the
+/// project's own edition, with the reason, if the shipped table could not be read.
+pub fn for_project(project: &crate::project::Project) -> CodeInForce {
+    let today = today();
+    code_in_force(&project.site, project.edition, today).unwrap_or_else(|e| CodeInForce {
+        edition: Some(NecEdition::from(project.edition)),
+        tables: project.edition,
+        tables_match: true,
+        as_of: project.site.permit_date.unwrap_or(today),
+        permit_date: project.site.permit_date.is_some(),
+        location: project.site.location.clone(),
+        basis: Basis::ProjectDefault,
+        explanation: format!(
+            "{} NEC, the edition the project was created with (the adoption table could not be \
+             read: {e}).",
+            project.edition
+        ),
+        amendments: None,
+        cannot_check: None,
+        warnings: Vec::new(),
+        sources: Vec::new(),
+    })
+}
+
 impl CodeInForce {
     /// One paragraph for people and for the model: the edition, why, and what cannot be checked.
     pub fn summary(&self) -> String {

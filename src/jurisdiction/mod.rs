@@ -10,9 +10,10 @@ pub mod adoption;
 pub mod changes;
 pub mod edition;
 pub mod in_force;
+pub mod show;
 pub mod site;
 
 pub use adoption::{adoptions, Adopted, Adoption, AdoptionError, Amendments, Source};
 pub use edition::NecEdition;
-pub use in_force::{code_in_force, Basis, CodeInForce};
+pub use in_force::{code_in_force, for_project, today, Basis, CodeInForce};
 pub use site::{Location, Site, SiteError};

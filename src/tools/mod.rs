@@ -4,6 +4,8 @@
 //! async `execute`. Write tools also `preview` what they will change: the confirmation gate in
 //! the core shows that preview and runs `execute` only after a recorded Confirm.
 
+pub mod code_basis;
+pub mod code_in_force;
 mod direct;
 pub mod inspection;
 pub mod nec_tools;
@@ -102,10 +104,26 @@ impl ToolContext {
         })
     }
 
-    /// Loads the bound project whole.
+    /// Loads the bound project whole, its edition set to the one its calculations use: the
+    /// code in force at the job site when Sparky ships that edition's tables (see
+    /// [`crate::jurisdiction::for_project`]).
     pub async fn project(&self) -> Result<ProjectData, ToolError> {
         let id = self.require_project()?;
-        Ok(self.store.load_project(id).await?)
+        let mut data = self.store.load_project(id).await?;
+        data.project.edition = crate::jurisdiction::for_project(&data.project).tables;
+        Ok(data)
+    }
+
+    /// The code in force for the bound project, when one is bound.
+    pub async fn code_in_force(&self) -> Result<Option<crate::jurisdiction::CodeInForce>, ToolError> {
+        match self.project_id {
+            Some(id) => Ok(self
+                .store
+                .project(id)
+                .await?
+                .map(|p| crate::jurisdiction::for_project(&p))),
+            None => Ok(None),
+        }
     }
 }
 
@@ -152,5 +170,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     nec_tools::register(&mut r);
     query::register(&mut r);
     inspection::register(&mut r);
+    r.register(code_in_force::CodeInForceTool);
     r
 }

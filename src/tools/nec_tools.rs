@@ -16,6 +16,7 @@ use super::query::{
     resolve_feeder, resolve_panel, round, spare_spaces, tokens, CircuitElectrical, CircuitRef,
     FaultCalculator,
 };
+use super::code_basis::WithCodeBasis;
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::arc_flash::{self, AcEquipment, ArcFlashRequest, ElectrodeConfiguration};
@@ -32,26 +33,21 @@ use crate::project::{CircuitSpec, ProjectData};
 
 /// Registers the NEC tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(CalculateVoltageDrop);
-    r.register(CalculateShortCircuit);
-    r.register(CheckPanelCapacity);
-    r.register(CheckConductorSizing);
-    r.register(CalculateArcFlash);
-    r.register(CheckServiceUpgrade);
-    r.register(LookupTable);
+    // Every result names the edition used and why (see `code_basis`).
+    r.register(WithCodeBasis(CalculateVoltageDrop));
+    r.register(WithCodeBasis(CalculateShortCircuit));
+    r.register(WithCodeBasis(CheckPanelCapacity));
+    r.register(WithCodeBasis(CheckConductorSizing));
+    r.register(WithCodeBasis(CalculateArcFlash));
+    r.register(WithCodeBasis(CheckServiceUpgrade));
+    r.register(WithCodeBasis(LookupTable));
 }
 
+/// The edition the project's calculations use (the code in force when Sparky ships it).
 async fn edition_of(ctx: &ToolContext) -> Edition {
-    match ctx.project_id {
-        Some(id) => ctx
-            .store
-            .project(id)
-            .await
-            .ok()
-            .flatten()
-            .map(|p| p.edition)
-            .unwrap_or_default(),
-        None => Edition::default(),
+    match ctx.code_in_force().await {
+        Ok(Some(code)) => code.tables,
+        _ => Edition::default(),
     }
 }
 
