@@ -6,8 +6,8 @@
 
 pub mod app;
 pub mod config;
-pub mod jurisdiction;
 pub mod core;
+pub mod jurisdiction;
 pub mod llm;
 pub mod nec;
 pub mod platforms;

@@ -186,7 +186,8 @@ impl FromStr for Command {
     }
 }
 
-const PROJECT_USAGE: &str = "usage: project create NAME [2017|2020|2023] | use NAME | show | export \
+const PROJECT_USAGE: &str =
+    "usage: project create NAME [2017|2020|2023] | use NAME | show | export \
      | list | members | grant USER viewer|editor|owner | revoke USER | code \
      | set location STATE[, COUNTY County][, CITY] | set edition YEAR|auto \
      | set permit YYYY-MM-DD|today";
@@ -469,7 +470,8 @@ async fn run(
             let Some(id) = bound else {
                 return Ok(unbound());
             };
-            if agent.store().member_role(id, &key.platform, user).await? != Some(MemberRole::Owner) {
+            if agent.store().member_role(id, &key.platform, user).await? != Some(MemberRole::Owner)
+            {
                 return Ok(CommandOutput::err(
                     "Only an owner of the project can change where and under which code it is built.",
                 ));

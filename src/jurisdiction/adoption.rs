@@ -101,9 +101,8 @@ fn err(file: &'static str, line: usize, message: impl Into<String>) -> AdoptionE
 }
 
 fn load() -> Result<Vec<Adoption>, AdoptionError> {
-    let data_err = |file: &'static str| {
-        move |e: crate::nec::error::NecError| err(file, 0, e.to_string())
-    };
+    let data_err =
+        |file: &'static str| move |e: crate::nec::error::NecError| err(file, 0, e.to_string());
     let sources = parse_csv("sources.csv", SOURCES).map_err(data_err("sources.csv"))?;
     let mut by_id: HashMap<String, Source> = HashMap::new();
     for (line, cells) in &sources.rows {
@@ -153,16 +152,19 @@ fn load() -> Result<Vec<Adoption>, AdoptionError> {
         }
         let adopted = match c[3].trim() {
             "local" => Adopted::Local,
-            y => Adopted::Edition(
-                y.parse::<NecEdition>()
-                    .map_err(|e| err(F, line, e))?,
-            ),
+            y => Adopted::Edition(y.parse::<NecEdition>().map_err(|e| err(F, line, e))?),
         };
         let amendments = match c[5].trim() {
             "yes" => Amendments::Yes,
             "no" => Amendments::No,
             "unknown" | "" => Amendments::Unknown,
-            other => return Err(err(F, line, format!("amendments '{other}' is not yes/no/unknown"))),
+            other => {
+                return Err(err(
+                    F,
+                    line,
+                    format!("amendments '{other}' is not yes/no/unknown"),
+                ))
+            }
         };
         let sources = c[6]
             .split(';')

@@ -80,8 +80,16 @@ pub fn where_in_2026(section_2023: &str) -> Option<String> {
         .find(|c| c.nec_2023 == bare)
         .map(|c| c.nec_2026.clone());
     recorded.or_else(|| {
-        bare.strip_prefix("220.")
-            .map(|rest| format!("{}120.{rest}", if s.starts_with("Table ") { "Table " } else { "" }))
+        bare.strip_prefix("220.").map(|rest| {
+            format!(
+                "{}120.{rest}",
+                if s.starts_with("Table ") {
+                    "Table "
+                } else {
+                    ""
+                }
+            )
+        })
     })
 }
 
@@ -97,7 +105,10 @@ mod tests {
         let moved = c.iter().find(|c| c.nec_2023 == "Article 220").unwrap();
         assert!(moved.corroborated && moved.sources.len() >= 2);
         assert_eq!(where_in_2026("220.82").as_deref(), Some("120.82"));
-        assert_eq!(where_in_2026("Table 220.55").as_deref(), Some("Table 120.55"));
+        assert_eq!(
+            where_in_2026("Table 220.55").as_deref(),
+            Some("Table 120.55")
+        );
         assert_eq!(where_in_2026("250.122"), None);
     }
 }

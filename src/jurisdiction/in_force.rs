@@ -199,9 +199,9 @@ pub fn code_in_force(
 
     let (edition, basis, explanation, amendments, sources) = match (site.edition_override, &table) {
         (Some(e), _) => {
-            let table_says = table.as_ref().and_then(|(row, place)| {
-                row.map(|r| row_sentence(r, place))
-            });
+            let table_says = table
+                .as_ref()
+                .and_then(|(row, place)| row.map(|r| row_sentence(r, place)));
             let also = table_says
                 .as_ref()
                 .map(|t| format!(" The adoption table gives: {t}."))
@@ -212,9 +212,7 @@ pub fn code_in_force(
                     table_says: table_says.clone(),
                 },
                 format!("{e} NEC, set by the team for this project (override).{also}"),
-                table
-                    .as_ref()
-                    .and_then(|(r, _)| r.map(|r| r.amendments)),
+                table.as_ref().and_then(|(r, _)| r.map(|r| r.amendments)),
                 Vec::new(),
             )
         }
@@ -386,7 +384,9 @@ mod tests {
         // Before the 2017 adoption took effect: the 2014 row.
         let c = code_in_force(&site("WA", Some(d(2017, 6, 30))), Edition::Nec2023, today).unwrap();
         assert_eq!(c.edition.map(NecEdition::year), Some(2014));
-        assert!(c.explanation.contains("adopted by Washington effective 2014-07-01"));
+        assert!(c
+            .explanation
+            .contains("adopted by Washington effective 2014-07-01"));
         assert!(c.cannot_check.as_deref().unwrap().contains("NEC 2014"));
         // On the day it took effect: 2017, which Sparky calculates with.
         let c = code_in_force(&site("WA", Some(d(2017, 7, 1))), Edition::Nec2023, today).unwrap();
@@ -401,7 +401,10 @@ mod tests {
         // A 2025 permit: 2020 still by date, with the undated 2023 adoption flagged.
         let c = code_in_force(&site("WA", Some(d(2025, 1, 1))), Edition::Nec2023, today).unwrap();
         assert_eq!(c.edition.map(NecEdition::year), Some(2020));
-        assert!(c.warnings.iter().any(|w| w.contains("NEC 2023 was reported in force")));
+        assert!(c
+            .warnings
+            .iter()
+            .any(|w| w.contains("NEC 2023 was reported in force")));
         // Today: the undated 2023 row is in force by the day it was checked.
         let c = code_in_force(&site("WA", None), Edition::Nec2020, today).unwrap();
         assert_eq!(c.edition.map(NecEdition::year), Some(2023));

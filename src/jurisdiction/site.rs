@@ -232,13 +232,19 @@ mod tests {
         assert_eq!(l.keys(), vec!["WA", "WA/King County", "WA/Seattle"]);
         assert_eq!(l.to_string(), "Seattle, King County, Washington");
         assert_eq!("Washington State".parse::<Location>().unwrap().state, "WA");
-        assert_eq!("district of columbia".parse::<Location>().unwrap().state, "DC");
+        assert_eq!(
+            "district of columbia".parse::<Location>().unwrap().state,
+            "DC"
+        );
         assert!(matches!(
             "Narnia".parse::<Location>(),
             Err(SiteError::UnknownState(_))
         ));
         assert_eq!("".parse::<Location>(), Err(SiteError::Empty));
-        assert_eq!(jurisdiction_key("washington/Seattle").unwrap(), "WA/Seattle");
+        assert_eq!(
+            jurisdiction_key("washington/Seattle").unwrap(),
+            "WA/Seattle"
+        );
         assert_eq!(jurisdiction_key("or").unwrap(), "OR");
         assert!(jurisdiction_key("XX").is_err());
     }

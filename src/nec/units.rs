@@ -256,7 +256,11 @@ impl<'de> Deserialize<'de> for Edition {
         let s = match &v {
             serde_json::Value::Number(n) => n.to_string(),
             serde_json::Value::String(s) => s.clone(),
-            _ => return Err(serde::de::Error::custom("edition must be 2017, 2020 or 2023")),
+            _ => {
+                return Err(serde::de::Error::custom(
+                    "edition must be 2017, 2020 or 2023",
+                ))
+            }
         };
         s.parse().map_err(serde::de::Error::custom)
     }

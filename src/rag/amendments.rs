@@ -31,7 +31,11 @@ pub async fn amendment_sources(
     store: &dyn Store,
     workspace: Option<&str>,
 ) -> Result<HashMap<String, String>, StoreError> {
-    Ok(store.amendment_documents(workspace).await?.into_iter().collect())
+    Ok(store
+        .amendment_documents(workspace)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 /// Passages as JSON, best first, at most `k`: the location's own amendments first (labelled

@@ -53,8 +53,8 @@ impl Tool for CodeInForceTool {
         let a: Args = parse_args(&args)?;
         let (code, project) = match &a.state {
             Some(state) => {
-                let mut location =
-                    Location::state(state).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+                let mut location = Location::state(state)
+                    .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
                 location.county = a.county.clone().filter(|c| !c.trim().is_empty());
                 location.city = a.city.clone().filter(|c| !c.trim().is_empty());
                 let permit_date = match &a.date {

@@ -115,7 +115,9 @@ impl ToolContext {
     }
 
     /// The code in force for the bound project, when one is bound.
-    pub async fn code_in_force(&self) -> Result<Option<crate::jurisdiction::CodeInForce>, ToolError> {
+    pub async fn code_in_force(
+        &self,
+    ) -> Result<Option<crate::jurisdiction::CodeInForce>, ToolError> {
         match self.project_id {
             Some(id) => Ok(self
                 .store

@@ -10,13 +10,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::code_basis::WithCodeBasis;
 use super::query::{
     circuit_electrical, circuit_label, circuit_vd_input, feeder_drops_to_panel,
     feeder_load_current, feeder_vd_input, nec_err, panel_loading, panel_or_only, resolve_circuit,
     resolve_feeder, resolve_panel, round, spare_spaces, tokens, CircuitElectrical, CircuitRef,
     FaultCalculator,
 };
-use super::code_basis::WithCodeBasis;
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::arc_flash::{self, AcEquipment, ArcFlashRequest, ElectrodeConfiguration};

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::code_basis::basis_json;
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError};
-use super::code_basis::basis_json;
 use crate::nec::units::Edition;
 use crate::rag::amendments::{amendment_sources, candidates_for, prefer_local};
 use crate::rag::search::{Retriever, SearchOptions};
@@ -72,7 +72,11 @@ impl Tool for SearchCode {
             .search(
                 &a.query,
                 &SearchOptions {
-                    k: if amendments.is_empty() { k } else { candidates_for(k) },
+                    k: if amendments.is_empty() {
+                        k
+                    } else {
+                        candidates_for(k)
+                    },
                     edition,
                     workspace: ctx.workspace.clone(),
                 },

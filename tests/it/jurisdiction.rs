@@ -65,16 +65,31 @@ async fn site_commands(db: Db) {
     let w = world(db).await;
     let out = cmd(&w, "owner", "project create Depot").await;
     assert!(!out.is_error, "{out:?}");
-    assert!(out.text.contains("project default, no location"), "{}", out.text);
+    assert!(
+        out.text.contains("project default, no location"),
+        "{}",
+        out.text
+    );
 
     // A location and a permit date before Washington's 2017 adoption took effect.
-    let out = cmd(&w, "owner", "project set location Washington, King County, Seattle").await;
+    let out = cmd(
+        &w,
+        "owner",
+        "project set location Washington, King County, Seattle",
+    )
+    .await;
     assert!(!out.is_error, "{out:?}");
     let out = cmd(&w, "owner", "project set permit 2017-06-30").await;
     assert_eq!(out.json["code"]["edition"], 2014, "{}", out.text);
-    assert!(out.text.contains("2014 NEC, adopted by Washington effective 2014-07-01"));
+    assert!(out
+        .text
+        .contains("2014 NEC, adopted by Washington effective 2014-07-01"));
     // 2014 is not among the shipped tables: the answer says what it cannot check.
-    assert!(out.text.contains("not checked against NEC 2014"), "{}", out.text);
+    assert!(
+        out.text.contains("not checked against NEC 2014"),
+        "{}",
+        out.text
+    );
     assert!(out.text.contains("no county or city row"), "{}", out.text);
 
     // From the effective date on: 2017, which the tools calculate with.
@@ -85,18 +100,38 @@ async fn site_commands(db: Db) {
 
     // Only an owner changes the site.
     let out = cmd(&w, "stranger", "project set edition 2023").await;
-    assert!(out.is_error && out.text.contains("Only an owner"), "{out:?}");
+    assert!(
+        out.is_error && out.text.contains("Only an owner"),
+        "{out:?}"
+    );
 
     // The override wins, and is shown with what the table says wherever the edition shows.
     let out = cmd(&w, "owner", "project set edition 2020").await;
     assert_eq!(out.json["code"]["edition"], 2020);
     assert!(out.text.contains("override"), "{}", out.text);
-    assert!(out.text.contains("2017 NEC, adopted by Washington"), "{}", out.text);
+    assert!(
+        out.text.contains("2017 NEC, adopted by Washington"),
+        "{}",
+        out.text
+    );
     let list = cmd(&w, "owner", "project list").await;
-    assert!(list.text.contains("NEC 2020 (team override)"), "{}", list.text);
+    assert!(
+        list.text.contains("NEC 2020 (team override)"),
+        "{}",
+        list.text
+    );
     let show = cmd(&w, "owner", "project show").await;
-    assert!(show.text.contains("NEC 2020 (team override)"), "{}", show.text);
-    assert!(show.text.contains("Code in force: 2020 NEC, set by the team"), "{}", show.text);
+    assert!(
+        show.text.contains("NEC 2020 (team override)"),
+        "{}",
+        show.text
+    );
+    assert!(
+        show.text
+            .contains("Code in force: 2020 NEC, set by the team"),
+        "{}",
+        show.text
+    );
 
     // Stored in the database: a fresh read sees the same site.
     let id = w
@@ -107,7 +142,10 @@ async fn site_commands(db: Db) {
         .unwrap();
     let p = w.store.project(id).await.unwrap().unwrap();
     assert_eq!(p.site.location.as_ref().unwrap().state, "WA");
-    assert_eq!(p.site.location.as_ref().unwrap().city.as_deref(), Some("Seattle"));
+    assert_eq!(
+        p.site.location.as_ref().unwrap().city.as_deref(),
+        Some("Seattle")
+    );
     assert_eq!(p.site.permit_date.unwrap().to_string(), "2017-07-01");
     assert_eq!(p.site.edition_override.unwrap().year(), 2020);
 
@@ -117,7 +155,11 @@ async fn site_commands(db: Db) {
     let out = cmd(&w, "owner", "project set location none").await;
     assert_eq!(out.json["code"]["basis"]["kind"], "project_default");
     let out = cmd(&w, "owner", "project code").await;
-    assert!(out.text.contains("no job-site location is set"), "{}", out.text);
+    assert!(
+        out.text.contains("no job-site location is set"),
+        "{}",
+        out.text
+    );
     // A bad value is refused before anything is stored.
     assert!("project set location Atlantis".parse::<Command>().is_err());
     drop(w.dir);
@@ -153,11 +195,22 @@ async fn edition_2017_values(db: Db) {
     set_site(&store, id, "WA", "2018-03-01").await;
     let c = ctx(store.clone(), id);
 
-    let v = call(&reg, &c, "lookup_table", json!({"table": "220.12", "row": "office"}))
-        .await
-        .unwrap();
+    let v = call(
+        &reg,
+        &c,
+        "lookup_table",
+        json!({"table": "220.12", "row": "office"}),
+    )
+    .await
+    .unwrap();
     let s = v.to_string();
-    assert!(v["table"].as_str().unwrap().starts_with("NEC 2017 Table 220.12"), "{v:#}");
+    assert!(
+        v["table"]
+            .as_str()
+            .unwrap()
+            .starts_with("NEC 2017 Table 220.12"),
+        "{v:#}"
+    );
     assert_eq!(v["rows"][0]["va_per_ft2"], 3.5, "{v:#}");
     assert_eq!(v["code_in_force"]["calculated_with"], 2017);
     assert!(
@@ -170,12 +223,26 @@ async fn edition_2017_values(db: Db) {
 
     // The same question for a 2021 permit gets the 2020 value and says so.
     set_site(&store, id, "WA", "2021-03-01").await;
-    let v = call(&reg, &c, "lookup_table", json!({"table": "220.12", "row": "office"}))
-        .await
-        .unwrap();
-    assert!(v["table"].as_str().unwrap().starts_with("NEC 2020 Table 220.12"), "{v:#}");
+    let v = call(
+        &reg,
+        &c,
+        "lookup_table",
+        json!({"table": "220.12", "row": "office"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        v["table"]
+            .as_str()
+            .unwrap()
+            .starts_with("NEC 2020 Table 220.12"),
+        "{v:#}"
+    );
     assert_eq!(v["rows"][0]["va_per_ft2"], 1.3);
-    assert!(v["code_in_force"]["why"].as_str().unwrap().contains("unverified"));
+    assert!(v["code_in_force"]["why"]
+        .as_str()
+        .unwrap()
+        .contains("unverified"));
 
     // Calculations cite the 2017 numbering where it differs.
     set_site(&store, id, "WA", "2018-03-01").await;
@@ -203,22 +270,47 @@ async fn edition_2017_values(db: Db) {
     .await
     .unwrap();
     assert!(v["code"]["edition"].is_null());
-    assert!(v["summary"].as_str().unwrap().contains("no statewide adoption"));
+    assert!(v["summary"]
+        .as_str()
+        .unwrap()
+        .contains("no statewide adoption"));
     // A 2026 override lists what moved and that nothing is checked against 2026.
     let mut p = store.project(id).await.unwrap().unwrap();
     p.site.edition_override = sparky::jurisdiction::NecEdition::new(2026);
     store.update_project(&p).await.unwrap();
     let v = call(&reg, &c, "code_in_force", json!({})).await.unwrap();
-    assert!(v["code"]["cannot_check"].as_str().unwrap().contains("NEC 2026"));
+    assert!(v["code"]["cannot_check"]
+        .as_str()
+        .unwrap()
+        .contains("NEC 2026"));
     assert!(v["changes_2026"].as_array().unwrap().len() >= 10);
-    let v = call(&reg, &c, "lookup_table", json!({"table": "220.12", "row": "office"}))
-        .await
-        .unwrap();
+    let v = call(
+        &reg,
+        &c,
+        "lookup_table",
+        json!({"table": "220.12", "row": "office"}),
+    )
+    .await
+    .unwrap();
     assert!(v["code_in_force"]["cannot_check"]
         .as_str()
         .unwrap()
         .contains("not checked against NEC 2026"));
-    let err = crate::tools_fixture::call_err(&reg, &c, "code_in_force", json!({"state": "XX"})).await;
+    // The site travels with an exported project file and comes back on import.
+    let ws = sparky::project::Workspace::local();
+    let file = sparky::project::io::export(store.as_ref(), &ws, "Old Office")
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&file).unwrap();
+    assert!(text.contains("\"site\""), "{text}");
+    let back: sparky::project::io::ProjectFile = serde_json::from_str(&text).unwrap();
+    let copy = sparky::project::io::import(store.as_ref(), &ws, &back, Some("Old Office copy"))
+        .await
+        .unwrap();
+    let copy = store.project(copy.id).await.unwrap().unwrap();
+    assert_eq!(copy.site, p.site);
+    let err =
+        crate::tools_fixture::call_err(&reg, &c, "code_in_force", json!({"state": "XX"})).await;
     assert!(err.contains("not a US state"), "{err}");
 }
 
@@ -313,13 +405,22 @@ async fn amendments_outrank_locally(db: Db) {
     let question = json!({"query": "GFCI receptacles in dwelling units 210.8"});
 
     let wa_project = store
-        .create_project(&sparky::project::Workspace::local(), "Seattle job", Default::default())
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Seattle job",
+            Default::default(),
+        )
         .await
         .unwrap();
     set_site(&store, wa_project.id, "WA, Seattle", "2026-01-05").await;
-    let v = call(&reg, &ctx(store.clone(), wa_project.id), "search_code", question.clone())
-        .await
-        .unwrap();
+    let v = call(
+        &reg,
+        &ctx(store.clone(), wa_project.id),
+        "search_code",
+        question.clone(),
+    )
+    .await
+    .unwrap();
     let got = sources(&v);
     assert_eq!(got[0], "WA amendment: wac-296-46b.md", "{v:#}");
     assert!(got.contains(&"model-code.md".to_string()), "{got:?}");
@@ -331,31 +432,53 @@ async fn amendments_outrank_locally(db: Db) {
         .contains("Washington local amendment"));
 
     let or_project = store
-        .create_project(&sparky::project::Workspace::local(), "Portland job", Default::default())
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Portland job",
+            Default::default(),
+        )
         .await
         .unwrap();
     set_site(&store, or_project.id, "OR", "2026-01-05").await;
-    let v = call(&reg, &ctx(store.clone(), or_project.id), "search_code", question.clone())
-        .await
-        .unwrap();
+    let v = call(
+        &reg,
+        &ctx(store.clone(), or_project.id),
+        "search_code",
+        question.clone(),
+    )
+    .await
+    .unwrap();
     let got = sources(&v);
     assert_eq!(got[0], "OR amendment: oesc.md", "{v:#}");
     assert!(!got.iter().any(|s| s.starts_with("WA ")), "{got:?}");
 
     // Texas has no amendment filed: the model code leads, no amendment is offered.
     let tx_project = store
-        .create_project(&sparky::project::Workspace::local(), "Austin job", Default::default())
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Austin job",
+            Default::default(),
+        )
         .await
         .unwrap();
     set_site(&store, tx_project.id, "TX", "2026-01-05").await;
-    let v = call(&reg, &ctx(store.clone(), tx_project.id), "search_code", question.clone())
-        .await
-        .unwrap();
+    let v = call(
+        &reg,
+        &ctx(store.clone(), tx_project.id),
+        "search_code",
+        question.clone(),
+    )
+    .await
+    .unwrap();
     assert_eq!(sources(&v), vec!["model-code.md".to_string()], "{v:#}");
 
     // Without a location amendments are shown but never put first, and say where they apply.
     let plain = store
-        .create_project(&sparky::project::Workspace::local(), "Nowhere", Default::default())
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Nowhere",
+            Default::default(),
+        )
         .await
         .unwrap();
     let v = call(&reg, &ctx(store.clone(), plain.id), "search_code", question)
@@ -372,8 +495,10 @@ async fn amendments_outrank_locally(db: Db) {
     );
     // The command's rendering cites an amendment as one.
     let text = sparky::core::commands::passages_text(
-        &[json!({"section": "210.8", "source": "WA amendment: wac-296-46b.md", "text": "x",
-                 "amendment": {"label": "Washington local amendment: takes precedence over the model code there"}})],
+        &[
+            json!({"section": "210.8", "source": "WA amendment: wac-296-46b.md", "text": "x",
+                 "amendment": {"label": "Washington local amendment: takes precedence over the model code there"}}),
+        ],
         5,
         100,
     );

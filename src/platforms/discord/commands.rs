@@ -135,14 +135,17 @@ pub fn definition() -> CreateCommand {
                 sub("revoke", "Take a person's role away (owners only)").add_sub_option(person()),
             )
             .add_sub_option(
-                sub("set", "Where the job is and which code applies (owners only)")
-                    .add_sub_option(
-                        text("what", "What to set", true)
-                            .add_string_choice("location: STATE[, COUNTY County][, CITY]", "location")
-                            .add_string_choice("edition override: YEAR or auto", "edition")
-                            .add_string_choice("permit date: YYYY-MM-DD or today", "permit"),
-                    )
-                    .add_sub_option(text("value", "The value", true)),
+                sub(
+                    "set",
+                    "Where the job is and which code applies (owners only)",
+                )
+                .add_sub_option(
+                    text("what", "What to set", true)
+                        .add_string_choice("location: STATE[, COUNTY County][, CITY]", "location")
+                        .add_string_choice("edition override: YEAR or auto", "edition")
+                        .add_string_choice("permit date: YYYY-MM-DD or today", "permit"),
+                )
+                .add_sub_option(text("value", "The value", true)),
             )
             .add_sub_option(sub("code", "Which NEC edition applies here, and why")),
         )
