@@ -10,25 +10,29 @@ use serde_json::{json, Value};
 use sparky::config::Config;
 use sparky::core::commands::{self, Command, CommandOutput};
 use sparky::core::session::SessionKey;
-use sparky::core::Agent;
+use sparky::core::{Agent, CollectSink, Effect, Input, InputAction};
 use sparky::rag::search::Retriever;
 use sparky::store::Store;
 use sparky::tools::search_tool::SearchCode;
 use sparky::tools::ToolContext;
 
 use crate::support::bot::{fresh_postgres_url, Db};
+use crate::support::fake_llm::{Dialect, FakeLlm, Reply};
 use crate::tools_fixture::{call, registry, seed};
 
 struct World {
     agent: Agent,
     store: Arc<dyn Store>,
+    fake: FakeLlm,
     dir: tempfile::TempDir,
 }
 
 async fn world(db: Db) -> World {
     sparky::llm::tls::install_default_crypto_provider();
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    let mut env: BTreeMap<String, String> = fake.env().into_iter().collect();
+    env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
     match db {
         Db::Sqlite => {
             env.insert(
@@ -49,7 +53,12 @@ async fn world(db: Db) -> World {
         config.agent.clone(),
         &config.limits,
     );
-    World { agent, store, dir }
+    World {
+        agent,
+        store,
+        fake,
+        dir,
+    }
 }
 
 fn key() -> SessionKey {
@@ -514,4 +523,65 @@ async fn amendments_outrank_locally_sqlite() {
 #[tokio::test]
 async fn amendments_outrank_locally_postgres() {
     amendments_outrank_locally(Db::Postgres).await;
+}
+
+/// In a conversation, the model is told the code in force and why, and the table value it
+/// gets back for a 2017 project is the 2017 one, named as such.
+async fn conversation_names_the_edition(db: Db) {
+    let w = world(db).await;
+    for c in [
+        "project create Old Office",
+        "project set location WA",
+        "project set permit 2018-03-01",
+    ] {
+        let out = cmd(&w, "owner", c).await;
+        assert!(!out.is_error, "{out:?}");
+    }
+    w.fake.push(Reply::ToolCalls(vec![(
+        "lookup_table".into(),
+        json!({"table": "220.12", "row": "office"}),
+    )]));
+    w.fake
+        .push(Reply::Text("3.5 VA/ft² (NEC 2017 Table 220.12).".into()));
+    let sink = CollectSink::default();
+    w.agent
+        .handle(
+            Input {
+                key: key(),
+                user: "owner".into(),
+                event_id: None,
+                action: InputAction::Message {
+                    text: "What general lighting load for an office?".into(),
+                    mode: None,
+                },
+            },
+            &sink,
+        )
+        .await
+        .expect("turn");
+    assert!(sink
+        .take()
+        .iter()
+        .any(|e| matches!(e, Effect::Text { text, .. } if text.contains("NEC 2017"))));
+    let requests = w.fake.requests();
+    let first = requests.first().expect("first request").to_string();
+    assert!(
+        first.contains("Code in force: 2017 NEC, adopted by Washington effective 2017-07-01"),
+        "{first}"
+    );
+    let second = requests.last().expect("second request").to_string();
+    assert!(second.contains("NEC 2017 Table 220.12"), "{second}");
+    assert!(second.contains("3.5"), "{second}");
+    assert!(!second.contains("\\\"va_per_ft2\\\":1.3"), "{second}");
+    drop(w.dir);
+}
+
+#[tokio::test]
+async fn conversation_names_the_edition_sqlite() {
+    conversation_names_the_edition(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn conversation_names_the_edition_postgres() {
+    conversation_names_the_edition(Db::Postgres).await;
 }
