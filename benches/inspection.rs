@@ -127,6 +127,7 @@ fn in_memory() -> ProjectData {
             edition: Edition::Nec2023,
             confirm_policy: None,
             created_at: Utc::now(),
+            site: Default::default(),
         },
         service: Some(service()),
         panels: Vec::new(),

@@ -70,6 +70,24 @@ enum Cmd {
         /// NEC edition the documents are for.
         #[arg(long)]
         edition: Option<i32>,
+        /// File the documents as local amendments of a jurisdiction: a state (WA) or
+        /// STATE/CITY-OR-COUNTY (WA/Seattle). Retrieval for projects there prefers them.
+        #[arg(long)]
+        jurisdiction: Option<String>,
+    },
+    /// Which NEC edition a state has adopted: `sparky jurisdiction show WA [--date YYYY-MM-DD]`.
+    Jurisdiction {
+        /// `show`.
+        #[arg(value_parser = ["show"])]
+        action: String,
+        /// State code or name, optionally ", COUNTY County" and ", CITY".
+        location: String,
+        /// Permit date (default today).
+        #[arg(long)]
+        date: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Evaluate things; `sparky eval retrieval` prints recall@1/@5 and MRR per embedder.
     Eval {
@@ -235,6 +253,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Cmd::Serve => serve(config).await,
+        Cmd::Jurisdiction {
+            action: _,
+            location,
+            date,
+            json,
+        } => {
+            let permit = date
+                .as_deref()
+                .map(sparky::jurisdiction::site::parse_permit_date)
+                .transpose()?
+                .flatten();
+            let as_of = permit.unwrap_or_else(sparky::jurisdiction::today);
+            let (text, value) =
+                sparky::jurisdiction::show::show(&location, as_of, permit.is_some())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                print!("{text}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Project { action } => {
             let store = sparky::store::connect(&config).await?;
             sparky::project::io::run_cli(store, action).await?;
@@ -250,15 +289,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             paths,
             workspace,
             edition,
+            jurisdiction,
         } => {
+            // A typo in the jurisdiction must fail before anything is stored.
+            let jurisdiction = jurisdiction
+                .as_deref()
+                .map(sparky::jurisdiction::site::jurisdiction_key)
+                .transpose()?;
             let app = App::build(config).await?;
             let embedder = app.retriever.embedder().cloned();
-            let report = sparky::rag::ingest::ingest_files(
+            let report = sparky::rag::ingest::ingest_files_for(
                 app.store.as_ref(),
                 embedder.as_ref(),
                 &paths,
                 workspace.as_deref(),
                 edition,
+                jurisdiction.as_deref(),
                 true,
             )
             .await?;

@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use super::session::{Mode, SessionKey};
 use super::Agent;
 use super::{CollectSink, Effect, Input, InputAction, Outcome};
+use crate::jurisdiction::site::parse_permit_date;
+use crate::jurisdiction::{for_project, Location, NecEdition};
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 use crate::store::StoreError;
@@ -47,6 +49,23 @@ pub enum Command {
     },
     /// The bound project's members and their roles.
     ProjectMembers,
+    /// Set (or clear with `None`) the bound project's job-site location (owners only).
+    ProjectSetLocation {
+        /// State, optional county and city.
+        location: Option<Location>,
+    },
+    /// Set the team's edition override (`None`: the adoption table decides; owners only).
+    ProjectSetEdition {
+        /// The edition the authority having jurisdiction enforces.
+        edition: Option<NecEdition>,
+    },
+    /// Set the permit date (`None`: today; owners only).
+    ProjectSetPermitDate {
+        /// The date.
+        date: Option<chrono::NaiveDate>,
+    },
+    /// Which code applies to the bound project, and why.
+    ProjectCode,
     /// Search the knowledge base.
     Search {
         /// The question.
@@ -154,6 +173,8 @@ impl FromStr for Command {
                     "revoke" if !arg.is_empty() => Ok(Self::ProjectRevoke {
                         user: user_id(arg)?,
                     }),
+                    "code" => Ok(Self::ProjectCode),
+                    "set" => parse_set(arg),
                     _ => Err(PROJECT_USAGE.into()),
                 }
             }
@@ -162,8 +183,44 @@ impl FromStr for Command {
     }
 }
 
-const PROJECT_USAGE: &str = "usage: project create NAME [2020|2023] | use NAME | show | export \
-     | list | members | grant USER viewer|editor|owner | revoke USER";
+const PROJECT_USAGE: &str =
+    "usage: project create NAME [2017|2020|2023] | use NAME | show | export \
+     | list | members | grant USER viewer|editor|owner | revoke USER | code \
+     | set location STATE[, COUNTY County][, CITY] | set edition YEAR|auto \
+     | set permit YYYY-MM-DD|today";
+
+const SET_USAGE: &str = "usage: project set location STATE[, COUNTY County][, CITY] | none \
+     | set edition YEAR|auto | set permit YYYY-MM-DD|today";
+
+/// `project set location|edition|permit VALUE`.
+fn parse_set(arg: &str) -> Result<Command, String> {
+    let (what, value) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(SET_USAGE.into());
+    }
+    let clear = |v: &str| ["none", "auto", "clear"].contains(&v.to_ascii_lowercase().as_str());
+    match what.to_ascii_lowercase().as_str() {
+        "location" => Ok(Command::ProjectSetLocation {
+            location: if clear(value) {
+                None
+            } else {
+                Some(value.parse::<Location>().map_err(|e| e.to_string())?)
+            },
+        }),
+        "edition" => Ok(Command::ProjectSetEdition {
+            edition: if clear(value) {
+                None
+            } else {
+                Some(value.parse::<NecEdition>()?)
+            },
+        }),
+        "permit" | "permit-date" | "date" => Ok(Command::ProjectSetPermitDate {
+            date: parse_permit_date(value).map_err(|e| e.to_string())?,
+        }),
+        _ => Err(SET_USAGE.into()),
+    }
+}
 
 /// A user id from what people type: the id itself or a mention (`<@U123>`, `<@!123>`,
 /// `<@U123|alice>`), which Slack and Discord both send for a picked person.
@@ -198,6 +255,12 @@ pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String
             .map(|e| format!("NEC {e} "))
             .unwrap_or_default();
         let source = p.get("source").and_then(Value::as_str).unwrap_or("");
+        // A local amendment is cited as one, not as the model code.
+        let amendment = p
+            .pointer("/amendment/label")
+            .and_then(Value::as_str)
+            .map(|l| format!(" — {l}"))
+            .unwrap_or_default();
         let body = p.get("text").and_then(Value::as_str).unwrap_or("");
         let clipped: String = body.chars().take(max_chars).collect();
         let more = if body.chars().count() > max_chars {
@@ -206,7 +269,7 @@ pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String
             ""
         };
         out.push_str(&format!(
-            "\n**{edition}{section}** ({source})\n{clipped}{more}\n"
+            "\n**{edition}{section}** ({source}){amendment}\n{clipped}{more}\n"
         ));
     }
     out
@@ -216,12 +279,16 @@ pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String
 pub fn help_text() -> String {
     "Ask me NEC questions or about your project in plain words.\n\
      Commands:\n\
-     \x20 project create NAME [2020|2023]  create a project and bind this channel to it\n\
+     \x20 project create NAME [2017|2020|2023]  create a project and bind this channel to it\n\
      \x20 project use NAME                 bind this channel to a project\n\
      \x20 project show | export | list     show the bound project, export it as JSON, list projects\n\
      \x20 project members                 who has which role in the bound project\n\
      \x20 project grant USER ROLE         give a person viewer, editor or owner (owners only)\n\
      \x20 project revoke USER             take a person's role away (owners only)\n\
+     \x20 project set location WA[, King County][, Seattle]  where the job is (owners only)\n\
+     \x20 project set permit YYYY-MM-DD|today  the permit date the code in force is taken on\n\
+     \x20 project set edition YEAR|auto  override the adopted edition, or let the location decide\n\
+     \x20 project code                    which NEC edition applies here, and why\n\
      \x20 search QUESTION                  passages of the knowledge base with their sections\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
@@ -270,8 +337,10 @@ async fn run(
                 .await?;
             CommandOutput::ok(
                 format!(
-                    "Created project \"{}\" (NEC {}) and bound this channel to it; you are its owner.",
-                    p.name, p.edition
+                    "Created project \"{}\" ({}) and bound this channel to it; you are its owner. \
+                     Set where the job is with `project set location STATE`.",
+                    p.name,
+                    for_project(&p).label()
                 ),
                 json!({"type": "project", "project": p}),
             )
@@ -316,7 +385,7 @@ async fn run(
                 "No projects yet.".to_string()
             } else {
                 list.iter()
-                    .map(|p| format!("- {} (NEC {})", p.name, p.edition))
+                    .map(|p| format!("- {} ({})", p.name, for_project(p).label()))
                     .collect::<Vec<_>>()
                     .join("\n")
             };
@@ -377,6 +446,47 @@ async fn run(
                     format!("{who} had no role in this project.")
                 },
                 json!({"type": "member", "user": who, "role": null}),
+            )
+        }
+        Command::ProjectCode => {
+            let Some(id) = bound else {
+                return Ok(unbound());
+            };
+            let Some(p) = store.project(id).await? else {
+                return Ok(unbound());
+            };
+            let code = for_project(&p);
+            CommandOutput::ok(
+                format!("{}: {}\n{}", p.name, code.label(), code.summary()),
+                json!({"type": "code_in_force", "project": p.name, "code": code}),
+            )
+        }
+        Command::ProjectSetLocation { .. }
+        | Command::ProjectSetEdition { .. }
+        | Command::ProjectSetPermitDate { .. } => {
+            let Some(id) = bound else {
+                return Ok(unbound());
+            };
+            if agent.store().member_role(id, &key.platform, user).await? != Some(MemberRole::Owner)
+            {
+                return Ok(CommandOutput::err(
+                    "Only an owner of the project can change where and under which code it is built.",
+                ));
+            }
+            let Some(mut p) = store.project(id).await? else {
+                return Ok(unbound());
+            };
+            match command {
+                Command::ProjectSetLocation { location } => p.site.location = location,
+                Command::ProjectSetEdition { edition } => p.site.edition_override = edition,
+                Command::ProjectSetPermitDate { date } => p.site.permit_date = date,
+                _ => {}
+            }
+            store.update_project(&p).await?;
+            let code = for_project(&p);
+            CommandOutput::ok(
+                format!("{}: {}\n{}", p.name, code.label(), code.summary()),
+                json!({"type": "code_in_force", "project": p.name, "site": p.site, "code": code}),
             )
         }
         Command::ProjectShow | Command::ProjectExport => {
@@ -671,5 +781,48 @@ mod tests {
         assert!("project revoke".parse::<Command>().is_err());
         assert!("project".parse::<Command>().is_err());
         assert!("frobnicate".parse::<Command>().is_err());
+    }
+
+    #[test]
+    fn site_commands_parse() {
+        match "project set location WA, King County, Seattle".parse::<Command>() {
+            Ok(Command::ProjectSetLocation { location: Some(l) }) => {
+                assert_eq!(l.state, "WA");
+                assert_eq!(l.city.as_deref(), Some("Seattle"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            "project set location none".parse::<Command>().unwrap(),
+            Command::ProjectSetLocation { location: None }
+        );
+        assert_eq!(
+            "project set edition 2017".parse::<Command>().unwrap(),
+            Command::ProjectSetEdition {
+                edition: NecEdition::new(2017)
+            }
+        );
+        assert_eq!(
+            "project set edition auto".parse::<Command>().unwrap(),
+            Command::ProjectSetEdition { edition: None }
+        );
+        assert_eq!(
+            "project set permit 2024-05-01".parse::<Command>().unwrap(),
+            Command::ProjectSetPermitDate {
+                date: chrono::NaiveDate::from_ymd_opt(2024, 5, 1)
+            }
+        );
+        assert_eq!(
+            "project create Old Shop 2017".parse::<Command>().unwrap(),
+            Command::ProjectCreate {
+                name: "Old Shop".into(),
+                edition: Edition::Nec2017
+            }
+        );
+        assert!("project set edition 2019".parse::<Command>().is_err());
+        assert!("project set location Atlantis".parse::<Command>().is_err());
+        assert!("project set permit yesterday".parse::<Command>().is_err());
+        assert!("project set colour blue".parse::<Command>().is_err());
+        assert!("project set location".parse::<Command>().is_err());
     }
 }

@@ -46,9 +46,13 @@ pub fn project_context(p: &ProjectData) -> String {
 }
 
 fn header(p: &ProjectData) -> String {
+    let code = crate::jurisdiction::for_project(&p.project);
     let mut s = format!(
-        "Project \"{}\" (NEC {} edition).\n",
-        p.project.name, p.project.edition
+        "Project \"{}\" ({}).\nCode in force: {} Name this edition and its basis in answers; \
+         where something cannot be checked, say so rather than using another edition's values.\n",
+        p.project.name,
+        code.label(),
+        code.summary()
     );
     match &p.service {
         Some(svc) => {

@@ -190,6 +190,7 @@ fn prepare(input: &ConductorSizingInput) -> Result<Prepared, NecError> {
 
 fn correction_ref(edition: Edition) -> &'static str {
     match edition {
+        Edition::Nec2017 => "NEC 2017 Table 310.15(B)(2)(a) (ambient correction)",
         Edition::Nec2020 => "NEC 2020 Table 310.15(B)(1) (ambient correction)",
         Edition::Nec2023 => "NEC 2023 Table 310.15(B)(1)(1) (ambient correction)",
     }

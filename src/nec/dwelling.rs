@@ -52,6 +52,7 @@ pub struct LoadLine {
 fn refs(edition: Edition) -> (&'static str, &'static str) {
     // (dwelling general lighting unit load, lighting demand factor table)
     match edition {
+        Edition::Nec2017 => ("NEC 2017 Table 220.12 (3 VA/ft²)", "NEC 2017 Table 220.42"),
         Edition::Nec2020 => (
             "NEC 2020 220.14(J) / 220.12 (3 VA/ft²)",
             "NEC 2020 Table 220.42",

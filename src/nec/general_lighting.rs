@@ -82,6 +82,7 @@ fn find_row(occupancy: &str, edition: Edition) -> Result<&'static UnitLoadRow, N
     }
     let t = tables::tables()?;
     let rows = match edition {
+        Edition::Nec2017 => &t.unit_loads_2017,
         Edition::Nec2020 => &t.unit_loads_2020,
         Edition::Nec2023 => &t.unit_loads_2023,
     };
@@ -112,6 +113,7 @@ fn find_row(occupancy: &str, edition: Edition) -> Result<&'static UnitLoadRow, N
 
 fn table_name(edition: Edition) -> &'static str {
     match edition {
+        Edition::Nec2017 => "NEC 2017 Table 220.12",
         Edition::Nec2020 => "NEC 2020 Table 220.12",
         Edition::Nec2023 => "NEC 2023 Table 220.42(A)",
     }
@@ -197,10 +199,12 @@ pub fn general_lighting_load(
         (None, None) => None,
     };
     let demand_ref = match input.edition {
+        Edition::Nec2017 => "NEC 2017 220.42, Table 220.42",
         Edition::Nec2020 => "NEC 2020 220.42, Table 220.42",
         Edition::Nec2023 => "NEC 2023 220.45, Table 220.45",
     };
     let unit_ref = match input.edition {
+        Edition::Nec2017 => "NEC 2017 220.12, Table 220.12",
         Edition::Nec2020 => "NEC 2020 220.12, Table 220.12",
         Edition::Nec2023 => "NEC 2023 220.42(A), Table 220.42(A)",
     };

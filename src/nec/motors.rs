@@ -196,6 +196,7 @@ pub struct MotorProtectionResult {
 
 fn table_name(edition: Edition) -> &'static str {
     match edition {
+        Edition::Nec2017 => "NEC 2017 Table 430.52",
         Edition::Nec2020 => "NEC 2020 Table 430.52",
         Edition::Nec2023 => "NEC 2023 Table 430.52(C)(1)",
     }
@@ -246,6 +247,7 @@ pub fn motor_branch_protection(
         references.push(format!(
             "{} Exception No. 1 and No. 2",
             match ed {
+                Edition::Nec2017 => "NEC 2017 430.52(C)(1)",
                 Edition::Nec2020 => "NEC 2020 430.52(C)(1)",
                 Edition::Nec2023 => "NEC 2023 430.52(C)(1)",
             }

@@ -34,6 +34,10 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     (F_EGC, include_str!("data/table_250_122_egc.csv")),
     (F_GEC, include_str!("data/table_250_66_gec.csv")),
     (
+        F_UL17,
+        include_str!("data/table_220_12_unit_lighting_2017.csv"),
+    ),
+    (
         F_UL20,
         include_str!("data/table_220_12_unit_lighting_2020.csv"),
     ),
@@ -74,6 +78,7 @@ const F_T9: &str = "ch9_table9_ac_impedance.csv";
 const F_240: &str = "table_240_6A_standard_ratings.csv";
 const F_EGC: &str = "table_250_122_egc.csv";
 const F_GEC: &str = "table_250_66_gec.csv";
+const F_UL17: &str = "table_220_12_unit_lighting_2017.csv";
 const F_UL20: &str = "table_220_12_unit_lighting_2020.csv";
 const F_UL23: &str = "table_220_42A_unit_lighting_2023.csv";
 const F_LD: &str = "table_220_42_lighting_demand_factors.csv";
@@ -583,6 +588,9 @@ pub struct Tables {
     pub egc: Vec<EgcRow>,
     /// Table 250.66.
     pub gec: Vec<GecRow>,
+    /// 2017 Table 220.12 (unit loads before the 2020 rewrite; they exclude the 125 %
+    /// continuous-load factor that the 2020 and 2023 values include).
+    pub unit_loads_2017: Vec<UnitLoadRow>,
     /// 2020 Table 220.12.
     pub unit_loads_2020: Vec<UnitLoadRow>,
     /// 2023 Table 220.42(A).
@@ -946,6 +954,7 @@ fn load() -> Result<Tables, NecError> {
         standard_ratings,
         egc,
         gec,
+        unit_loads_2017: unit_rows(&csv(F_UL17)?)?,
         unit_loads_2020: unit_rows(&csv(F_UL20)?)?,
         unit_loads_2023: unit_rows(&csv(F_UL23)?)?,
         lighting_demand,
@@ -1164,7 +1173,8 @@ pub fn standard_ratings(edition: Edition, device: DeviceKind) -> Result<Vec<f64>
         .filter(|r| {
             device == DeviceKind::Fuse
                 || match edition {
-                    Edition::Nec2020 => r.breaker_2020,
+                    // 240.6(A) lists the same ratings in 2017 and 2020 (10 A came in 2023).
+                    Edition::Nec2017 | Edition::Nec2020 => r.breaker_2020,
                     Edition::Nec2023 => r.breaker_2023,
                 }
         })
@@ -1334,7 +1344,8 @@ pub fn motor_ocpd_row(motor_type: MotorType) -> Result<&'static MotorOcpdRow, Ne
         .ok_or_else(|| NecError::not_in_table("NEC Table 430.52", format!("{motor_type:?}")))
 }
 
-/// Non-dwelling general lighting unit load: 2020 Table 220.12 or 2023 Table 220.42(A).
+/// General lighting unit load: 2017 Table 220.12 (which still lists dwelling units), 2020
+/// Table 220.12 or 2023 Table 220.42(A).
 /// Occupancy names match case-insensitively; rows whose `verification` is not "confirmed"
 /// carry an unresolved conflict note that callers should pass on.
 pub fn unit_lighting_load(
@@ -1343,6 +1354,7 @@ pub fn unit_lighting_load(
 ) -> Result<&'static UnitLoadRow, NecError> {
     let t = tables()?;
     let (rows, name) = match edition {
+        Edition::Nec2017 => (&t.unit_loads_2017, "NEC 2017 Table 220.12"),
         Edition::Nec2020 => (&t.unit_loads_2020, "NEC 2020 Table 220.12"),
         Edition::Nec2023 => (&t.unit_loads_2023, "NEC 2023 Table 220.42(A)"),
     };

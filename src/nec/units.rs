@@ -196,6 +196,8 @@ impl<'de> Deserialize<'de> for Phase {
 /// NEC edition a project is designed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub enum Edition {
+    /// NFPA 70, 2017 edition (still in force in some states).
+    Nec2017,
     /// NFPA 70, 2020 edition.
     Nec2020,
     /// NFPA 70, 2023 edition (the default).
@@ -204,9 +206,18 @@ pub enum Edition {
 }
 
 impl Edition {
+    /// Every edition whose tables Sparky ships, oldest first.
+    pub const ALL: [Edition; 3] = [Self::Nec2017, Self::Nec2020, Self::Nec2023];
+
+    /// The edition of a year, when Sparky ships its tables.
+    pub fn from_year(year: u16) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.year() == year)
+    }
+
     /// The edition year.
     pub fn year(self) -> u16 {
         match self {
+            Self::Nec2017 => 2017,
             Self::Nec2020 => 2020,
             Self::Nec2023 => 2023,
         }
@@ -217,10 +228,11 @@ impl FromStr for Edition {
     type Err = UnitParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().trim_start_matches("NEC").trim() {
+            "2017" => Ok(Self::Nec2017),
             "2020" => Ok(Self::Nec2020),
             "2023" => Ok(Self::Nec2023),
             _ => Err(UnitParseError(format!(
-                "unsupported NEC edition '{s}' (2020 or 2023)"
+                "unsupported NEC edition '{s}' (2017, 2020 or 2023)"
             ))),
         }
     }
@@ -244,7 +256,11 @@ impl<'de> Deserialize<'de> for Edition {
         let s = match &v {
             serde_json::Value::Number(n) => n.to_string(),
             serde_json::Value::String(s) => s.clone(),
-            _ => return Err(serde::de::Error::custom("edition must be 2020 or 2023")),
+            _ => {
+                return Err(serde::de::Error::custom(
+                    "edition must be 2017, 2020 or 2023",
+                ))
+            }
         };
         s.parse().map_err(serde::de::Error::custom)
     }

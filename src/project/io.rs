@@ -77,6 +77,9 @@ pub struct ProjectFile {
     pub name: String,
     /// NEC edition.
     pub edition: Edition,
+    /// Job-site location, permit date and edition override (absent in older files).
+    #[serde(default, skip_serializing_if = "site_is_unset")]
+    pub site: crate::jurisdiction::Site,
     /// The service.
     #[serde(default)]
     pub service: Option<ServiceSpec>,
@@ -103,6 +106,10 @@ pub struct ProjectFile {
     pub tasks: Vec<TaskFile>,
 }
 
+fn site_is_unset(s: &crate::jurisdiction::Site) -> bool {
+    *s == crate::jurisdiction::Site::default()
+}
+
 /// The file form of stored project data.
 pub fn to_file(p: &ProjectData) -> ProjectFile {
     let names: HashMap<i64, &str> = p
@@ -123,6 +130,7 @@ pub fn to_file(p: &ProjectData) -> ProjectFile {
         version: VERSION,
         name: p.project.name.clone(),
         edition: p.project.edition,
+        site: p.project.site.clone(),
         service: p.service.clone(),
         panels: p.panels.iter().map(|x| x.spec.clone()).collect(),
         circuits: circuits
@@ -293,12 +301,16 @@ pub async fn import(
             "a project named {name} already exists; import under another name with --name"
         )));
     }
-    let project = store.create_project(workspace, name, file.edition).await?;
+    let mut project = store.create_project(workspace, name, file.edition).await?;
     let partial = |e: StoreError| {
         IoError::Invalid(format!(
             "import stopped part-way ({e}); project {name} is incomplete"
         ))
     };
+    if !site_is_unset(&file.site) {
+        project.site = file.site.clone();
+        store.update_project(&project).await.map_err(partial)?;
+    }
     if let Some(s) = &file.service {
         store.set_service(project.id, s).await.map_err(partial)?;
     }

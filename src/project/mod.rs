@@ -72,12 +72,16 @@ pub struct Project {
     pub workspace: Workspace,
     /// Name, unique in its workspace.
     pub name: String,
-    /// NEC edition the project is designed to.
+    /// NEC edition the project was created with; the edition in force comes from `site`
+    /// (see [`crate::jurisdiction::code_in_force`]) when a location or override is set.
     pub edition: Edition,
     /// Who may confirm changes; `None` uses the configured default.
     pub confirm_policy: Option<ConfirmPolicy>,
     /// Creation time.
     pub created_at: DateTime<Utc>,
+    /// Job-site location, permit date and edition override (which code applies).
+    #[serde(default)]
+    pub site: crate::jurisdiction::Site,
 }
 
 /// A member's role in a project.

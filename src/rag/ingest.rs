@@ -196,7 +196,7 @@ async fn store_document(
     doc: NewDocument,
     chunks: &[NewChunk],
     report: &mut IngestReport,
-) -> Result<(), IngestError> {
+) -> Result<i64, IngestError> {
     let (stored, changed) = store.upsert_document(&doc).await?;
     if changed {
         store.replace_chunks(stored.id, chunks).await?;
@@ -205,7 +205,7 @@ async fn store_document(
     } else {
         report.documents_unchanged += 1;
     }
-    Ok(())
+    Ok(stored.id)
 }
 
 /// Makes sure the shipped corpus (summaries and tables) is stored, then embeds what is missing.
@@ -254,6 +254,21 @@ pub async fn ingest_files(
     edition: Option<i32>,
     progress: bool,
 ) -> Result<IngestReport, IngestError> {
+    ingest_files_for(store, embedder, paths, workspace, edition, None, progress).await
+}
+
+/// Ingests files, filed under a jurisdiction's local amendments when `jurisdiction` is given
+/// (a key such as "WA" or "WA/Seattle"; see [`crate::jurisdiction::site::jurisdiction_key`]).
+/// Amendment documents are named "<jurisdiction> amendment: <file>" so citations say what they are.
+pub async fn ingest_files_for(
+    store: &dyn Store,
+    embedder: Option<&Arc<dyn Embedder>>,
+    paths: &[std::path::PathBuf],
+    workspace: Option<&str>,
+    edition: Option<i32>,
+    jurisdiction: Option<&str>,
+    progress: bool,
+) -> Result<IngestReport, IngestError> {
     // Read and chunk everything first: a bad file leaves the store untouched.
     let mut prepared = Vec::new();
     for path in paths {
@@ -268,12 +283,15 @@ pub async fn ingest_files(
             .and_then(|s| s.to_str())
             .unwrap_or("document")
             .to_string();
+        let file = path
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or("document");
         let doc = NewDocument {
-            source: path
-                .file_name()
-                .and_then(|s| s.to_str())
-                .unwrap_or("document")
-                .to_string(),
+            source: match jurisdiction {
+                Some(j) => format!("{j} amendment: {file}"),
+                None => file.to_string(),
+            },
             title,
             workspace: workspace.map(str::to_string),
             content_hash: super::hash(&format!("{edition:?}\n{whole}")),
@@ -285,7 +303,10 @@ pub async fn ingest_files(
         if progress {
             eprintln!("{}: {} chunks", doc.source, chunks.len());
         }
-        store_document(store, doc, &chunks, &mut report).await?;
+        let id = store_document(store, doc, &chunks, &mut report).await?;
+        if jurisdiction.is_some() {
+            store.set_document_jurisdiction(id, jurisdiction).await?;
+        }
     }
     if let Some(e) = embedder {
         report.embedded = embed_missing(store, e.as_ref(), progress).await?;

@@ -1,6 +1,7 @@
 //! Knowledge and retrieval: the shipped corpus, ingestion of a team's documents, embeddings and
 //! hybrid search with citations.
 
+pub mod amendments;
 pub mod bundled;
 pub mod corpus;
 pub mod embed;

@@ -346,6 +346,40 @@ pub(crate) fn project_from(r: &impl RowExt) -> StoreResult<Project> {
         edition: edition_from_db(r.i32("edition")?)?,
         confirm_policy: policy_from_db(r.opt_string("confirm_policy")?)?,
         created_at: r.ts("created_at")?,
+        site: site_from(r)?,
+    })
+}
+
+/// The job-site columns of a project row.
+fn site_from(r: &impl RowExt) -> StoreResult<crate::jurisdiction::Site> {
+    use crate::jurisdiction::{Location, NecEdition, Site};
+    let location = match r.opt_string("site_state")? {
+        Some(state) => Some(Location {
+            state,
+            county: r.opt_string("site_county")?,
+            city: r.opt_string("site_city")?,
+        }),
+        None => None,
+    };
+    let permit_date = r
+        .opt_string("permit_date")?
+        .map(|d| {
+            chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| corrupt("permit date", d))
+        })
+        .transpose()?;
+    let edition_override = r
+        .opt_i32("edition_override")?
+        .map(|y| {
+            u16::try_from(y)
+                .ok()
+                .and_then(NecEdition::new)
+                .ok_or_else(|| corrupt("edition override", y))
+        })
+        .transpose()?;
+    Ok(Site {
+        location,
+        permit_date,
+        edition_override,
     })
 }
 
@@ -742,12 +776,21 @@ macro_rules! impl_store {
                 }
 
                 async fn update_project(&self, project: &Project) -> StoreResult<()> {
+                    let site = &project.site;
+                    let loc = site.location.as_ref();
                     let done = sqlx::query(
-                        "UPDATE projects SET edition = $2, confirm_policy = $3 WHERE id = $1",
+                        "UPDATE projects SET edition = $2, confirm_policy = $3, site_state = $4, \
+                         site_county = $5, site_city = $6, permit_date = $7, edition_override = $8 \
+                         WHERE id = $1",
                     )
                     .bind(project.id)
                     .bind(edition_to_db(project.edition))
                     .bind(policy_to_db(project.confirm_policy)?)
+                    .bind(loc.map(|l| l.state.clone()))
+                    .bind(loc.and_then(|l| l.county.clone()))
+                    .bind(loc.and_then(|l| l.city.clone()))
+                    .bind(site.permit_date.map(|d| d.format("%Y-%m-%d").to_string()))
+                    .bind(site.edition_override.map(|e| i32::from(e.year())))
                     .execute(&self.pool)
                     .await
                     .map_err(db)?;
@@ -1780,6 +1823,43 @@ macro_rules! impl_store {
                 }
 
                 // ----- documents and chunks -----
+
+                async fn set_document_jurisdiction(
+                    &self,
+                    document_id: i64,
+                    jurisdiction: Option<&str>,
+                ) -> StoreResult<()> {
+                    let done = sqlx::query("UPDATE documents SET jurisdiction = $2 WHERE id = $1")
+                        .bind(document_id)
+                        .bind(jurisdiction)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!(
+                            "document {document_id} does not exist"
+                        )));
+                    }
+                    Ok(())
+                }
+
+                async fn amendment_documents(
+                    &self,
+                    workspace: Option<&str>,
+                ) -> StoreResult<Vec<(String, String)>> {
+                    let rows = sqlx::query(
+                        "SELECT source, jurisdiction FROM documents \
+                         WHERE jurisdiction IS NOT NULL AND (workspace IS NULL OR workspace = $1) \
+                         ORDER BY source",
+                    )
+                    .bind(workspace)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    rows.iter()
+                        .map(|r| Ok((r.string("source")?, r.string("jurisdiction")?)))
+                        .collect()
+                }
 
                 async fn upsert_document(&self, doc: &NewDocument) -> StoreResult<(Document, bool)> {
                     // A racing insert of the same document loses on the unique index; the retry

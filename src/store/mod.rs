@@ -100,7 +100,7 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<Option<Project>>;
     /// The projects of `workspace`, by name.
     async fn list_projects(&self, workspace: &Workspace) -> StoreResult<Vec<Project>>;
-    /// Saves edition and confirm policy.
+    /// Saves edition, confirm policy and the job site (location, permit date, override).
     async fn update_project(&self, project: &Project) -> StoreResult<()>;
     /// Binds a channel to a project of the channel's own workspace (replacing any earlier
     /// binding); `NotFound` when the project is not in that workspace.
@@ -303,6 +303,18 @@ pub trait Store: Send + Sync {
     // ----- documents and chunks (retrieval) -----
     /// Inserts or updates a document by (source, workspace); returns it and whether its hash changed.
     async fn upsert_document(&self, doc: &NewDocument) -> StoreResult<(Document, bool)>;
+    /// Files a document under a jurisdiction's local amendments ("WA", "WA/Seattle"), or
+    /// clears that with `None`.
+    async fn set_document_jurisdiction(
+        &self,
+        document_id: i64,
+        jurisdiction: Option<&str>,
+    ) -> StoreResult<()>;
+    /// The amendment documents `workspace` can see: (source, jurisdiction).
+    async fn amendment_documents(
+        &self,
+        workspace: Option<&str>,
+    ) -> StoreResult<Vec<(String, String)>>;
     /// Replaces all chunks of a document.
     async fn replace_chunks(&self, document_id: i64, chunks: &[NewChunk]) -> StoreResult<Vec<i64>>;
     /// Stores an embedding for a chunk under a model name (one per chunk and model).

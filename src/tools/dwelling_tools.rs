@@ -23,7 +23,7 @@ use crate::project::ProjectData;
 
 /// Registers the dwelling tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(CalculateDwellingLoad);
+    r.register(super::code_basis::WithCodeBasis(CalculateDwellingLoad));
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]

@@ -14,7 +14,9 @@ use crate::nec::units::{ConductorSize, Material};
 
 /// Registers the grounding tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(SizeGroundingElectrodeConductor);
+    r.register(super::code_basis::WithCodeBasis(
+        SizeGroundingElectrodeConductor,
+    ));
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -46,7 +46,7 @@ use crate::project::{Circuit, CircuitSpec, Feeder, Panel, ProjectData};
 
 /// Registers `run_inspection`.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(RunInspection);
+    r.register(super::code_basis::WithCodeBasis(RunInspection));
 }
 
 /// How serious a finding is.

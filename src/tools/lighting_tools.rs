@@ -15,7 +15,9 @@ use crate::nec::units::{Phase, Volts};
 
 /// Registers the lighting-load tool.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(CalculateGeneralLightingLoad);
+    r.register(super::code_basis::WithCodeBasis(
+        CalculateGeneralLightingLoad,
+    ));
 }
 
 #[derive(Deserialize, JsonSchema)]

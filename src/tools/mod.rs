@@ -6,6 +6,8 @@
 //! exactly that plan after a recorded Confirm. The type decides which a tool is.
 
 pub mod changes;
+pub mod code_basis;
+pub mod code_in_force;
 pub mod dwelling_tools;
 pub mod grounding_tools;
 pub mod inspection;
@@ -140,15 +142,32 @@ impl ToolContext {
         })
     }
 
-    /// Loads the bound project whole (with the changes already planned in this turn applied).
+    /// Loads the bound project whole (with the changes already planned in this turn applied),
+    /// its edition set to the one its calculations use: the code in force at the job site when
+    /// Sparky ships that edition's tables (see [`crate::jurisdiction::for_project`]).
     pub async fn project(&self) -> Result<ProjectData, ToolError> {
         let id = self.require_project()?;
         let mut p = self.store.load_project(id).await?;
+        p.project.edition = crate::jurisdiction::for_project(&p.project).tables;
         let mut next = FIRST_PLACEHOLDER;
         for c in self.planned.iter() {
             c.simulate(&mut p, &mut next);
         }
         Ok(p)
+    }
+
+    /// The code in force for the bound project, when one is bound.
+    pub async fn code_in_force(
+        &self,
+    ) -> Result<Option<crate::jurisdiction::CodeInForce>, ToolError> {
+        match self.project_id {
+            Some(id) => Ok(self
+                .store
+                .project(id)
+                .await?
+                .map(|p| crate::jurisdiction::for_project(&p))),
+            None => Ok(None),
+        }
     }
 }
 
@@ -205,5 +224,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     motor_tools::register(&mut r);
     grounding_tools::register(&mut r);
     lighting_tools::register(&mut r);
+    r.register(code_in_force::CodeInForceTool);
     r
 }

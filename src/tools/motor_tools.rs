@@ -19,8 +19,8 @@ use crate::nec::units::{Amps, ConductorSize, Edition, Material, Phase, TempRatin
 
 /// Registers the motor tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(SizeMotorCircuit);
-    r.register(SizeMotorFeeder);
+    r.register(super::code_basis::WithCodeBasis(SizeMotorCircuit));
+    r.register(super::code_basis::WithCodeBasis(SizeMotorFeeder));
 }
 
 const DEVICES: [MotorOcpdType; 4] = [

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::code_basis::WithCodeBasis;
 use super::query::{
     circuit_electrical, circuit_label, circuit_vd_input, feeder_drops_to_panel,
     feeder_load_current, feeder_vd_input, nec_err, panel_loading, panel_or_only, resolve_circuit,
@@ -33,26 +34,21 @@ use crate::project::{CircuitSpec, ProjectData};
 
 /// Registers the NEC tools.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(CalculateVoltageDrop);
-    r.register(CalculateShortCircuit);
-    r.register(CheckPanelCapacity);
-    r.register(CheckConductorSizing);
-    r.register(CalculateArcFlash);
-    r.register(CheckServiceUpgrade);
-    r.register(LookupTable);
+    // Every result names the edition used and why (see `code_basis`).
+    r.register(WithCodeBasis(CalculateVoltageDrop));
+    r.register(WithCodeBasis(CalculateShortCircuit));
+    r.register(WithCodeBasis(CheckPanelCapacity));
+    r.register(WithCodeBasis(CheckConductorSizing));
+    r.register(WithCodeBasis(CalculateArcFlash));
+    r.register(WithCodeBasis(CheckServiceUpgrade));
+    r.register(WithCodeBasis(LookupTable));
 }
 
+/// The edition the project's calculations use (the code in force when Sparky ships it).
 pub(crate) async fn edition_of(ctx: &ToolContext) -> Edition {
-    match ctx.project_id {
-        Some(id) => ctx
-            .store
-            .project(id)
-            .await
-            .ok()
-            .flatten()
-            .map(|p| p.edition)
-            .unwrap_or_default(),
-        None => Edition::default(),
+    match ctx.code_in_force().await {
+        Ok(Some(code)) => code.tables,
+        _ => Edition::default(),
     }
 }
 
@@ -1652,6 +1648,9 @@ fn lookup(a: &LookupArgs, edition: Edition) -> Result<Value, ToolError> {
         }
         "310.15(b)(1)" | "310.15(b)(1)(1)" | "310.15(b)(2)(a)" => {
             let name = match edition {
+                Edition::Nec2017 => {
+                    "NEC 2017 Table 310.15(B)(2)(a) (ambient correction, 30 °C base)"
+                }
                 Edition::Nec2020 => "NEC 2020 Table 310.15(B)(1) (ambient correction, 30 °C base)",
                 Edition::Nec2023 => {
                     "NEC 2023 Table 310.15(B)(1)(1) (ambient correction, 30 °C base)"
@@ -1816,7 +1815,12 @@ fn lookup(a: &LookupArgs, edition: Edition) -> Result<Value, ToolError> {
             }
         }
         "220.12" | "220.42(a)" => {
-            let (rows, name) = if key == "220.12" {
+            let (rows, name) = if key == "220.12" && edition == Edition::Nec2017 {
+                (
+                    &t.unit_loads_2017,
+                    "NEC 2017 Table 220.12 (general lighting unit loads; the 125 % continuous-load factor is not included)",
+                )
+            } else if key == "220.12" {
                 (
                     &t.unit_loads_2020,
                     "NEC 2020 Table 220.12 (general lighting unit loads)",

@@ -125,6 +125,14 @@ impl ReadStore {
         self.0.search_vector(embedding, model, filter, k).await
     }
 
+    /// Amendment documents the workspace can see: (source, jurisdiction key).
+    pub async fn amendment_documents(
+        &self,
+        workspace: Option<&str>,
+    ) -> StoreResult<Vec<(String, String)>> {
+        self.0.amendment_documents(workspace).await
+    }
+
     /// Chunks whose section reference equals `section`.
     pub async fn chunks_by_section(
         &self,

@@ -5,8 +5,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::code_basis::basis_json;
 use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError};
+use super::{parse_args, Tool, ToolContext, ToolError};
+use crate::nec::units::Edition;
+use crate::rag::amendments::{amendment_sources, candidates_for, prefer_local};
 use crate::rag::search::{Retriever, SearchOptions};
 
 #[derive(Deserialize, JsonSchema)]
@@ -16,7 +19,7 @@ struct SearchArgs {
     /// Passages wanted (1-10, default 5).
     #[serde(default)]
     k: Option<usize>,
-    /// NEC edition, 2020 or 2023 (default: the project's).
+    /// NEC edition, 2017, 2020 or 2023 (default: the one in force for the project).
     #[serde(default)]
     edition: Option<i32>,
 }
@@ -51,38 +54,46 @@ impl Tool for SearchCode {
         if a.query.trim().is_empty() {
             return Err(ToolError::InvalidArguments("the query is empty".into()));
         }
+        // The project's code in force decides the edition and which amendments apply.
+        let code = ctx.code_in_force().await?;
         let edition = match a.edition {
-            Some(e) if e == 2020 || e == 2023 => Some(e),
+            Some(e) if Edition::from_year(u16::try_from(e).unwrap_or(0)).is_some() => Some(e),
             Some(e) => {
                 return Err(ToolError::InvalidArguments(format!(
-                    "edition {e} is not 2020 or 2023"
+                    "edition {e} is not 2017, 2020 or 2023"
                 )))
             }
-            None => match ctx.project_id {
-                Some(p) => ctx
-                    .store
-                    .project(p)
-                    .await?
-                    .map(|p| i32::from(p.edition.year())),
-                None => None,
-            },
+            None => code.as_ref().map(|c| i32::from(c.tables.year())),
         };
+        let k = a.k.unwrap_or(5).clamp(1, 10);
+        let amendments = amendment_sources(
+            ctx.store
+                .amendment_documents(ctx.workspace.as_deref())
+                .await?,
+        );
         let out = self
             .retriever
             .search(
                 &a.query,
                 &SearchOptions {
-                    k: a.k.unwrap_or(5).clamp(1, 10),
+                    k: if amendments.is_empty() {
+                        k
+                    } else {
+                        candidates_for(k)
+                    },
                     edition,
                     workspace: ctx.workspace.clone(),
                 },
             )
             .await
             .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let location = code.as_ref().and_then(|c| c.location.as_ref());
+        let passages = prefer_local(out.passages, &amendments, location, k);
         Ok(json!({
             "method": out.method,
-            "passages": to_value(&out.passages)?,
-            "note": if out.passages.is_empty() { "nothing relevant enough was found; say so rather than guessing" } else { "cite the sections you use" },
+            "passages": passages,
+            "code_in_force": basis_json(code.as_ref()),
+            "note": if passages.is_empty() { "nothing relevant enough was found; say so rather than guessing" } else { "cite the sections you use; a passage with `amendment` is a local amendment: cite it as that jurisdiction's amendment, ahead of the model code where it applies" },
         }))
     }
 }

@@ -11,6 +11,7 @@ mod discord_gateway;
 mod discord_http;
 mod gate;
 mod gate_crash;
+mod jurisdiction;
 mod llm_fixtures;
 mod llm_providers;
 mod rag_retrieval;

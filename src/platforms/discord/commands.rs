@@ -69,6 +69,7 @@ pub fn definition() -> CreateCommand {
         .add_string_choice("load (spec assistant)", "load")
         .add_string_choice("source (spec assistant)", "source");
     let edition = text("edition", "NEC edition (default 2023)", false)
+        .add_string_choice("NEC 2017", "2017")
         .add_string_choice("NEC 2020", "2020")
         .add_string_choice("NEC 2023", "2023");
     CreateCommand::new(COMMAND_NAME)
@@ -132,7 +133,21 @@ pub fn definition() -> CreateCommand {
             )
             .add_sub_option(
                 sub("revoke", "Take a person's role away (owners only)").add_sub_option(person()),
-            ),
+            )
+            .add_sub_option(
+                sub(
+                    "set",
+                    "Where the job is and which code applies (owners only)",
+                )
+                .add_sub_option(
+                    text("what", "What to set", true)
+                        .add_string_choice("location: STATE[, COUNTY County][, CITY]", "location")
+                        .add_string_choice("edition override: YEAR or auto", "edition")
+                        .add_string_choice("permit date: YYYY-MM-DD or today", "permit"),
+                )
+                .add_sub_option(text("value", "The value", true)),
+            )
+            .add_sub_option(sub("code", "Which NEC edition applies here, and why")),
         )
         .add_option(
             sub("search", "Search the code and the team's documents").add_sub_option(text(
@@ -235,6 +250,14 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
                         .ok_or("the role is viewer, editor or owner")?,
                 },
                 "revoke" => Command::ProjectRevoke { user: user(o)? },
+                "code" => Command::ProjectCode,
+                // The core parses the value, so every front end reads it the same way.
+                "set" => format!(
+                    "project set {} {}",
+                    required(o, "what")?,
+                    required(o, "value")?
+                )
+                .parse::<Command>()?,
                 other => return Err(format!("unknown project sub-command `{other}`")),
             };
             Ok(Slash::Run(cmd))
