@@ -237,16 +237,25 @@ async fn one_thread_serialises(db: Db) {
     let mut tasks = Vec::new();
     for i in 0..N {
         let agent = h.agent.clone();
+        let sink = Arc::new(TimedSink::default());
+        let task_sink = sink.clone();
         tasks.push(tokio::spawn(async move {
-            let sink = TimedSink::default();
             agent
-                .handle(say("same", "alice", &format!("question {i}")), &sink)
+                .handle(say("same", "alice", &format!("question {i}")), &*task_sink)
                 .await
                 .expect("turn");
-            sink.effects()
+            task_sink.effects()
         }));
-        // Distinct arrival order.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Distinct arrival order: the next input is sent once this one is in the thread's
+        // inbox (running, or told it waits behind an earlier one).
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !sink.effects().iter().any(|(_, e)| {
+            matches!(e, Effect::Status { text } if text != "received")
+                || matches!(e, Effect::Delta { .. } | Effect::Text { .. })
+        }) {
+            assert!(Instant::now() < deadline, "input {i} was never taken in");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
     let mut queued = 0;
     for t in tasks {
