@@ -7,6 +7,7 @@ pub mod context;
 pub mod effects;
 pub mod limits;
 pub mod modes;
+pub mod request;
 pub mod session;
 pub mod window;
 

@@ -65,3 +65,140 @@ pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
         .filter(|n| allows(mode, n))
         .collect()
 }
+
+/// How many tools a question is offered at most when tools are chosen by relevance.
+const RELEVANT_MAX: usize = 6;
+/// A mode with at most this many tools always offers them all.
+const SMALL_MODE: usize = 6;
+
+/// The tools offered for one request: every tool of the mode, or, for a mode with many tools,
+/// those whose name and description share the most distinctive words with `texts` (the latest
+/// user messages), plus every tool in `used` (called earlier in the window, so follow-ups keep
+/// them). Generic over the registry: a new tool takes part by its name and description alone.
+/// The result keeps registry order, so the same selection gives byte-identical requests.
+pub fn relevant_tools(
+    mode: Mode,
+    registry: &ToolRegistry,
+    texts: &[&str],
+    used: &[&str],
+) -> Vec<&'static str> {
+    let tools: Vec<(&'static str, &'static str)> = registry
+        .all()
+        .filter(|t| allows(mode, t.name()))
+        .map(|t| (t.name(), t.description()))
+        .collect();
+    if tools.len() <= SMALL_MODE {
+        return tools.into_iter().map(|(n, _)| n).collect();
+    }
+    let name_stems: Vec<Vec<String>> = tools.iter().map(|(n, _)| stems(n)).collect();
+    let text_stems: Vec<Vec<String>> = tools
+        .iter()
+        .zip(&name_stems)
+        .map(|((_, d), n)| {
+            let mut all = stems(d);
+            all.extend(n.iter().cloned());
+            all.sort();
+            all.dedup();
+            all
+        })
+        .collect();
+    // Words every tool mentions (panel, circuit, project) say little about which one is meant.
+    let idf = |stem: &str| {
+        let df = text_stems.iter().filter(|s| s.iter().any(|x| x == stem)).count();
+        if df == 0 {
+            0.0
+        } else {
+            (tools.len() as f64 / df as f64).ln()
+        }
+    };
+    let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
+    query.sort();
+    query.dedup();
+    let mut scored: Vec<(usize, f64)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let score: f64 = query
+                .iter()
+                .map(|q| {
+                    let w = idf(q);
+                    if name_stems[i].contains(q) {
+                        2.0 * w
+                    } else if text_stems[i].contains(q) {
+                        w
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            (i, score)
+        })
+        .filter(|(_, s)| *s >= 1.0)
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut chosen: Vec<usize> = scored.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
+    for (i, (name, _)) in tools.iter().enumerate() {
+        if used.contains(name) && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort();
+    chosen.into_iter().map(|i| tools[i].0).collect()
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "what", "how", "this", "that", "from", "are", "was", "were", "its",
+    "into", "than", "then", "them", "they", "you", "your", "our", "can", "could", "would", "should",
+    "will", "does", "did", "has", "have", "had", "not", "but", "all", "any", "one", "also", "per",
+    "each", "when", "where", "which", "who", "why", "there", "here", "about", "give", "show",
+    "tell", "need", "please", "let", "get", "use", "like", "just", "now", "again", "same",
+];
+
+/// Lower-case word stems (first five letters, plural `s` dropped) of the words of three or
+/// more letters, without common English words. Tool names split on `_`.
+fn stems(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+        .map(|w| {
+            let w = w.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&w);
+            w.chars().take(5).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick(text: &str) -> Vec<&'static str> {
+        let r = crate::tools::default_registry(10);
+        relevant_tools(Mode::General, &r, &[text], &[])
+    }
+
+    #[test]
+    fn questions_get_the_tools_they_name() {
+        assert!(pick("What is the voltage drop on LP-3 circuit 12?").contains(&"calculate_voltage_drop"));
+        assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").contains(&"add_circuit"));
+        assert!(pick("What's the arc flash incident energy at MDP?").contains(&"calculate_arc_flash"));
+        assert!(pick("look up table 310.16 ampacity").contains(&"lookup_table"));
+        assert!(pick("hello").is_empty());
+        assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").len() <= RELEVANT_MAX);
+    }
+
+    #[test]
+    fn tools_used_earlier_stay_offered_and_small_modes_get_everything() {
+        let r = crate::tools::default_registry(10);
+        let picked = relevant_tools(Mode::General, &r, &["and the one on LP-3?"], &["describe_panel"]);
+        assert!(picked.contains(&"describe_panel"), "{picked:?}");
+        let load = relevant_tools(Mode::Load, &r, &["hello"], &[]);
+        assert_eq!(load, tool_names(Mode::Load, &r));
+    }
+
+    #[test]
+    fn stems_ignore_plurals_and_common_words() {
+        assert_eq!(stems("the circuits and Panels"), vec!["circu", "panel"]);
+        assert_eq!(stems("calculate_voltage_drop"), vec!["calcu", "volta", "drop"]);
+    }
+}

@@ -24,6 +24,11 @@ pub struct ValidatedCall {
     pub args: Value,
 }
 
+/// Description text with runs of whitespace collapsed (multi-line doc strings).
+fn compact_text(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Every tool by name, with compiled schemas and an execution rate limiter.
 pub struct ToolRegistry {
     tools: BTreeMap<&'static str, Entry>,
@@ -79,6 +84,20 @@ impl ToolRegistry {
                 name: e.tool.name().to_string(),
                 description: e.tool.description().to_string(),
                 parameters: e.tool.schema(),
+            })
+            .collect()
+    }
+
+    /// Specs for the tools named in `names`, with their schemas compacted for the model
+    /// ([`super::schema::compact`]); validation still uses the full schemas.
+    pub fn compact_specs(&self, names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: compact_text(e.tool.description()),
+                parameters: super::schema::compact(&e.tool.schema()),
             })
             .collect()
     }
@@ -142,3 +161,4 @@ impl ToolRegistry {
         })
     }
 }
+
