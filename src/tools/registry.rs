@@ -24,9 +24,43 @@ pub struct ValidatedCall {
     pub args: Value,
 }
 
-/// Description text with runs of whitespace collapsed (multi-line doc strings).
+/// A tool description longer than this is cut at the last sentence end before it.
+const DESCRIPTION_LIMIT: usize = 240;
+
+/// The description with whitespace runs collapsed, cut to whole sentences within
+/// [`DESCRIPTION_LIMIT`] (at least the first sentence): the opening sentences say what the
+/// tool does; the details that follow repeat what the argument descriptions say.
 fn compact_text(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.len() <= DESCRIPTION_LIMIT {
+        return text;
+    }
+    // Sentence ends: ". " not inside a parenthesis (so "(e.g. 310.16)" does not end one).
+    let mut depth = 0i32;
+    let mut ends = Vec::new();
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '.' if depth <= 0
+                && bytes.get(i + 1) == Some(&b' ')
+                && !text[..i].ends_with("e.g")
+                && !text[..i].ends_with("i.e") =>
+            {
+                ends.push(i + 1)
+            }
+            _ => {}
+        }
+    }
+    let cut = ends
+        .iter()
+        .rev()
+        .find(|e| **e <= DESCRIPTION_LIMIT)
+        .or(ends.first())
+        .copied()
+        .unwrap_or(text.len());
+    text[..cut].to_string()
 }
 
 /// Every tool by name, with compiled schemas and an execution rate limiter.

@@ -277,7 +277,18 @@ mod tests {
         let compact = r.compact_specs(&names);
         let full_len = serde_json::to_string(&full).map(|t| t.len()).unwrap_or(0);
         let compact_len = serde_json::to_string(&compact).map(|t| t.len()).unwrap_or(0);
+        println!("compact tool specs: {compact_len} of {full_len} bytes");
         assert!(compact_len * 10 < full_len * 8, "{compact_len} of {full_len} bytes");
+        // Every tool keeps at least its first sentence.
+        for (f, c) in full.iter().zip(&compact) {
+            assert!(c.description.len() >= 20, "{}: {}", f.name, c.description);
+            let first = f.description.split(". ").next().unwrap_or_default();
+            assert!(
+                c.description.starts_with(first.split_whitespace().next().unwrap_or_default()),
+                "{}",
+                f.name
+            );
+        }
         for (f, c) in full.iter().zip(&compact) {
             assert_eq!(f.name, c.name);
             // Every property and every required name survives, with its type.
