@@ -15,9 +15,10 @@ const WHOLE_LIMIT: usize = 6000;
 /// Which tools a request offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolOffer {
-    /// Every tool of the session's mode.
+    /// Every tool of the session's mode, each in full.
     All,
-    /// The mode's tools relevant to the latest messages, plus those used in the window.
+    /// Every tool of the mode, those relevant to the latest messages (and those used in the
+    /// window) in full, the others in short form (first sentence, argument names and types).
     Relevant,
 }
 

@@ -70,73 +70,74 @@ pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
 const RELEVANT_MAX: usize = 6;
 /// A mode with at most this many tools always offers them all.
 const SMALL_MODE: usize = 6;
-
-/// The tools offered for one request: every tool of the mode, or, for a mode with many tools,
-/// those whose name and description share the most distinctive words with `texts` (the latest
-/// user messages), plus every tool in `used` (called earlier in the window, so follow-ups keep
-/// them). Generic over the registry: a new tool takes part by its name and description alone.
-/// The result keeps registry order, so the same selection gives byte-identical requests.
+/// The tools a request describes in full: in a mode with few tools all of them; otherwise
+/// those sharing the most distinctive words with the latest user messages (`texts`) through
+/// their name, description and argument names and descriptions, plus every tool in `used`
+/// (called earlier in the window, so follow-ups keep them). The other tools of the mode are
+/// still offered, in short form, so a question the words do not match loses detail, never a
+/// tool. Generic over the registry: a new tool takes part by its name, description and
+/// schema alone. The result keeps registry order, so the same choice gives byte-identical
+/// requests.
 pub fn relevant_tools(
     mode: Mode,
     registry: &ToolRegistry,
     texts: &[&str],
     used: &[&str],
 ) -> Vec<&'static str> {
-    let tools: Vec<(&'static str, &'static str)> = registry
+    // A tool is known by its name, its description and its arguments' names and descriptions.
+    let tools: Vec<(&'static str, String)> = registry
         .all()
         .filter(|t| allows(mode, t.name()))
-        .map(|t| (t.name(), t.description()))
+        .map(|t| {
+            let mut text = t.description().to_string();
+            schema_words(&t.schema(), &mut text);
+            (t.name(), text)
+        })
         .collect();
     if tools.len() <= SMALL_MODE {
         return tools.into_iter().map(|(n, _)| n).collect();
     }
-    let name_stems: Vec<Vec<String>> = tools.iter().map(|(n, _)| stems(n)).collect();
+    let n = tools.len() as f64;
+    let name_stems: Vec<Vec<String>> = tools.iter().map(|(name, _)| stems(name)).collect();
     let text_stems: Vec<Vec<String>> = tools
         .iter()
         .zip(&name_stems)
-        .map(|((_, d), n)| {
+        .map(|((_, d), names)| {
             let mut all = stems(d);
-            all.extend(n.iter().cloned());
+            all.extend(names.iter().cloned());
             all.sort();
             all.dedup();
             all
         })
         .collect();
-    // Words every tool mentions (panel, circuit, project) say little about which one is meant.
-    let idf = |stem: &str| {
-        let df = text_stems.iter().filter(|s| s.iter().any(|x| x == stem)).count();
+    // Words many tools mention (panel, circuit, project) say little about which one is meant.
+    let idf = |docs: &[Vec<String>], stem: &str| {
+        let df = docs.iter().filter(|s| s.iter().any(|x| x == stem)).count();
         if df == 0 {
             0.0
         } else {
-            (tools.len() as f64 / df as f64).ln()
+            (n / df as f64).ln()
         }
     };
     let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
     query.sort();
     query.dedup();
-    let mut scored: Vec<(usize, f64)> = tools
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            let score: f64 = query
-                .iter()
-                .map(|q| {
-                    let w = idf(q);
-                    if name_stems[i].contains(q) {
-                        2.0 * w
-                    } else if text_stems[i].contains(q) {
-                        w
-                    } else {
-                        0.0
-                    }
-                })
-                .sum();
+    let scored: Vec<(usize, f64)> = (0..tools.len())
+        .map(|i| {
+            let mut score = 0.0;
+            for q in &query {
+                if name_stems[i].contains(q) {
+                    score += 2.0 * idf(&name_stems, q);
+                } else if text_stems[i].contains(q) {
+                    score += idf(&text_stems, q);
+                }
+            }
             (i, score)
         })
-        .filter(|(_, s)| *s >= 1.0)
         .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut chosen: Vec<usize> = scored.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
+    let mut ranked: Vec<&(usize, f64)> = scored.iter().filter(|(_, s)| *s >= 1.0).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut chosen: Vec<usize> = ranked.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
     for (i, (name, _)) in tools.iter().enumerate() {
         if used.contains(name) && !chosen.contains(&i) {
             chosen.push(i);
@@ -144,6 +145,32 @@ pub fn relevant_tools(
     }
     chosen.sort();
     chosen.into_iter().map(|i| tools[i].0).collect()
+}
+
+/// Appends the property names and descriptions of a JSON Schema to `out`.
+fn schema_words(schema: &serde_json::Value, out: &mut String) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("description", serde_json::Value::String(d)) => {
+                        out.push(' ');
+                        out.push_str(d);
+                    }
+                    ("properties", serde_json::Value::Object(props)) => {
+                        for (name, s) in props {
+                            out.push(' ');
+                            out.push_str(name);
+                            schema_words(s, out);
+                        }
+                    }
+                    _ => schema_words(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| schema_words(v, out)),
+        _ => {}
+    }
 }
 
 const STOPWORDS: &[&str] = &[
@@ -154,15 +181,18 @@ const STOPWORDS: &[&str] = &[
     "tell", "need", "please", "let", "get", "use", "like", "just", "now", "again", "same",
 ];
 
-/// Lower-case word stems (first five letters, plural `s` dropped) of the words of three or
-/// more letters, without common English words. Tool names split on `_`.
+/// Lower-case word stems (an inflection ending dropped, then the first five letters) of the
+/// words of three or more letters, without common English words. Tool names split on `_`.
 fn stems(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
         .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
         .map(|w| {
-            let w = w.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&w);
+            let w = ["ing", "ed", "es", "s", "e"]
+                .iter()
+                .find_map(|end| w.strip_suffix(end).filter(|s| s.len() >= 3))
+                .unwrap_or(&w);
             w.chars().take(5).collect()
         })
         .collect()
@@ -183,8 +213,31 @@ mod tests {
         assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").contains(&"add_circuit"));
         assert!(pick("What's the arc flash incident energy at MDP?").contains(&"calculate_arc_flash"));
         assert!(pick("look up table 310.16 ampacity").contains(&"lookup_table"));
+        assert!(pick("Add a 20 A circuit for a new dishwasher to MP: 1200 VA, 12 AWG copper, 60 ft.").contains(&"add_circuit"));
         assert!(pick("hello").is_empty());
         assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").len() <= RELEVANT_MAX);
+    }
+
+    #[test]
+    fn show_picks() {
+        for q in [
+            "How loaded is LP-7? Can it take more?",
+            "Is 12 AWG still fine for the dishwasher circuit?",
+            "Add a 20 A circuit for a new dishwasher to MP: 1200 VA, 12 AWG copper, 60 ft.",
+            "What's the voltage drop on LP-7 circuit 12?",
+            "Describe LP-3 for me.",
+            "What's on the punch list?",
+            "What does the NEC require for GFCI protection of receptacles in kitchens and garages?",
+            "Look up the ampacity of 10 AWG copper at 75 °C.",
+            "Which circuits on LP-7 have the worst voltage drop? List them all.",
+            "What's the available fault current at LP-3, and is its 22 kA rating enough?",
+            "What size equipment grounding conductor does a 60 A circuit need?",
+            "What's the arc flash incident energy at LP-3?",
+            "What does the code say about working space in front of panels?",
+        ] {
+            let p = pick(q);
+            println!("{q} -> {} {:?}", p.len(), if p.len() > 8 { vec![] } else { p });
+        }
     }
 
     #[test]
@@ -199,6 +252,7 @@ mod tests {
     #[test]
     fn stems_ignore_plurals_and_common_words() {
         assert_eq!(stems("the circuits and Panels"), vec!["circu", "panel"]);
-        assert_eq!(stems("calculate_voltage_drop"), vec!["calcu", "volta", "drop"]);
+        assert_eq!(stems("calculate_voltage_drop"), vec!["calcul", "voltag", "drop"].iter().map(|s| s.chars().take(5).collect::<String>()).collect::<Vec<_>>());
+        assert_eq!(stems("loaded loads sizing size"), vec!["load", "load", "siz", "siz"]);
     }
 }

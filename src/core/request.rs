@@ -47,7 +47,16 @@ pub async fn build(
         .take(RELEVANCE_MESSAGES)
         .collect();
     let latest: Vec<&str> = latest.iter().map(String::as_str).collect();
-    let used: Vec<&str> = messages
+    // Tools called in the latest turns stay detailed, so a follow-up can call them again.
+    let recent_start = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, ChatMessage::User { .. }))
+        .map(|(i, _)| i)
+        .rev()
+        .nth(RELEVANCE_MESSAGES - 1)
+        .unwrap_or(0);
+    let used: Vec<&str> = messages[recent_start..]
         .iter()
         .flat_map(|m| match m {
             ChatMessage::Assistant { tool_calls, .. } => tool_calls.as_slice(),
@@ -55,15 +64,22 @@ pub async fn build(
         })
         .map(|c| c.name.as_str())
         .collect();
-    let names = match policy.tools {
-        ToolOffer::All => modes::tool_names(session.mode, tools),
+    let names = modes::tool_names(session.mode, tools);
+    let detailed = match policy.tools {
+        ToolOffer::All => names.clone(),
         ToolOffer::Relevant => modes::relevant_tools(session.mode, tools, &latest, &used),
     };
-    let specs = if policy.compact_schemas {
-        tools.compact_specs(&names)
-    } else {
-        tools.specs(&names)
-    };
+    let specs = names
+        .iter()
+        .flat_map(|name| {
+            let one = [*name];
+            match (detailed.contains(name), policy.compact_schemas) {
+                (true, true) => tools.compact_specs(&one),
+                (true, false) => tools.specs(&one),
+                (false, _) => tools.slim_specs(&one),
+            }
+        })
+        .collect();
 
     let mut system = modes::system_prompt(session.mode);
     let mut attached = String::new();

@@ -39,6 +39,31 @@ pub fn compact(schema: &Value) -> Value {
     v
 }
 
+/// The shortest useful form of a schema, for tools offered without detail: the compact schema
+/// without the arguments' descriptions (names, types, enums and required stay).
+pub fn slim(schema: &Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("description");
+                if let Some(Value::Object(props)) = map.get_mut("properties") {
+                    props.values_mut().for_each(strip);
+                }
+                for (k, child) in map.iter_mut() {
+                    if k != "properties" {
+                        strip(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = compact(schema);
+    strip(&mut v);
+    v
+}
+
 fn compact_node(node: &Value) -> Value {
     match node {
         Value::Object(map) => {
@@ -267,6 +292,11 @@ mod tests {
         assert!(!text.contains("null"), "{text}");
         assert!(!text.contains("additionalProperties"), "{text}");
         assert!(text.len() < s.to_string().len());
+        let slim = slim(&s);
+        assert_eq!(slim["properties"]["material"]["enum"][1], "aluminum");
+        assert_eq!(slim["properties"]["current"]["type"], "number");
+        assert!(!slim.to_string().contains("description"), "{slim}");
+        assert_eq!(slim["required"], s["required"]);
     }
 
     #[test]

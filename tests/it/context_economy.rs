@@ -21,7 +21,7 @@ fn tokenizer() -> Tokenizer {
     })
 }
 
-async fn compare(w: Workload) {
+async fn compare(w: Workload, min_saving_percent: usize) {
     let naive = context_workload::run(&w, ContextPolicy::naive(), tokenizer())
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", w.label));
@@ -35,8 +35,10 @@ async fn compare(w: Workload) {
     for (n, e) in naive.outcomes.iter().zip(&economy.outcomes) {
         assert_eq!(n, e, "{}: a tool outcome differs", w.label);
     }
+    // The savings measured with o200k_base are in docs/context.md; these floors (with a
+    // byte-based count) catch a lever that stops working.
     assert!(
-        economy.total() * 2 < naive.total(),
+        economy.total() * 100 < naive.total() * (100 - min_saving_percent),
         "{}: economy {} vs naive {} tokens",
         w.label,
         economy.total(),
@@ -49,12 +51,12 @@ async fn compare(w: Workload) {
 
 #[tokio::test]
 async fn economy_keeps_every_fact_and_tool_outcome_of_a_large_project() {
-    compare(context_workload::large()).await;
+    compare(context_workload::large(), 60).await;
 }
 
 #[tokio::test]
 async fn economy_keeps_every_fact_and_tool_outcome_of_a_small_project() {
-    compare(context_workload::small()).await;
+    compare(context_workload::small(), 40).await;
 }
 
 /// The check itself can fail: a request without a needed fact, or without the tool the model

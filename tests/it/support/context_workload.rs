@@ -671,11 +671,19 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             s.lost.push(format!("turn {}: the request lacks \"{fact}\"", turn + 1));
         }
     }
-    let offered: Vec<String> = body["tools"]
+    // Tool name -> the argument names its offered schema declares.
+    let offered: HashMap<String, Vec<String>> = body["tools"]
         .as_array()
         .map(|t| {
             t.iter()
-                .filter_map(|x| x["function"]["name"].as_str().map(str::to_string))
+                .filter_map(|x| {
+                    let f = &x["function"];
+                    let props = f["parameters"]["properties"]
+                        .as_object()
+                        .map(|p| p.keys().cloned().collect())
+                        .unwrap_or_default();
+                    f["name"].as_str().map(|n| (n.to_string(), props))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -707,8 +715,18 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         Answer::Calls(list) => {
             let mut fragments = Vec::new();
             for (i, (name, args)) in list.iter().enumerate() {
-                if !offered.contains(name) {
-                    s.lost.push(format!("turn {}: the tool {name} was not offered", turn + 1));
+                match offered.get(name) {
+                    None => s.lost.push(format!("turn {}: the tool {name} was not offered", turn + 1)),
+                    Some(props) => {
+                        for key in args.as_object().map(|a| a.keys().collect::<Vec<_>>()).unwrap_or_default() {
+                            if !props.contains(key) {
+                                s.lost.push(format!(
+                                    "turn {}: the offered {name} schema has no argument {key}",
+                                    turn + 1
+                                ));
+                            }
+                        }
+                    }
                 }
                 s.next_id += 1;
                 let id = format!("call_{}", s.next_id);
