@@ -20,20 +20,35 @@ fn tokenizer() -> Tokenizer {
         Ok(b) => Arc::new(b),
         Err(e) => panic!("the o200k_base tokenizer did not load: {e}"),
     };
-    Arc::new(move |text: &str| bpe.encode_ordinary(text).into_iter().map(|t| t as u32).collect())
+    Arc::new(move |text: &str| bpe.encode_ordinary(text))
 }
 
-fn levers() -> Vec<(&'static str, fn(&mut ContextPolicy, bool))> {
+/// Turns one lever on or off in a policy.
+type Lever = fn(&mut ContextPolicy, bool);
+
+fn levers() -> Vec<(&'static str, Lever)> {
     vec![
         ("relevant tools", |p, on| {
-            p.tools = if on { ToolOffer::Relevant } else { ToolOffer::All }
+            p.tools = if on {
+                ToolOffer::Relevant
+            } else {
+                ToolOffer::All
+            }
         }),
         ("compact schemas", |p, on| p.compact_schemas = on),
         ("project: fixed summary", |p, on| {
-            p.project = if on { ProjectScope::Summary } else { ProjectScope::Whole }
+            p.project = if on {
+                ProjectScope::Summary
+            } else {
+                ProjectScope::Whole
+            }
         }),
         ("project: index + named panels", |p, on| {
-            p.project = if on { ProjectScope::Relevant } else { ProjectScope::Whole }
+            p.project = if on {
+                ProjectScope::Relevant
+            } else {
+                ProjectScope::Whole
+            }
         }),
         ("digest old results", |p, on| p.digest_old_results = on),
         ("history budget", |p, on| p.whole_history = !on),
@@ -98,7 +113,11 @@ async fn workload(w: Workload, tok: &Tokenizer) {
     println!("  {:>4} {:>18} {:>18}", "turn", "naive", "economy");
     for t in 0..naive.turns {
         let cached = |r: &RunReport| -> usize {
-            r.requests.iter().filter(|q| q.turn == t).map(|q| q.cached).sum()
+            r.requests
+                .iter()
+                .filter(|q| q.turn == t)
+                .map(|q| q.cached)
+                .sum()
         };
         println!(
             "  {:>4} {:>9} [{:>6}] {:>9} [{:>6}]",

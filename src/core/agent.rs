@@ -17,10 +17,10 @@ use chrono::Utc;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+use super::context::ContextPolicy;
 use super::effects::{Citation, Effect, EffectSink, Outcome};
 use super::limits::TurnLimiter;
 use super::session::{Mode, Session, SessionKey};
-use super::context::ContextPolicy;
 use super::{modes, request};
 use crate::config::{AgentConfig, ConfirmPolicy, LimitsConfig};
 use crate::llm::{

@@ -405,12 +405,19 @@ mod tests {
         let p = big();
         let v = project_view(&p, ProjectScope::Relevant, &["and the one on LP-3?"]);
         assert!(v.stable.contains("- LP-31:"), "{}", v.stable);
-        assert!(!v.stable.contains("Receptacles"), "the index carries no circuits");
+        assert!(
+            !v.stable.contains("Receptacles"),
+            "the index carries no circuits"
+        );
         assert!(v.relevant.contains("Panel LP-3 "), "{}", v.relevant);
         assert!(v.relevant.contains("Receptacles room 305"));
         assert!(!v.relevant.contains("Panel LP-31"), "LP-31 is not LP-3");
         // A follow-up that names nothing keeps the panels of the message before.
-        let v = project_view(&p, ProjectScope::Relevant, &["and its breaker?", "LP-12 please"]);
+        let v = project_view(
+            &p,
+            ProjectScope::Relevant,
+            &["and its breaker?", "LP-12 please"],
+        );
         assert!(v.relevant.contains("Panel LP-12 "));
         // The stable part does not depend on the question.
         assert_eq!(

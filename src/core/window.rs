@@ -258,7 +258,9 @@ fn digest(v: &serde_json::Value) -> serde_json::Value {
             Value::Array(kept)
         }
         Value::Array(items) => Value::Array(items.iter().map(digest).collect()),
-        Value::String(text) if text.chars().count() > DIGEST_TEXT => Value::String(clip(text, DIGEST_TEXT)),
+        Value::String(text) if text.chars().count() > DIGEST_TEXT => {
+            Value::String(clip(text, DIGEST_TEXT))
+        }
         other => other.clone(),
     }
 }
@@ -408,7 +410,9 @@ mod tests {
     #[test]
     fn old_large_results_become_digests_and_recent_ones_stay_whole() {
         let rows: Vec<serde_json::Value> = (0..200)
-            .map(|i| serde_json::json!({"panel": "LP-3", "number": i, "description": "Receptacles"}))
+            .map(
+                |i| serde_json::json!({"panel": "LP-3", "number": i, "description": "Receptacles"}),
+            )
             .collect();
         let big = serde_json::json!({"matched": 200, "circuits": rows, "worst_percent": 4.12});
         let result = |id: &str| ChatMessage::Tool {
@@ -441,12 +445,17 @@ mod tests {
         assert_eq!(d["matched"], 200);
         assert_eq!(d["worst_percent"], 4.12);
         assert_eq!(d["circuits"].as_array().map(Vec::len), Some(4));
-        assert!(d["circuits"][3].as_str().is_some_and(|t| t.contains("197 more of 200")));
+        assert!(d["circuits"][3]
+            .as_str()
+            .is_some_and(|t| t.contains("197 more of 200")));
         assert!(d.to_string().len() < 800);
         let ChatMessage::Tool { results } = &msgs[6] else {
             panic!("expected results")
         };
-        assert_eq!(results[0].content, big, "the current turn's result stays whole");
+        assert_eq!(
+            results[0].content, big,
+            "the current turn's result stays whole"
+        );
     }
 
     #[test]

@@ -151,7 +151,10 @@ fn is_type_max(v: &Value) -> bool {
 fn without_null_type(v: &Value) -> Value {
     match v.as_array() {
         Some(types) => {
-            let kept: Vec<&Value> = types.iter().filter(|t| t.as_str() != Some("null")).collect();
+            let kept: Vec<&Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .collect();
             match kept.as_slice() {
                 [one] => (*one).clone(),
                 _ => Value::Array(kept.into_iter().cloned().collect()),
@@ -306,15 +309,21 @@ mod tests {
         let full = r.specs(&names);
         let compact = r.compact_specs(&names);
         let full_len = serde_json::to_string(&full).map(|t| t.len()).unwrap_or(0);
-        let compact_len = serde_json::to_string(&compact).map(|t| t.len()).unwrap_or(0);
+        let compact_len = serde_json::to_string(&compact)
+            .map(|t| t.len())
+            .unwrap_or(0);
         println!("compact tool specs: {compact_len} of {full_len} bytes");
-        assert!(compact_len * 10 < full_len * 8, "{compact_len} of {full_len} bytes");
+        assert!(
+            compact_len * 10 < full_len * 8,
+            "{compact_len} of {full_len} bytes"
+        );
         // Every tool keeps at least its first sentence.
         for (f, c) in full.iter().zip(&compact) {
             assert!(c.description.len() >= 20, "{}: {}", f.name, c.description);
             let first = f.description.split(". ").next().unwrap_or_default();
             assert!(
-                c.description.starts_with(first.split_whitespace().next().unwrap_or_default()),
+                c.description
+                    .starts_with(first.split_whitespace().next().unwrap_or_default()),
                 "{}",
                 f.name
             );
@@ -322,17 +331,32 @@ mod tests {
         for (f, c) in full.iter().zip(&compact) {
             assert_eq!(f.name, c.name);
             // Every property and every required name survives, with its type.
-            let props = f.parameters["properties"].as_object().cloned().unwrap_or_default();
+            let props = f.parameters["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
             for (name, schema) in &props {
                 let kept = &c.parameters["properties"][name];
                 assert!(kept.is_object(), "{}: {name} lost", f.name);
                 if schema.get("enum").is_some() {
-                    assert!(kept.get("enum").is_some(), "{}: {name} lost its values", f.name);
+                    assert!(
+                        kept.get("enum").is_some(),
+                        "{}: {name} lost its values",
+                        f.name
+                    );
                 }
             }
-            assert_eq!(f.parameters["required"], c.parameters["required"], "{}", f.name);
+            assert_eq!(
+                f.parameters["required"], c.parameters["required"],
+                "{}",
+                f.name
+            );
             // The compact schema is still a valid JSON Schema.
-            assert!(jsonschema::validator_for(&c.parameters).is_ok(), "{}", f.name);
+            assert!(
+                jsonschema::validator_for(&c.parameters).is_ok(),
+                "{}",
+                f.name
+            );
         }
     }
 }

@@ -16,7 +16,11 @@ fn tokenizer() -> Tokenizer {
     Arc::new(|text: &str| {
         text.as_bytes()
             .chunks(4)
-            .map(|c| c.iter().fold(0u32, |acc, b| acc.wrapping_mul(257).wrapping_add(u32::from(*b))))
+            .map(|c| {
+                c.iter().fold(0u32, |acc, b| {
+                    acc.wrapping_mul(257).wrapping_add(u32::from(*b))
+                })
+            })
             .collect()
     })
 }
@@ -28,9 +32,24 @@ async fn compare(w: Workload, min_saving_percent: usize) {
     let economy = context_workload::run(&w, ContextPolicy::economy(), tokenizer())
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", w.label));
-    assert!(naive.lost.is_empty(), "{} naive: {:#?}", w.label, naive.lost);
-    assert!(economy.lost.is_empty(), "{} economy: {:#?}", w.label, economy.lost);
-    assert!(naive.outcomes.len() >= 15, "{}: {} tool results", w.label, naive.outcomes.len());
+    assert!(
+        naive.lost.is_empty(),
+        "{} naive: {:#?}",
+        w.label,
+        naive.lost
+    );
+    assert!(
+        economy.lost.is_empty(),
+        "{} economy: {:#?}",
+        w.label,
+        economy.lost
+    );
+    assert!(
+        naive.outcomes.len() >= 15,
+        "{}: {} tool results",
+        w.label,
+        naive.outcomes.len()
+    );
     assert_eq!(naive.outcomes.len(), economy.outcomes.len(), "{}", w.label);
     for (n, e) in naive.outcomes.iter().zip(&economy.outcomes) {
         assert_eq!(n, e, "{}: a tool outcome differs", w.label);
@@ -45,8 +64,18 @@ async fn compare(w: Workload, min_saving_percent: usize) {
         naive.total()
     );
     // The agent recorded the usage the model reported, cached tokens included.
-    assert_eq!(economy.recorded_input, economy.total() as u64, "{}", w.label);
-    assert_eq!(economy.recorded_cached, economy.cached() as u64, "{}", w.label);
+    assert_eq!(
+        economy.recorded_input,
+        economy.total() as u64,
+        "{}",
+        w.label
+    );
+    assert_eq!(
+        economy.recorded_cached,
+        economy.cached() as u64,
+        "{}",
+        w.label
+    );
 }
 
 #[tokio::test]
@@ -84,5 +113,8 @@ async fn a_missing_fact_or_tool_is_reported() {
     let lost = model.lost();
     assert_eq!(lost.len(), 2, "{lost:?}");
     assert!(lost[0].contains("4.12"), "{lost:?}");
-    assert!(lost[1].contains("describe_panel was not offered"), "{lost:?}");
+    assert!(
+        lost[1].contains("describe_panel was not offered"),
+        "{lost:?}"
+    );
 }

@@ -75,7 +75,13 @@ fn panel(name: &str, volts: f64, phase: Phase, bus: f64, fed_from: &str, spaces:
     }
 }
 
-fn circuit(number: i32, description: String, va: f64, length: f64, continuous: bool) -> CircuitSpec {
+fn circuit(
+    number: i32,
+    description: String,
+    va: f64,
+    length: f64,
+    continuous: bool,
+) -> CircuitSpec {
     CircuitSpec {
         number,
         poles: 1,
@@ -91,7 +97,14 @@ fn circuit(number: i32, description: String, va: f64, length: f64, continuous: b
     }
 }
 
-fn feeder(name: &str, from: &str, to: &str, size: ConductorSize, ocpd: f64, length: f64) -> FeederSpec {
+fn feeder(
+    name: &str,
+    from: &str,
+    to: &str,
+    size: ConductorSize,
+    ocpd: f64,
+    length: f64,
+) -> FeederSpec {
     FeederSpec {
         name: name.into(),
         from: from.into(),
@@ -106,10 +119,26 @@ fn feeder(name: &str, from: &str, to: &str, size: ConductorSize, ocpd: f64, leng
 }
 
 const ROOMS: &[&str] = &[
-    "Receptacles office", "Lighting corridor", "Receptacles open office", "Copier", "Lighting office",
-    "Break room counter receptacles", "Microwave", "Refrigerator", "Hand dryer", "Exhaust fan EF",
-    "Unit heater UH", "Workstation receptacles", "Conference room AV", "IDF rack", "Lighting stair",
-    "Exterior lighting", "Signage", "Water cooler", "Door hardware", "Fire alarm booster",
+    "Receptacles office",
+    "Lighting corridor",
+    "Receptacles open office",
+    "Copier",
+    "Lighting office",
+    "Break room counter receptacles",
+    "Microwave",
+    "Refrigerator",
+    "Hand dryer",
+    "Exhaust fan EF",
+    "Unit heater UH",
+    "Workstation receptacles",
+    "Conference room AV",
+    "IDF rack",
+    "Lighting stair",
+    "Exterior lighting",
+    "Signage",
+    "Water cooler",
+    "Door hardware",
+    "Fire alarm booster",
 ];
 
 /// A 50-panel, 2,000-circuit office building on a 480Y/277 V service.
@@ -123,13 +152,41 @@ pub fn large() -> Workload {
     let mut feeders = Vec::new();
     let mut transformers = Vec::new();
     for d in 1..=4 {
-        panels.push(panel(&format!("DP-{d}"), 480.0, Phase::Three, 1200.0, "MDP", 42));
-        feeders.push(feeder(&format!("F-DP-{d}"), "MDP", &format!("DP-{d}"), ConductorSize::Kcmil(500), 1200.0, 120.0));
+        panels.push(panel(
+            &format!("DP-{d}"),
+            480.0,
+            Phase::Three,
+            1200.0,
+            "MDP",
+            42,
+        ));
+        feeders.push(feeder(
+            &format!("F-DP-{d}"),
+            "MDP",
+            &format!("DP-{d}"),
+            ConductorSize::Kcmil(500),
+            1200.0,
+            120.0,
+        ));
     }
     for h in 1..=10 {
         let dp = format!("DP-{}", (h - 1) % 4 + 1);
-        panels.push(panel(&format!("HP-{h}"), 480.0, Phase::Three, 400.0, &dp, 42));
-        feeders.push(feeder(&format!("F-HP-{h}"), &dp, &format!("HP-{h}"), ConductorSize::Kcmil(500), 400.0, 90.0));
+        panels.push(panel(
+            &format!("HP-{h}"),
+            480.0,
+            Phase::Three,
+            400.0,
+            &dp,
+            42,
+        ));
+        feeders.push(feeder(
+            &format!("F-HP-{h}"),
+            &dp,
+            &format!("HP-{h}"),
+            ConductorSize::Kcmil(500),
+            400.0,
+            90.0,
+        ));
         transformers.push(TransformerSpec {
             name: format!("T-{h}"),
             kva: 112.5,
@@ -142,11 +199,32 @@ pub fn large() -> Workload {
     }
     for l in 1..=30 {
         let t = format!("T-{}", (l - 1) % 10 + 1);
-        panels.push(panel(&format!("LP-{l}"), 208.0, Phase::Three, 225.0, &t, 42));
-        feeders.push(feeder(&format!("F-LP-{l}"), &t, &format!("LP-{l}"), ConductorSize::Awg(-1), 225.0, 25.0 + l as f64));
+        panels.push(panel(
+            &format!("LP-{l}"),
+            208.0,
+            Phase::Three,
+            225.0,
+            &t,
+            42,
+        ));
+        feeders.push(feeder(
+            &format!("F-LP-{l}"),
+            &t,
+            &format!("LP-{l}"),
+            ConductorSize::Awg(-1),
+            225.0,
+            25.0 + l as f64,
+        ));
     }
     for e in 1..=5 {
-        panels.push(panel(&format!("EM-{e}"), 208.0, Phase::Three, 100.0, "T-1", 42));
+        panels.push(panel(
+            &format!("EM-{e}"),
+            208.0,
+            Phase::Three,
+            100.0,
+            "T-1",
+            42,
+        ));
     }
     let mut circuits = Vec::new();
     for (pi, p) in panels.iter().enumerate() {
@@ -168,7 +246,16 @@ pub fn large() -> Workload {
     }
     Workload {
         label: "office tower (50 panels, 2,000 circuits)",
-        file: file("Harbor Tower", 480.0, Phase::Three, 4000.0, panels, circuits, feeders, transformers),
+        file: file(
+            "Harbor Tower",
+            480.0,
+            Phase::Three,
+            4000.0,
+            panels,
+            circuits,
+            feeders,
+            transformers,
+        ),
         a: "LP-7".into(),
         b: "LP-3".into(),
     }
@@ -180,24 +267,54 @@ pub fn small() -> Workload {
     main.main_breaker = Some(Amps(200.0));
     let garage = panel("GP", 240.0, Phase::Single, 100.0, "MP", 12);
     let house = [
-        "Kitchen counter receptacles", "Kitchen counter receptacles 2", "Refrigerator", "Dining room receptacles",
-        "Living room receptacles", "Bedroom 1 receptacles", "Bedroom 2 receptacles", "Bathroom receptacles",
-        "Laundry receptacles", "Lighting first floor", "Lighting second floor", "Microwave", "Garbage disposal",
-        "Smoke detectors", "Exterior receptacles", "Bedroom 3 receptacles",
+        "Kitchen counter receptacles",
+        "Kitchen counter receptacles 2",
+        "Refrigerator",
+        "Dining room receptacles",
+        "Living room receptacles",
+        "Bedroom 1 receptacles",
+        "Bedroom 2 receptacles",
+        "Bathroom receptacles",
+        "Laundry receptacles",
+        "Lighting first floor",
+        "Lighting second floor",
+        "Microwave",
+        "Garbage disposal",
+        "Smoke detectors",
+        "Exterior receptacles",
+        "Bedroom 3 receptacles",
     ];
     let mut circuits: Vec<PanelCircuit> = house
         .iter()
         .enumerate()
         .map(|(i, d)| PanelCircuit {
             panel: "MP".into(),
-            circuit: circuit(i as i32 + 1, d.to_string(), 600.0 + (i as f64 * 83.0) % 900.0, 25.0 + (i as f64 * 11.0) % 60.0, false),
+            circuit: circuit(
+                i as i32 + 1,
+                d.to_string(),
+                600.0 + (i as f64 * 83.0) % 900.0,
+                25.0 + (i as f64 * 11.0) % 60.0,
+                false,
+            ),
         })
         .collect();
-    let garage_circuits = ["Garage receptacles", "Workbench receptacles", "Garage door opener", "Freezer", "Garage lighting"];
+    let garage_circuits = [
+        "Garage receptacles",
+        "Workbench receptacles",
+        "Garage door opener",
+        "Freezer",
+        "Garage lighting",
+    ];
     for (i, d) in garage_circuits.iter().enumerate() {
         circuits.push(PanelCircuit {
             panel: "GP".into(),
-            circuit: circuit(i as i32 + 1, d.to_string(), 500.0 + i as f64 * 150.0, 20.0 + i as f64 * 9.0, false),
+            circuit: circuit(
+                i as i32 + 1,
+                d.to_string(),
+                500.0 + i as f64 * 150.0,
+                20.0 + i as f64 * 9.0,
+                false,
+            ),
         });
     }
     // The circuits the conversation asks about by number.
@@ -205,10 +322,26 @@ pub fn small() -> Workload {
         panel: "GP".into(),
         circuit: circuit(12, "Shop compressor receptacle".into(), 1440.0, 95.0, false),
     });
-    let feeders = vec![feeder("F-GP", "MP", "GP", ConductorSize::Awg(3), 100.0, 60.0)];
+    let feeders = vec![feeder(
+        "F-GP",
+        "MP",
+        "GP",
+        ConductorSize::Awg(3),
+        100.0,
+        60.0,
+    )];
     Workload {
         label: "house (2 panels, 22 circuits)",
-        file: file("Maple St residence", 240.0, Phase::Single, 200.0, vec![main, garage], circuits, feeders, vec![]),
+        file: file(
+            "Maple St residence",
+            240.0,
+            Phase::Single,
+            200.0,
+            vec![main, garage],
+            circuits,
+            feeders,
+            vec![],
+        ),
         a: "MP".into(),
         b: "GP".into(),
     }
@@ -311,7 +444,11 @@ pub struct Turn {
 fn calls(list: &[(&str, Value)]) -> ModelStep {
     ModelStep {
         needs: vec![],
-        answer: Answer::Calls(list.iter().map(|(n, a)| (n.to_string(), a.clone())).collect()),
+        answer: Answer::Calls(
+            list.iter()
+                .map(|(n, a)| (n.to_string(), a.clone()))
+                .collect(),
+        ),
         remember: vec![],
     }
 }
@@ -464,11 +601,14 @@ pub struct ToolOutcome {
     pub result: Value,
 }
 
+/// A call the model made: tool, arguments, values to remember from its result, turn.
+type Issued = (String, Value, Vec<(String, String)>, usize);
+
 #[derive(Default)]
 struct Script {
     steps: VecDeque<(usize, ModelStep)>,
     vars: HashMap<String, String>,
-    issued: HashMap<String, (String, Value, Vec<(String, String)>, usize)>,
+    issued: HashMap<String, Issued>,
     seen: HashSet<String>,
     outcomes: Vec<ToolOutcome>,
     lost: Vec<String>,
@@ -592,7 +732,7 @@ fn prompt_text(body: &Value) -> (String, String) {
         }
         if let Some(calls) = m["tool_calls"].as_array() {
             for c in calls {
-                part.push_str(&c["function"]["name"].as_str().unwrap_or("").to_string());
+                part.push_str(c["function"]["name"].as_str().unwrap_or(""));
                 part.push_str(c["function"]["arguments"].as_str().unwrap_or(""));
             }
         }
@@ -638,7 +778,8 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         };
         s.seen.insert(id);
         let content = m["content"].as_str().unwrap_or("");
-        let result = serde_json::from_str::<Value>(content).unwrap_or(Value::String(content.into()));
+        let result =
+            serde_json::from_str::<Value>(content).unwrap_or(Value::String(content.into()));
         for (var, key) in remember {
             match find_key(&result, &key) {
                 Some(v) => {
@@ -668,7 +809,8 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     for fact in &step.needs {
         let fact = substitute(fact, &s.vars);
         if !haystack.contains(&fact) {
-            s.lost.push(format!("turn {}: the request lacks \"{fact}\"", turn + 1));
+            s.lost
+                .push(format!("turn {}: the request lacks \"{fact}\"", turn + 1));
         }
     }
     // Tool name -> the argument names its offered schema declares.
@@ -716,9 +858,16 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             let mut fragments = Vec::new();
             for (i, (name, args)) in list.iter().enumerate() {
                 match offered.get(name) {
-                    None => s.lost.push(format!("turn {}: the tool {name} was not offered", turn + 1)),
+                    None => s.lost.push(format!(
+                        "turn {}: the tool {name} was not offered",
+                        turn + 1
+                    )),
                     Some(props) => {
-                        for key in args.as_object().map(|a| a.keys().collect::<Vec<_>>()).unwrap_or_default() {
+                        for key in args
+                            .as_object()
+                            .map(|a| a.keys().collect::<Vec<_>>())
+                            .unwrap_or_default()
+                        {
                             if !props.contains(key) {
                                 s.lost.push(format!(
                                     "turn {}: the offered {name} schema has no argument {key}",
@@ -730,7 +879,10 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
                 }
                 s.next_id += 1;
                 let id = format!("call_{}", s.next_id);
-                s.issued.insert(id.clone(), (name.clone(), args.clone(), step.remember.clone(), turn));
+                s.issued.insert(
+                    id.clone(),
+                    (name.clone(), args.clone(), step.remember.clone(), turn),
+                );
                 fragments.push(json!({"index": i, "id": id, "type": "function",
                     "function": {"name": name, "arguments": args.to_string()}}));
             }
@@ -739,7 +891,9 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         }
         Answer::Text(t) => {
             let t = substitute(t, &s.vars);
-            chunks.push(json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}}]}));
+            chunks.push(
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}}]}),
+            );
             "stop"
         }
     };
@@ -781,7 +935,11 @@ pub struct RunReport {
 impl RunReport {
     /// Prompt tokens of every request of turn `t`.
     pub fn turn_tokens(&self, t: usize) -> usize {
-        self.requests.iter().filter(|r| r.turn == t).map(|r| r.tokens).sum()
+        self.requests
+            .iter()
+            .filter(|r| r.turn == t)
+            .map(|r| r.tokens)
+            .sum()
     }
     /// All prompt tokens.
     pub fn total(&self) -> usize {
@@ -811,10 +969,16 @@ fn setup<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> RunError + '_ {
 
 /// Plays the conversation about `w` through the agent under `policy`, on a fresh SQLite
 /// database, against a fresh scripted model.
-pub async fn run(w: &Workload, policy: ContextPolicy, tokenizer: Tokenizer) -> Result<RunReport, RunError> {
+pub async fn run(
+    w: &Workload,
+    policy: ContextPolicy,
+    tokenizer: Tokenizer,
+) -> Result<RunReport, RunError> {
     sparky::llm::tls::install_default_crypto_provider();
     let turns = conversation(w);
-    let model = ScriptedModel::start(&turns, tokenizer).await.map_err(setup("model server"))?;
+    let model = ScriptedModel::start(&turns, tokenizer)
+        .await
+        .map_err(setup("model server"))?;
     let dir = tempfile::tempdir().map_err(setup("temp dir"))?;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in [
@@ -834,19 +998,32 @@ pub async fn run(w: &Workload, policy: ContextPolicy, tokenizer: Tokenizer) -> R
         dir.path().join("context.db").display().to_string(),
     );
     let config = Config::load(None, &env).map_err(setup("config"))?;
-    let store = sparky::store::connect(&config).await.map_err(setup("store"))?;
-    sparky::rag::ingest::sync_builtin(store.as_ref(), None).await.map_err(setup("knowledge base"))?;
+    let store = sparky::store::connect(&config)
+        .await
+        .map_err(setup("store"))?;
+    sparky::rag::ingest::sync_builtin(store.as_ref(), None)
+        .await
+        .map_err(setup("knowledge base"))?;
     let workspace = Workspace::new("bench", "w");
     let project = sparky::project::io::import(store.as_ref(), &workspace, &w.file, None)
         .await
         .map_err(setup("project import"))?;
-    store.bind_channel("bench", "w", "c", project.id).await.map_err(setup("bind"))?;
+    store
+        .bind_channel("bench", "w", "c", project.id)
+        .await
+        .map_err(setup("bind"))?;
     let retriever = sparky::rag::search::Retriever::new(store.clone(), None, "offline");
     let mut tools = sparky::tools::default_registry(100_000);
     tools.register(sparky::tools::search_tool::SearchCode::new(retriever));
     let provider = sparky::llm::resilient::build_provider(&config);
-    let agent = Agent::new(store.clone(), provider, Arc::new(tools), config.agent.clone(), &config.limits)
-        .with_context_policy(policy);
+    let agent = Agent::new(
+        store.clone(),
+        provider,
+        Arc::new(tools),
+        config.agent.clone(),
+        &config.limits,
+    )
+    .with_context_policy(policy);
 
     let key = SessionKey::new("bench", "w", "c", "thread-1");
     let mut problems = Vec::new();
@@ -870,7 +1047,10 @@ pub async fn run(w: &Workload, policy: ContextPolicy, tokenizer: Tokenizer) -> R
         }
         for effect in sink.take() {
             if let Effect::Error { message } = effect {
-                problems.push(format!("turn {}: the user was shown an error: {message}", i + 1));
+                problems.push(format!(
+                    "turn {}: the user was shown an error: {message}",
+                    i + 1
+                ));
             }
         }
     }
@@ -878,7 +1058,10 @@ pub async fn run(w: &Workload, policy: ContextPolicy, tokenizer: Tokenizer) -> R
         .open_session(&key, sparky::core::session::Mode::General, Some(project.id))
         .await
         .map_err(setup("session"))?;
-    let audit = store.audit_for_session(session.id).await.map_err(setup("audit"))?;
+    let audit = store
+        .audit_for_session(session.id)
+        .await
+        .map_err(setup("audit"))?;
     let (recorded_input, recorded_cached) = audit
         .iter()
         .filter(|r| r.entry.tool.as_deref() == Some("model_turn"))
@@ -892,7 +1075,10 @@ pub async fn run(w: &Workload, policy: ContextPolicy, tokenizer: Tokenizer) -> R
     let mut lost = s.lost.clone();
     lost.extend(problems);
     if !s.steps.is_empty() {
-        lost.push(format!("{} scripted model steps were never asked for", s.steps.len()));
+        lost.push(format!(
+            "{} scripted model steps were never asked for",
+            s.steps.len()
+        ));
     }
     Ok(RunReport {
         requests: s.requests.clone(),
