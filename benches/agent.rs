@@ -47,6 +47,7 @@ impl ChatProvider for Instant0 {
             }
             events.push(Ok(StreamEvent::Usage(Usage {
                 input_tokens: 100,
+                cached_input_tokens: 0,
                 output_tokens: 3,
             })));
             events.push(Ok(StreamEvent::Done(FinishReason::Stop)));

@@ -17,13 +17,14 @@ use chrono::Utc;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+use super::context::ContextPolicy;
 use super::effects::{Citation, Effect, EffectSink};
 use super::gate::{PlannedCall, TextAndPending};
 use super::lease::Admission;
 use super::limits::TurnLimiter;
+use super::request;
 use super::runner::{RunFor, ToolRunner};
 use super::session::{Mode, Session, SessionKey};
-use super::{context, modes, window};
 use crate::config::{AgentConfig, LimitsConfig};
 use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
@@ -110,6 +111,7 @@ pub struct Agent {
     /// Every turn and every platform task that leads to one, so shutdown can wait for them
     /// whatever the transport.
     tasks: tokio_util::task::TaskTracker,
+    context: ContextPolicy,
 }
 
 /// What one streamed model call produced.
@@ -151,7 +153,15 @@ impl Agent {
             cfg,
             temperature: None,
             limiter: TurnLimiter::new(limits),
+            context: ContextPolicy::default(),
         }
+    }
+
+    /// Sets how much context each model request carries (the default keeps every lever that
+    /// pays; see docs/context.md).
+    pub fn with_context_policy(mut self, policy: ContextPolicy) -> Self {
+        self.context = policy;
+        self
     }
 
     /// Sets the sampling temperature sent to the model.
@@ -463,9 +473,6 @@ impl Agent {
             return Ok(());
         };
         let ctx = self.tool_context(session, user);
-        let tool_specs = self
-            .tools
-            .specs(&modes::tool_names(session.mode, &self.tools));
         let mut cache: HashMap<(String, String), ToolResult> = HashMap::new();
         let mut citations: BTreeSet<(String, Option<i32>, String)> = BTreeSet::new();
         let mut tool_calls_used = 0u32;
@@ -485,7 +492,15 @@ impl Agent {
                 break;
             }
             model_calls += 1;
-            let request = self.build_request(session, tool_specs.clone()).await?;
+            let request = request::build(
+                self.store.as_ref(),
+                &self.tools,
+                session,
+                self.cfg.history_token_budget,
+                &self.context,
+                self.temperature,
+            )
+            .await?;
             sink.emit(Effect::Status {
                 text: "thinking".into(),
             })
@@ -503,8 +518,7 @@ impl Agent {
                     break;
                 }
             };
-            usage.input_tokens += turn.usage.input_tokens;
-            usage.output_tokens += turn.usage.output_tokens;
+            usage.add(&turn.usage);
             if !turn.finish.is_normal() || turn.is_empty() {
                 let retryable = turn.text.trim().is_empty()
                     && matches!(
@@ -682,6 +696,7 @@ impl Agent {
             self.append(session.id, ChatMessage::Tool { results }, None, None)
                 .await?;
         }
+        usage.record(&provider.name());
         self.store
             .record_audit(&AuditEntry {
                 session_id: Some(session.id),
@@ -690,50 +705,13 @@ impl Agent {
                 tool: Some("model_turn".into()),
                 action_id: None,
                 args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-                result: json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}),
+                result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
                 is_error: false,
                 duration_ms: 0,
                 at: Utc::now(),
             })
             .await?;
         Ok(())
-    }
-
-    async fn build_request(
-        &self,
-        session: &Session,
-        tools: Vec<crate::llm::ToolSpec>,
-    ) -> Result<ChatRequest, CoreError> {
-        let win =
-            window::build(self.store.as_ref(), session, self.cfg.history_token_budget).await?;
-        let mut system = modes::system_prompt(session.mode);
-        match session.project_id {
-            Some(p) => match self.store.load_project(p).await {
-                Ok(data) => {
-                    system.push_str("\n\n# Project\n");
-                    system.push_str(&context::project_context(&data));
-                }
-                Err(StoreError::NotFound(_)) => {
-                    system.push_str("\n\nThe bound project no longer exists.")
-                }
-                Err(e) => return Err(e.into()),
-            },
-            None => system.push_str(
-                "\n\nNo project is bound to this conversation; project tools will say so. \
-                 The user can bind one with `/sparky project use NAME`.",
-            ),
-        }
-        if !win.summary.is_empty() {
-            system.push_str("\n\n# Earlier in this conversation\n");
-            system.push_str(&win.summary);
-        }
-        Ok(ChatRequest {
-            system,
-            messages: win.messages,
-            tools,
-            temperature: self.temperature,
-            max_output_tokens: None,
-        })
     }
 
     async fn stream_model(

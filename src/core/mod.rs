@@ -9,6 +9,7 @@ pub mod gate;
 pub mod lease;
 pub mod limits;
 pub mod modes;
+pub mod request;
 pub mod runner;
 pub mod session;
 pub mod window;

@@ -65,3 +65,190 @@ pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
         .filter(|n| allows(mode, n))
         .collect()
 }
+
+/// How many tools a question is offered at most when tools are chosen by relevance.
+const RELEVANT_MAX: usize = 6;
+/// A mode with at most this many tools always offers them all.
+const SMALL_MODE: usize = 6;
+/// The tools a request describes in full: in a mode with few tools all of them; otherwise
+/// those sharing the most distinctive words with the latest user messages (`texts`) through
+/// their name, description and argument names and descriptions, plus every tool in `used`
+/// (called earlier in the window, so follow-ups keep them). The other tools of the mode are
+/// still offered, in short form, so a question the words do not match loses detail, never a
+/// tool. Generic over the registry: a new tool takes part by its name, description and
+/// schema alone. The result keeps registry order, so the same choice gives byte-identical
+/// requests.
+pub fn relevant_tools(
+    mode: Mode,
+    registry: &ToolRegistry,
+    texts: &[&str],
+    used: &[&str],
+) -> Vec<&'static str> {
+    // A tool is known by its name, its description and its arguments' names and descriptions.
+    let tools: Vec<(&'static str, String)> = registry
+        .all()
+        .filter(|t| allows(mode, t.name()))
+        .map(|t| {
+            let mut text = t.description().to_string();
+            schema_words(&t.schema(), &mut text);
+            (t.name(), text)
+        })
+        .collect();
+    if tools.len() <= SMALL_MODE {
+        return tools.into_iter().map(|(n, _)| n).collect();
+    }
+    let n = tools.len() as f64;
+    let name_stems: Vec<Vec<String>> = tools.iter().map(|(name, _)| stems(name)).collect();
+    let text_stems: Vec<Vec<String>> = tools
+        .iter()
+        .zip(&name_stems)
+        .map(|((_, d), names)| {
+            let mut all = stems(d);
+            all.extend(names.iter().cloned());
+            all.sort();
+            all.dedup();
+            all
+        })
+        .collect();
+    // Words many tools mention (panel, circuit, project) say little about which one is meant.
+    let idf = |docs: &[Vec<String>], stem: &str| {
+        let df = docs.iter().filter(|s| s.iter().any(|x| x == stem)).count();
+        if df == 0 {
+            0.0
+        } else {
+            (n / df as f64).ln()
+        }
+    };
+    let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
+    query.sort();
+    query.dedup();
+    let scored: Vec<(usize, f64)> = (0..tools.len())
+        .map(|i| {
+            let mut score = 0.0;
+            for q in &query {
+                if name_stems[i].contains(q) {
+                    score += 2.0 * idf(&name_stems, q);
+                } else if text_stems[i].contains(q) {
+                    score += idf(&text_stems, q);
+                }
+            }
+            (i, score)
+        })
+        .collect();
+    let mut ranked: Vec<&(usize, f64)> = scored.iter().filter(|(_, s)| *s >= 1.0).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut chosen: Vec<usize> = ranked.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
+    for (i, (name, _)) in tools.iter().enumerate() {
+        if used.contains(name) && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort();
+    chosen.into_iter().map(|i| tools[i].0).collect()
+}
+
+/// Appends the property names and descriptions of a JSON Schema to `out`.
+fn schema_words(schema: &serde_json::Value, out: &mut String) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("description", serde_json::Value::String(d)) => {
+                        out.push(' ');
+                        out.push_str(d);
+                    }
+                    ("properties", serde_json::Value::Object(props)) => {
+                        for (name, s) in props {
+                            out.push(' ');
+                            out.push_str(name);
+                            schema_words(s, out);
+                        }
+                    }
+                    _ => schema_words(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| schema_words(v, out)),
+        _ => {}
+    }
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "what", "how", "this", "that", "from", "are", "was", "were",
+    "its", "into", "than", "then", "them", "they", "you", "your", "our", "can", "could", "would",
+    "should", "will", "does", "did", "has", "have", "had", "not", "but", "all", "any", "one",
+    "also", "per", "each", "when", "where", "which", "who", "why", "there", "here", "about",
+    "give", "show", "tell", "need", "please", "let", "get", "use", "like", "just", "now", "again",
+    "same",
+];
+
+/// Lower-case word stems (an inflection ending dropped, then the first five letters) of the
+/// words of three or more letters, without common English words. Tool names split on `_`.
+fn stems(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+        .map(|w| {
+            let w = ["ing", "ed", "es", "s", "e"]
+                .iter()
+                .find_map(|end| w.strip_suffix(end).filter(|s| s.len() >= 3))
+                .unwrap_or(&w);
+            w.chars().take(5).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick(text: &str) -> Vec<&'static str> {
+        let r = crate::tools::default_registry(10);
+        relevant_tools(Mode::General, &r, &[text], &[])
+    }
+
+    #[test]
+    fn questions_get_the_tools_they_name() {
+        assert!(pick("What is the voltage drop on LP-3 circuit 12?")
+            .contains(&"calculate_voltage_drop"));
+        assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").contains(&"add_circuit"));
+        assert!(
+            pick("What's the arc flash incident energy at MDP?").contains(&"calculate_arc_flash")
+        );
+        assert!(pick("look up table 310.16 ampacity").contains(&"lookup_table"));
+        assert!(pick(
+            "Add a 20 A circuit for a new dishwasher to MP: 1200 VA, 12 AWG copper, 60 ft."
+        )
+        .contains(&"add_circuit"));
+        assert!(pick("hello").is_empty());
+        assert!(pick("Add a 20 A circuit for the dishwasher to LP-3").len() <= RELEVANT_MAX);
+    }
+
+    #[test]
+    fn tools_used_earlier_stay_offered_and_small_modes_get_everything() {
+        let r = crate::tools::default_registry(10);
+        let picked = relevant_tools(
+            Mode::General,
+            &r,
+            &["and the one on LP-3?"],
+            &["describe_panel"],
+        );
+        assert!(picked.contains(&"describe_panel"), "{picked:?}");
+        let load = relevant_tools(Mode::Load, &r, &["hello"], &[]);
+        assert_eq!(load, tool_names(Mode::Load, &r));
+    }
+
+    #[test]
+    fn stems_ignore_plurals_and_common_words() {
+        assert_eq!(stems("the circuits and Panels"), vec!["circu", "panel"]);
+        assert_eq!(
+            stems("calculate_voltage_drop"),
+            vec!["calcu", "volta", "drop"]
+        );
+        assert_eq!(
+            stems("loaded loads sizing size"),
+            vec!["load", "load", "siz", "siz"]
+        );
+    }
+}

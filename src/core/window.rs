@@ -197,6 +197,74 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     out
 }
 
+/// A tool result longer than this (as JSON text) is digested once it is old.
+const DIGEST_OVER: usize = 800;
+/// Rows of an array a digest keeps.
+const DIGEST_ROWS: usize = 3;
+/// Characters of a string a digest keeps.
+const DIGEST_TEXT: usize = 200;
+
+/// Replaces large tool results older than the latest `keep_turns` user messages by digests:
+/// every scalar kept, arrays cut to their first rows with a count of the rest, long strings
+/// clipped. The model's own answer at the time already states what it took from them; a
+/// follow-up that needs the full rows calls the tool again.
+pub fn digest_old_results(messages: &mut [ChatMessage], keep_turns: usize) {
+    let Some(boundary) = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, ChatMessage::User { .. }))
+        .map(|(i, _)| i)
+        .rev()
+        .nth(keep_turns.saturating_sub(1))
+    else {
+        return;
+    };
+    for m in &mut messages[..boundary] {
+        if let ChatMessage::Tool { results } = m {
+            for r in results {
+                if r.content.to_string().len() > DIGEST_OVER {
+                    let mut d = digest(&r.content);
+                    if let Some(obj) = d.as_object_mut() {
+                        obj.insert(
+                            "digest".into(),
+                            serde_json::json!(
+                                "an earlier result, shortened; call the tool again for all of it"
+                            ),
+                        );
+                    }
+                    r.content = d;
+                }
+            }
+        }
+    }
+}
+
+fn digest(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), digest(v)))
+                .collect(),
+        ),
+        Value::Array(items) if items.len() > DIGEST_ROWS => {
+            let mut kept: Vec<Value> = items[..DIGEST_ROWS].iter().map(digest).collect();
+            kept.push(Value::String(format!(
+                "… {} more of {}",
+                items.len() - DIGEST_ROWS,
+                items.len()
+            )));
+            Value::Array(kept)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(digest).collect()),
+        Value::String(text) if text.chars().count() > DIGEST_TEXT => {
+            Value::String(clip(text, DIGEST_TEXT))
+        }
+        other => other.clone(),
+    }
+}
+
 /// Appends a user message, merged into a user message just before it.
 fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
     match (out.last_mut(), m) {
@@ -337,6 +405,57 @@ mod tests {
         ];
         let out = repair(msgs);
         assert_eq!(out, vec![ChatMessage::user("one\n\ntwo")]);
+    }
+
+    #[test]
+    fn old_large_results_become_digests_and_recent_ones_stay_whole() {
+        let rows: Vec<serde_json::Value> = (0..200)
+            .map(
+                |i| serde_json::json!({"panel": "LP-3", "number": i, "description": "Receptacles"}),
+            )
+            .collect();
+        let big = serde_json::json!({"matched": 200, "circuits": rows, "worst_percent": 4.12});
+        let result = |id: &str| ChatMessage::Tool {
+            results: vec![ToolResult {
+                call_id: id.into(),
+                name: "find_circuits".into(),
+                content: big.clone(),
+                is_error: false,
+            }],
+        };
+        let call_turn = |id: &str| ChatMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![call(id)],
+            thought_signature: None,
+        };
+        let mut msgs = vec![
+            ChatMessage::user("all circuits of LP-3"),
+            call_turn("a"),
+            result("a"),
+            ChatMessage::assistant("200 circuits; the worst drop is 4.12 %"),
+            ChatMessage::user("and again"),
+            call_turn("b"),
+            result("b"),
+        ];
+        digest_old_results(&mut msgs, 1);
+        let ChatMessage::Tool { results } = &msgs[2] else {
+            panic!("expected results")
+        };
+        let d = &results[0].content;
+        assert_eq!(d["matched"], 200);
+        assert_eq!(d["worst_percent"], 4.12);
+        assert_eq!(d["circuits"].as_array().map(Vec::len), Some(4));
+        assert!(d["circuits"][3]
+            .as_str()
+            .is_some_and(|t| t.contains("197 more of 200")));
+        assert!(d.to_string().len() < 800);
+        let ChatMessage::Tool { results } = &msgs[6] else {
+            panic!("expected results")
+        };
+        assert_eq!(
+            results[0].content, big,
+            "the current turn's result stays whole"
+        );
     }
 
     #[test]

@@ -373,6 +373,7 @@ impl GeminiStreamDecoder {
             let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
             self.usage = Some(Usage {
                 input_tokens: get("promptTokenCount"),
+                cached_input_tokens: get("cachedContentTokenCount"),
                 output_tokens: get("candidatesTokenCount") + get("thoughtsTokenCount"),
             });
         }
@@ -620,7 +621,7 @@ mod tests {
         let mut d = GeminiStreamDecoder::new();
         let mut out = Vec::new();
         d.on_data(
-            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi","thoughtSignature":"T"},{"functionCall":{"name":"f","args":{"a":1},"id":"x1"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":4,"thoughtsTokenCount":5}}"#,
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi","thoughtSignature":"T"},{"functionCall":{"name":"f","args":{"a":1},"id":"x1"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"cachedContentTokenCount":2,"candidatesTokenCount":4,"thoughtsTokenCount":5}}"#,
             &mut out,
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -634,6 +635,7 @@ mod tests {
             out[3],
             StreamEvent::Usage(Usage {
                 input_tokens: 3,
+                cached_input_tokens: 2,
                 output_tokens: 9
             })
         );

@@ -132,10 +132,46 @@ pub struct ChatRequest {
 /// Token usage reported by the provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens (cached ones included).
     pub input_tokens: u64,
+    /// Prompt tokens the provider served from its prompt cache (OpenAI
+    /// `usage.prompt_tokens_details.cached_tokens`, Gemini `usageMetadata.cachedContentTokenCount`);
+    /// 0 when it reports none.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage to this total.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+
+    /// Logs this usage and adds it to the token metrics (`sparky_model_tokens_total` by
+    /// direction: input, cached_input, output).
+    pub fn record(&self, provider: &str) {
+        tracing::info!(
+            provider,
+            input_tokens = self.input_tokens,
+            cached_input_tokens = self.cached_input_tokens,
+            output_tokens = self.output_tokens,
+            "model usage"
+        );
+        let tokens = &crate::telemetry::metrics().tokens;
+        tokens
+            .with_label_values(&["input"])
+            .inc_by(self.input_tokens);
+        tokens
+            .with_label_values(&["cached_input"])
+            .inc_by(self.cached_input_tokens);
+        tokens
+            .with_label_values(&["output"])
+            .inc_by(self.output_tokens);
+    }
 }
 
 /// Why generation stopped.

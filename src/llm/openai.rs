@@ -284,8 +284,13 @@ impl OpenAiStreamDecoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cached = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
             out.push(StreamEvent::Usage(Usage {
                 input_tokens: get("prompt_tokens"),
+                cached_input_tokens: cached,
                 output_tokens: get("completion_tokens"),
             }));
         }
@@ -601,6 +606,31 @@ mod tests {
             out.last(),
             Some(&StreamEvent::Done(FinishReason::ToolCalls))
         );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_the_usage_details() {
+        let out = run(&[
+            json!({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,
+                "prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},
+                "completion_tokens_details":{"reasoning_tokens":0}}}),
+        ]);
+        assert!(out.contains(&StreamEvent::Usage(Usage {
+            input_tokens: 2006,
+            cached_input_tokens: 1920,
+            output_tokens: 300,
+        })));
+        // Servers that report no details have nothing cached.
+        let out = run(&[
+            json!({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":48,"completion_tokens":19}}),
+        ]);
+        assert!(out.contains(&StreamEvent::Usage(Usage {
+            input_tokens: 48,
+            cached_input_tokens: 0,
+            output_tokens: 19,
+        })));
     }
 
     #[test]

@@ -64,6 +64,66 @@ pub struct ValidatedCall {
     pub args: Value,
 }
 
+/// The opening of a description, whitespace collapsed: its first sentence, cut before a
+/// colon or parenthesis that follows the first few words (what comes after lists details).
+fn first_sentence(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = sentence_ends(&text).first().copied().unwrap_or(text.len());
+    let sentence = &text[..end];
+    let cut = [": ", " (", "; "]
+        .iter()
+        .filter_map(|m| sentence.find(m))
+        .filter(|i| *i >= 20)
+        .min()
+        .unwrap_or(sentence.len());
+    sentence[..cut].trim_end_matches('.').to_string()
+}
+
+/// Byte offsets just after each sentence end: ". " outside parentheses (so "(e.g. 310.16)"
+/// ends none), not after "e.g" or "i.e".
+fn sentence_ends(text: &str) -> Vec<usize> {
+    let mut depth = 0i32;
+    let mut ends = Vec::new();
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '.' if depth <= 0
+                && bytes.get(i + 1) == Some(&b' ')
+                && !text[..i].ends_with("e.g")
+                && !text[..i].ends_with("i.e") =>
+            {
+                ends.push(i + 1)
+            }
+            _ => {}
+        }
+    }
+    ends
+}
+
+/// A tool description longer than this is cut at the last sentence end before it.
+const DESCRIPTION_LIMIT: usize = 240;
+
+/// The description with whitespace runs collapsed, cut to whole sentences within
+/// [`DESCRIPTION_LIMIT`] (at least the first sentence): the opening sentences say what the
+/// tool does; the details that follow repeat what the argument descriptions say.
+fn compact_text(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.len() <= DESCRIPTION_LIMIT {
+        return text;
+    }
+    let ends = sentence_ends(&text);
+    let cut = ends
+        .iter()
+        .rev()
+        .find(|e| **e <= DESCRIPTION_LIMIT)
+        .or(ends.first())
+        .copied()
+        .unwrap_or(text.len());
+    text[..cut].to_string()
+}
+
 /// Every tool by name, with compiled schemas and an execution rate limiter.
 pub struct ToolRegistry {
     tools: BTreeMap<&'static str, Entry>,
@@ -170,6 +230,34 @@ impl ToolRegistry {
                 name: e.tool.name().to_string(),
                 description: e.tool.description().to_string(),
                 parameters: e.tool.schema(),
+            })
+            .collect()
+    }
+
+    /// Specs for the tools named in `names`, with their schemas compacted for the model
+    /// ([`super::schema::compact`]); validation still uses the full schemas.
+    pub fn compact_specs(&self, names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: compact_text(e.tool.description()),
+                parameters: super::schema::compact(&e.tool.schema()),
+            })
+            .collect()
+    }
+
+    /// Specs in their shortest useful form ([`super::schema::slim`], first sentence of the
+    /// description), for tools offered without detail.
+    pub fn slim_specs(&self, names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: first_sentence(e.tool.description()),
+                parameters: super::schema::slim(&e.tool.schema()),
             })
             .collect()
     }

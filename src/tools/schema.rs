@@ -23,6 +23,148 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     value
 }
 
+/// The schema as the model needs it: what to send and what it means, without the generator's
+/// bookkeeping. Optional fields stop advertising `null` (leaving them out means the same),
+/// `default: null`, numeric `format`s and the bounds implied by unsigned integer formats go,
+/// and so do `additionalProperties: false` and the root `description` (the tool's own
+/// description says it). Arguments are still validated against the full schema, so nothing
+/// the model sends is accepted that the full schema would refuse, and nothing is refused
+/// that it accepts.
+pub fn compact(schema: &Value) -> Value {
+    let mut v = compact_node(schema);
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("description");
+        obj.remove("title");
+        obj.remove("$schema");
+    }
+    v
+}
+
+/// The shortest useful form of a schema, for tools offered without detail: the compact schema
+/// without the arguments' descriptions (names, types, enums and required stay).
+pub fn slim(schema: &Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("description");
+                if let Some(Value::Object(props)) = map.get_mut("properties") {
+                    props.values_mut().for_each(strip);
+                }
+                for (k, child) in map.iter_mut() {
+                    if k != "properties" {
+                        strip(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = compact(schema);
+    strip(&mut v);
+    v
+}
+
+fn compact_node(node: &Value) -> Value {
+    match node {
+        Value::Object(map) => {
+            // `anyOf: [X, {type: null}]` is how an optional enum or struct is written: keep X.
+            if let Some(Value::Array(variants)) = map.get("anyOf") {
+                let non_null: Vec<&Value> = variants.iter().filter(|v| !is_null_type(v)).collect();
+                if non_null.len() == 1 && variants.len() == 2 {
+                    let mut merged = compact_node(non_null[0]);
+                    if let Some(obj) = merged.as_object_mut() {
+                        for (k, v) in map {
+                            if k != "anyOf" && k != "default" {
+                                obj.insert(k.clone(), compact_node(v));
+                            }
+                        }
+                    }
+                    return merged;
+                }
+            }
+            let unsigned = map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("uint"));
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "format" | "additionalProperties" | "$schema" | "title" => continue,
+                    "default" if v.is_null() => continue,
+                    "minimum" if unsigned && v.as_f64() == Some(0.0) => continue,
+                    "maximum" if unsigned && is_type_max(v) => continue,
+                    "type" => {
+                        out.insert(k.clone(), without_null_type(v));
+                    }
+                    "enum" => {
+                        let items: Vec<Value> = v
+                            .as_array()
+                            .map(|a| a.iter().filter(|x| !x.is_null()).cloned().collect())
+                            .unwrap_or_default();
+                        out.insert(k.clone(), Value::Array(items));
+                    }
+                    "description" => {
+                        let text = v.as_str().unwrap_or_default();
+                        out.insert(
+                            k.clone(),
+                            Value::String(text.split_whitespace().collect::<Vec<_>>().join(" ")),
+                        );
+                    }
+                    // Property names are data, not schema keywords: only their values compact.
+                    "properties" => {
+                        let props = v
+                            .as_object()
+                            .map(|m| {
+                                m.iter()
+                                    .map(|(name, s)| (name.clone(), compact_node(s)))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        out.insert(k.clone(), Value::Object(props));
+                    }
+                    _ => {
+                        out.insert(k.clone(), compact_node(v));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(compact_node).collect()),
+        other => other.clone(),
+    }
+}
+
+fn is_null_type(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("null")
+}
+
+/// The largest value of an unsigned integer format (u8, u16, u32, u64).
+fn is_type_max(v: &Value) -> bool {
+    v.as_f64().is_some_and(|m| {
+        [255.0, 65535.0, 4294967295.0, 18446744073709551615.0]
+            .iter()
+            .any(|max| (m - max).abs() < 0.5)
+    })
+}
+
+/// `["number", "null"]` becomes `"number"`; anything else stays.
+fn without_null_type(v: &Value) -> Value {
+    match v.as_array() {
+        Some(types) => {
+            let kept: Vec<&Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .collect();
+            match kept.as_slice() {
+                [one] => (*one).clone(),
+                _ => Value::Array(kept.into_iter().cloned().collect()),
+            }
+        }
+        None => v.clone(),
+    }
+}
+
 macro_rules! number_schema {
     ($ty:ty, $name:literal, $desc:literal) => {
         impl JsonSchema for $ty {
@@ -199,5 +341,85 @@ mod tests {
         let required = s["required"].as_array().unwrap();
         assert!(required.iter().any(|v| v == "current"));
         assert!(!required.iter().any(|v| v == "size"));
+    }
+
+    #[test]
+    fn compact_schemas_keep_meaning_and_drop_bookkeeping() {
+        let s = schema_for::<Example>();
+        let c = compact(&s);
+        // Optional fields no longer advertise null, but keep their type and description.
+        assert_eq!(c["properties"]["size"]["type"], "string");
+        assert!(c["properties"]["size"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("kcmil")));
+        assert_eq!(c["properties"]["current"]["description"], "A current.");
+        assert_eq!(c["required"], s["required"]);
+        let text = c.to_string();
+        assert!(!text.contains("null"), "{text}");
+        assert!(!text.contains("additionalProperties"), "{text}");
+        assert!(text.len() < s.to_string().len());
+        let slim = slim(&s);
+        assert_eq!(slim["properties"]["material"]["enum"][1], "aluminum");
+        assert_eq!(slim["properties"]["current"]["type"], "number");
+        assert!(!slim.to_string().contains("description"), "{slim}");
+        assert_eq!(slim["required"], s["required"]);
+    }
+
+    #[test]
+    fn every_compact_tool_schema_accepts_what_the_model_is_told() {
+        let r = crate::tools::default_registry(10);
+        let names: Vec<&str> = r.all().map(|t| t.name()).collect();
+        let full = r.specs(&names);
+        let compact = r.compact_specs(&names);
+        let full_len = serde_json::to_string(&full).map(|t| t.len()).unwrap_or(0);
+        let compact_len = serde_json::to_string(&compact)
+            .map(|t| t.len())
+            .unwrap_or(0);
+        println!("compact tool specs: {compact_len} of {full_len} bytes");
+        assert!(
+            compact_len * 10 < full_len * 8,
+            "{compact_len} of {full_len} bytes"
+        );
+        // Every tool keeps at least its first sentence.
+        for (f, c) in full.iter().zip(&compact) {
+            assert!(c.description.len() >= 20, "{}: {}", f.name, c.description);
+            let first = f.description.split(". ").next().unwrap_or_default();
+            assert!(
+                c.description
+                    .starts_with(first.split_whitespace().next().unwrap_or_default()),
+                "{}",
+                f.name
+            );
+        }
+        for (f, c) in full.iter().zip(&compact) {
+            assert_eq!(f.name, c.name);
+            // Every property and every required name survives, with its type.
+            let props = f.parameters["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (name, schema) in &props {
+                let kept = &c.parameters["properties"][name];
+                assert!(kept.is_object(), "{}: {name} lost", f.name);
+                if schema.get("enum").is_some() {
+                    assert!(
+                        kept.get("enum").is_some(),
+                        "{}: {name} lost its values",
+                        f.name
+                    );
+                }
+            }
+            assert_eq!(
+                f.parameters["required"], c.parameters["required"],
+                "{}",
+                f.name
+            );
+            // The compact schema is still a valid JSON Schema.
+            assert!(
+                jsonschema::validator_for(&c.parameters).is_ok(),
+                "{}",
+                f.name
+            );
+        }
     }
 }

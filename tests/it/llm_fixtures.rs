@@ -104,6 +104,7 @@ fn call(id: &str, name: &str, arguments: &str, sig: Option<&str>) -> StreamEvent
 fn usage(input_tokens: u64, output_tokens: u64) -> StreamEvent {
     StreamEvent::Usage(Usage {
         input_tokens,
+        cached_input_tokens: 0,
         output_tokens,
     })
 }

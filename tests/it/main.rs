@@ -7,6 +7,7 @@ mod tools_fixture;
 mod agent_core;
 mod cli;
 mod console_agent;
+mod context_economy;
 mod discord_gateway;
 mod discord_http;
 mod gate;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod bot;
+pub mod context_workload;
 pub mod db;
 pub mod fake_discord;
 pub mod fake_llm;

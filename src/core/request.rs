@@ -1,0 +1,125 @@
+//! One model request, assembled from the session's window, the project and the context
+//! policy. The order is chosen for prompt caches: the system prompt (mode prompt, then the
+//! project's stable part) and the tool list change rarely, so they form a prefix that stays
+//! byte-identical from turn to turn; what changes with every question (the project data it
+//! names) travels with the latest user message, after the history.
+
+use super::context::{self, ContextPolicy, ToolOffer};
+use super::session::Session;
+use super::{modes, window};
+use crate::llm::{ChatMessage, ChatRequest};
+use crate::store::{Store, StoreError};
+use crate::tools::ToolRegistry;
+
+/// Tool results of this many latest user turns are sent whole; older large ones as digests.
+const WHOLE_RESULT_TURNS: usize = 2;
+/// User messages, newest first, that decide which tools and panels are relevant.
+const RELEVANCE_MESSAGES: usize = 2;
+/// Whole history means no budget: the window keeps every message it scans.
+const UNBOUNDED: usize = usize::MAX / 4;
+
+/// Builds the request for the next model call of `session`.
+pub async fn build(
+    store: &dyn Store,
+    tools: &ToolRegistry,
+    session: &Session,
+    history_budget: usize,
+    policy: &ContextPolicy,
+    temperature: Option<f32>,
+) -> Result<ChatRequest, StoreError> {
+    let budget = if policy.whole_history {
+        UNBOUNDED
+    } else {
+        history_budget
+    };
+    let win = window::build(store, session, budget).await?;
+    let mut messages = win.messages;
+    if policy.digest_old_results {
+        window::digest_old_results(&mut messages, WHOLE_RESULT_TURNS);
+    }
+    let latest: Vec<String> = messages
+        .iter()
+        .rev()
+        .filter_map(|m| match m {
+            ChatMessage::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .take(RELEVANCE_MESSAGES)
+        .collect();
+    let latest: Vec<&str> = latest.iter().map(String::as_str).collect();
+    // Tools called in the latest turns stay detailed, so a follow-up can call them again.
+    let recent_start = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, ChatMessage::User { .. }))
+        .map(|(i, _)| i)
+        .rev()
+        .nth(RELEVANCE_MESSAGES - 1)
+        .unwrap_or(0);
+    let used: Vec<&str> = messages[recent_start..]
+        .iter()
+        .flat_map(|m| match m {
+            ChatMessage::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let names = modes::tool_names(session.mode, tools);
+    let detailed = match policy.tools {
+        ToolOffer::All => names.clone(),
+        ToolOffer::Relevant => modes::relevant_tools(session.mode, tools, &latest, &used),
+    };
+    let specs = names
+        .iter()
+        .flat_map(|name| {
+            let one = [*name];
+            match (detailed.contains(name), policy.compact_schemas) {
+                (true, true) => tools.compact_specs(&one),
+                (true, false) => tools.specs(&one),
+                (false, _) => tools.slim_specs(&one),
+            }
+        })
+        .collect();
+
+    let mut system = modes::system_prompt(session.mode);
+    let mut attached = String::new();
+    match session.project_id {
+        Some(p) => match store.load_project(p).await {
+            Ok(data) => {
+                let view = context::project_view(&data, policy.project, &latest);
+                system.push_str("\n\n# Project\n");
+                system.push_str(&view.stable);
+                attached = view.relevant;
+            }
+            Err(StoreError::NotFound(_)) => {
+                system.push_str("\n\nThe bound project no longer exists.")
+            }
+            Err(e) => return Err(e),
+        },
+        None => system.push_str(
+            "\n\nNo project is bound to this conversation; project tools will say so. \
+             The user can bind one with `/sparky project use NAME`.",
+        ),
+    }
+    if !win.summary.is_empty() {
+        system.push_str("\n\n# Earlier in this conversation\n");
+        system.push_str(&win.summary);
+    }
+    if !attached.is_empty() {
+        if let Some(ChatMessage::User { text }) = messages
+            .iter_mut()
+            .rev()
+            .find(|m| matches!(m, ChatMessage::User { .. }))
+        {
+            text.push_str("\n\n[Project data for this question]\n");
+            text.push_str(&attached);
+        }
+    }
+    Ok(ChatRequest {
+        system,
+        messages,
+        tools: specs,
+        temperature,
+        max_output_tokens: None,
+    })
+}
