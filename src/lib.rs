@@ -12,6 +12,7 @@ pub mod nec;
 pub mod platforms;
 pub mod project;
 pub mod rag;
+pub mod report;
 pub mod server;
 pub mod server_wait;
 pub mod store;

@@ -854,9 +854,13 @@ impl Agent {
                             text: format!("running {}", call.name),
                         })
                         .await;
-                        let r = self
+                        let mut r = self
                             .run_tool(call, validated, &ctx, Some(session.id), user, None)
                             .await;
+                        // A file goes to the thread, never into the history or the model.
+                        if let Some(file) = super::attachment::take_attachment(&mut r.content) {
+                            sink.emit(Effect::File { file }).await;
+                        }
                         cache.insert(cache_key, r.clone());
                         r
                     }
@@ -1091,7 +1095,7 @@ impl Agent {
             tool: Some(call.name.clone()),
             action_id: action_id.map(str::to_string),
             args,
-            result: content.clone(),
+            result: super::attachment::redacted(&content),
             is_error,
             duration_ms: ms,
             at: Utc::now(),

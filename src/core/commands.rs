@@ -63,6 +63,13 @@ pub enum Command {
         /// Whether a write may proceed.
         approved: bool,
     },
+    /// Render a project document and attach it (`report panel LP-1 png`).
+    Report {
+        /// Which document.
+        kind: crate::report::ReportKind,
+        /// File format.
+        format: crate::report::Format,
+    },
     /// Help text.
     Help,
 }
@@ -76,6 +83,8 @@ pub struct CommandOutput {
     pub json: Value,
     /// Whether it failed.
     pub is_error: bool,
+    /// Files to deliver with the text (a rendered report).
+    pub files: Vec<super::attachment::FileAttachment>,
 }
 
 impl CommandOutput {
@@ -84,6 +93,7 @@ impl CommandOutput {
             text: text.into(),
             json,
             is_error: false,
+            files: Vec::new(),
         }
     }
     fn err(text: impl Into<String>) -> Self {
@@ -92,6 +102,7 @@ impl CommandOutput {
             json: json!({"type": "error", "message": text}),
             text,
             is_error: true,
+            files: Vec::new(),
         }
     }
 }
@@ -122,6 +133,7 @@ impl FromStr for Command {
                     approved: false,
                 })
             }
+            "report" => parse_report(rest),
             "project" => {
                 let (sub, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let arg = arg.trim();
@@ -163,6 +175,27 @@ impl FromStr for Command {
             other => Err(format!("unknown command '{other}'; try help")),
         }
     }
+}
+
+const REPORT_USAGE: &str = "usage: report panel NAME | inspection | load | energy [pdf|png]";
+
+/// `panel LP-1 png`, `inspection`, `load pdf`: the format is an optional last word.
+fn parse_report(rest: &str) -> Result<Command, String> {
+    use crate::report::{Format, ReportKind};
+    let mut words: Vec<&str> = rest.split_whitespace().collect();
+    let format = match words.last().map(|w| w.parse::<Format>()) {
+        Some(Ok(f)) => {
+            words.pop();
+            f
+        }
+        _ => Format::Pdf,
+    };
+    let Some((kind, name)) = words.split_first() else {
+        return Err(REPORT_USAGE.into());
+    };
+    let name = (!name.is_empty()).then(|| name.join(" "));
+    let kind = ReportKind::parse(kind, name.as_deref()).map_err(|e| format!("{e}; {REPORT_USAGE}"))?;
+    Ok(Command::Report { kind, format })
 }
 
 const PROJECT_USAGE: &str = "usage: project create NAME [2020|2023] | use NAME | show | export \
@@ -226,6 +259,7 @@ pub fn help_text() -> String {
      \x20 project grant USER ROLE         give a person viewer, editor or owner (owners only)\n\
      \x20 project revoke USER             take a person's role away (owners only)\n\
      \x20 search QUESTION                  passages of the knowledge base with their sections\n\
+     \x20 report panel NAME|inspection|load|energy [pdf|png]  a document of the project as a file\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
      \x20 confirm [ID] / cancel [ID]       resolve the proposed change\n\
@@ -446,6 +480,40 @@ async fn run(
                 .collect::<Vec<_>>()
                 .join("\n");
             CommandOutput::ok(text, json!({"type": "tools", "tools": list}))
+        }
+        Command::Report { kind, format } => {
+            let args = match &kind {
+                crate::report::ReportKind::Panel { panel } => {
+                    json!({"document": "panel_schedule", "panel": panel, "format": format})
+                }
+                crate::report::ReportKind::Inspection => json!({"document": "inspection", "format": format}),
+                crate::report::ReportKind::Load => json!({"document": "load_calculation", "format": format}),
+                crate::report::ReportKind::Energy => json!({"document": "energy_budget", "format": format}),
+            };
+            let ctx = ToolContext {
+                store: store.clone(),
+                project_id: bound,
+                session_id: None,
+                user: user.to_string(),
+                workspace: Some(key.workspace.clone()),
+            };
+            match run_direct(agent.tools(), "send_report", &args.to_string(), &ctx, |_| false).await {
+                Ok(mut v) => {
+                    let file = super::attachment::take_attachment(&mut v);
+                    let text = format!(
+                        "{} ({} page{}, {}): {}",
+                        v["document"].as_str().unwrap_or("Report"),
+                        v["pages"],
+                        if v["pages"] == 1 { "" } else { "s" },
+                        format.extension().to_uppercase(),
+                        v["summary"].as_str().unwrap_or_default()
+                    );
+                    let mut out = CommandOutput::ok(text, json!({"type": "report", "result": v}));
+                    out.files.extend(file);
+                    out
+                }
+                Err(e) => CommandOutput::err(e.to_string()),
+            }
         }
         Command::Tool {
             name,

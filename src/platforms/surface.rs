@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use super::render::{
     citations_line, confirmation_view, outcome_line, split_message, ConfirmationView, EditPacer,
 };
-use crate::core::{Effect, EffectSink, Outcome};
+use crate::core::{Effect, EffectSink, FileAttachment, Outcome};
 use crate::store::Store;
 
 /// A platform call that failed.
@@ -53,6 +53,13 @@ pub trait ChatSurface: Send + Sync {
     async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError>;
     /// Shows that the bot is working (typing indicator, status).
     async fn working(&self) {}
+    /// Uploads a file into the thread; returns its message ref.
+    async fn post_file(&self, file: &FileAttachment) -> Result<String, SurfaceError> {
+        Err(SurfaceError::Failed(format!(
+            "this platform cannot receive files ({})",
+            file.file_name
+        )))
+    }
 }
 
 const ATTEMPTS: usize = 5;
@@ -232,6 +239,17 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
             }
             Effect::Refusal { user, message, .. } => {
                 let _ = with_retry("private note", || self.surface.private(&user, &message)).await;
+            }
+            Effect::File { file } => {
+                let pending = state.pacer.text().to_string();
+                self.finish_stream(&mut state, &pending).await;
+                if with_retry("file", || self.surface.post_file(&file))
+                    .await
+                    .is_none()
+                {
+                    let text = format!("⚠️ I could not attach {}; try again.", file.file_name);
+                    let _ = with_retry("error", || self.surface.post_text(&text)).await;
+                }
             }
             Effect::Error { message } => {
                 let pending = state.pacer.text().to_string();

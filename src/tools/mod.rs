@@ -10,6 +10,7 @@ pub mod nec_tools;
 pub mod project_tools;
 pub mod query;
 mod registry;
+pub mod report_tool;
 pub mod schema;
 pub mod search_tool;
 pub mod utility;
@@ -152,5 +153,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     nec_tools::register(&mut r);
     query::register(&mut r);
     inspection::register(&mut r);
+    report_tool::register(&mut r);
     r
 }

@@ -12,6 +12,7 @@ mod discord_http;
 mod llm_fixtures;
 mod llm_providers;
 mod rag_retrieval;
+mod reports;
 mod slack_http;
 mod slack_payloads;
 mod slack_socket;

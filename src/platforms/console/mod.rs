@@ -93,6 +93,9 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
                             }
                             let r = commands::execute(&agent, &key, &opts.user, cmd).await;
                             out.line(&r.json, &r.text);
+                            for file in r.files {
+                                out.effect(&crate::core::Effect::File { file });
+                            }
                         }
                         Err(e) => out.line(
                             &serde_json::json!({"type": "error", "message": e}),

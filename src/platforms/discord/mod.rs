@@ -12,6 +12,7 @@
 mod adapter;
 pub mod commands;
 mod endpoint;
+mod files;
 mod gateway;
 pub mod rest;
 pub mod surface;
