@@ -265,7 +265,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let key = console::session_key("cli");
             if let Some(p) = project {
                 let bound =
-                    commands::execute(&app.agent, &key, "cli", Command::ProjectUse { name: p }).await;
+                    commands::execute(&app.agent, &key, "cli", Command::ProjectUse { name: p })
+                        .await;
                 if bound.is_error {
                     eprintln!("{}", bound.text);
                     return Ok(ExitCode::FAILURE);

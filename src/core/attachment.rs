@@ -30,7 +30,12 @@ pub struct FileAttachment {
 
 impl FileAttachment {
     /// A file from its parts.
-    pub fn new(file_name: impl Into<String>, title: impl Into<String>, mime: impl Into<String>, bytes: Vec<u8>) -> Self {
+    pub fn new(
+        file_name: impl Into<String>,
+        title: impl Into<String>,
+        mime: impl Into<String>,
+        bytes: Vec<u8>,
+    ) -> Self {
         Self {
             file_name: file_name.into(),
             title: title.into(),
@@ -65,7 +70,12 @@ pub fn take_attachment(result: &mut Value) -> Option<FileAttachment> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.as_str()?)
         .ok()?;
-    let text = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = |k: &str| {
+        a.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let file = FileAttachment::new(text("file_name"), text("title"), text("mime"), bytes);
     a.insert("delivered".into(), Value::Bool(true));
     Some(file)

@@ -194,7 +194,8 @@ fn parse_report(rest: &str) -> Result<Command, String> {
         return Err(REPORT_USAGE.into());
     };
     let name = (!name.is_empty()).then(|| name.join(" "));
-    let kind = ReportKind::parse(kind, name.as_deref()).map_err(|e| format!("{e}; {REPORT_USAGE}"))?;
+    let kind =
+        ReportKind::parse(kind, name.as_deref()).map_err(|e| format!("{e}; {REPORT_USAGE}"))?;
     Ok(Command::Report { kind, format })
 }
 
@@ -486,9 +487,15 @@ async fn run(
                 crate::report::ReportKind::Panel { panel } => {
                     json!({"document": "panel_schedule", "panel": panel, "format": format})
                 }
-                crate::report::ReportKind::Inspection => json!({"document": "inspection", "format": format}),
-                crate::report::ReportKind::Load => json!({"document": "load_calculation", "format": format}),
-                crate::report::ReportKind::Energy => json!({"document": "energy_budget", "format": format}),
+                crate::report::ReportKind::Inspection => {
+                    json!({"document": "inspection", "format": format})
+                }
+                crate::report::ReportKind::Load => {
+                    json!({"document": "load_calculation", "format": format})
+                }
+                crate::report::ReportKind::Energy => {
+                    json!({"document": "energy_budget", "format": format})
+                }
             };
             let ctx = ToolContext {
                 store: store.clone(),
@@ -497,7 +504,15 @@ async fn run(
                 user: user.to_string(),
                 workspace: Some(key.workspace.clone()),
             };
-            match run_direct(agent.tools(), "send_report", &args.to_string(), &ctx, |_| false).await {
+            match run_direct(
+                agent.tools(),
+                "send_report",
+                &args.to_string(),
+                &ctx,
+                |_| false,
+            )
+            .await
+            {
                 Ok(mut v) => {
                     let file = super::attachment::take_attachment(&mut v);
                     let text = format!(
@@ -624,5 +639,30 @@ mod tests {
         assert!("project revoke".parse::<Command>().is_err());
         assert!("project".parse::<Command>().is_err());
         assert!("frobnicate".parse::<Command>().is_err());
+    }
+
+    #[test]
+    fn report_commands_take_an_optional_format_last() {
+        use crate::report::{Format, ReportKind};
+        assert_eq!(
+            "report panel LP 1 png".parse::<Command>().unwrap(),
+            Command::Report {
+                kind: ReportKind::Panel {
+                    panel: "LP 1".into()
+                },
+                format: Format::Png
+            }
+        );
+        assert_eq!(
+            "report inspection".parse::<Command>().unwrap(),
+            Command::Report {
+                kind: ReportKind::Inspection,
+                format: Format::Pdf
+            }
+        );
+        assert!("report".parse::<Command>().is_err());
+        assert!("report panel".parse::<Command>().is_err());
+        assert!("report panel pdf".parse::<Command>().is_err());
+        assert!("report invoices".parse::<Command>().is_err());
     }
 }

@@ -135,7 +135,9 @@ pub fn num(v: f64, places: usize) -> String {
         return "-".into();
     }
     let s = format!("{:.*}", places, v.abs());
-    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
+    let (int, frac) = s
+        .split_once('.')
+        .map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
     let mut grouped = String::new();
     for (i, ch) in int.chars().enumerate() {
         if i > 0 && (int.len() - i) % 3 == 0 {

@@ -1,7 +1,9 @@
 //! The daily energy budget: every load and charging source with its watt-hours per day, the
 //! totals and the balance (computed by the same functions as the `energy_budget` tool).
 
-use super::document::{num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table};
+use super::document::{
+    num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table,
+};
 use super::ReportError;
 use crate::project::ProjectData;
 use crate::tools::project_tools::{budget, load_wh, source_wh};
@@ -38,8 +40,16 @@ pub fn build(
         })
         .collect();
     loads.push(
-        Row::new(vec!["Total".into(), String::new(), String::new(), String::new(), String::new(), num(used, 0), String::new()])
-            .styled(RowStyle::Total),
+        Row::new(vec![
+            "Total".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            num(used, 0),
+            String::new(),
+        ])
+        .styled(RowStyle::Total),
     );
     let mut sources: Vec<Row> = p
         .charging_sources
@@ -58,8 +68,16 @@ pub fn build(
         })
         .collect();
     sources.push(
-        Row::new(vec!["Total".into(), String::new(), String::new(), String::new(), String::new(), num(produced, 0), String::new()])
-            .styled(RowStyle::Total),
+        Row::new(vec![
+            "Total".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            num(produced, 0),
+            String::new(),
+        ])
+        .styled(RowStyle::Total),
     );
     let verdict = if balance >= 0.0 {
         format!("surplus of {} Wh/day", num(balance, 0))
@@ -109,6 +127,10 @@ pub fn build(
             orientation: Orientation::Portrait,
             blocks,
         },
-        format!("loads {} Wh/day, charging {} Wh/day: {verdict}", num(used, 0), num(produced, 0)),
+        format!(
+            "loads {} Wh/day, charging {} Wh/day: {verdict}",
+            num(used, 0),
+            num(produced, 0)
+        ),
     ))
 }

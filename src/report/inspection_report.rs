@@ -53,7 +53,11 @@ pub fn build(
                 .filter(|f| f.category == cat && f.severity == s)
                 .count()
         };
-        let (v, w, i) = (count(Severity::Violation), count(Severity::Warning), count(Severity::Info));
+        let (v, w, i) = (
+            count(Severity::Violation),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
         let reference = CHECKS
             .iter()
             .filter(|d| d.category == cat && d.reference != "-")
@@ -65,9 +69,17 @@ pub fn build(
             v.to_string(),
             w.to_string(),
             i.to_string(),
-            if reference.is_empty() { "-".into() } else { format!("NEC {reference}") },
+            if reference.is_empty() {
+                "-".into()
+            } else {
+                format!("NEC {reference}")
+            },
         ]);
-        by_cat.push(if v > 0 { row.styled(RowStyle::Alert) } else { row });
+        by_cat.push(if v > 0 {
+            row.styled(RowStyle::Alert)
+        } else {
+            row
+        });
     }
     by_cat.push(
         Row::new(vec![
@@ -127,7 +139,9 @@ pub fn build(
         }));
     }
     if r.findings.is_empty() {
-        blocks.push(Block::Notes(vec!["No findings: every check passed on the recorded data.".into()]));
+        blocks.push(Block::Notes(vec![
+            "No findings: every check passed on the recorded data.".into(),
+        ]));
     }
     if !r.assumptions.is_empty() {
         blocks.push(Block::Heading("Assumptions".into()));

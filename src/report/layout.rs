@@ -25,6 +25,9 @@ pub fn page_size(o: Orientation) -> (f64, f64) {
     }
 }
 
+/// How a run of text is set: size, weight, anchor (start, middle, end) and colour.
+struct Pen<'a>(f64, Weight, &'a str, &'a str);
+
 /// Escapes text for SVG.
 fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -42,7 +45,8 @@ fn esc(s: &str) -> String {
     out
 }
 
-fn text(out: &mut String, x: f64, y: f64, size: f64, weight: Weight, anchor: &str, fill: &str, s: &str) {
+fn text(out: &mut String, x: f64, y: f64, pen: Pen, s: &str) {
+    let Pen(size, weight, anchor, fill) = pen;
     let bold = if weight == Weight::Bold {
         " font-weight=\"bold\""
     } else {
@@ -162,10 +166,24 @@ impl Pager {
         // Keep a heading with at least a few lines of what follows.
         self.ensure(22.0 + 4.0 * LINE);
         self.y += 6.0;
-        text(&mut self.current, MARGIN, self.y + HEADING_SIZE, HEADING_SIZE, Weight::Bold, "start", "#1a1a1a", s);
+        text(
+            &mut self.current,
+            MARGIN,
+            self.y + HEADING_SIZE,
+            Pen(HEADING_SIZE, Weight::Bold, "start", "#1a1a1a"),
+            s,
+        );
         self.y += HEADING_SIZE + 4.0;
         let right = MARGIN + self.body_width();
-        line(&mut self.current, MARGIN, self.y, right, self.y, "#1f4e79", 0.8);
+        line(
+            &mut self.current,
+            MARGIN,
+            self.y,
+            right,
+            self.y,
+            "#1f4e79",
+            0.8,
+        );
         self.y += 6.0;
     }
 
@@ -178,7 +196,12 @@ impl Pager {
                 .map(|(label, value)| {
                     let label = format!("{label}:");
                     let lw = text_width(&label, BODY_SIZE, Weight::Bold) + 4.0;
-                    let lines = wrap(value, (col_w - lw - 8.0).max(20.0), BODY_SIZE, Weight::Regular);
+                    let lines = wrap(
+                        value,
+                        (col_w - lw - 8.0).max(20.0),
+                        BODY_SIZE,
+                        Weight::Regular,
+                    );
                     (label, lines, lw)
                 })
                 .collect();
@@ -187,9 +210,21 @@ impl Pager {
             self.ensure(h);
             for (i, (label, lines, lw)) in laid.iter().enumerate() {
                 let x = MARGIN + i as f64 * col_w;
-                text(&mut self.current, x, self.y + BODY_SIZE, BODY_SIZE, Weight::Bold, "start", "#333333", label);
+                text(
+                    &mut self.current,
+                    x,
+                    self.y + BODY_SIZE,
+                    Pen(BODY_SIZE, Weight::Bold, "start", "#333333"),
+                    label,
+                );
                 for (j, l) in lines.iter().enumerate() {
-                    text(&mut self.current, x + lw, self.y + BODY_SIZE + j as f64 * LINE, BODY_SIZE, Weight::Regular, "start", "#000000", l);
+                    text(
+                        &mut self.current,
+                        x + lw,
+                        self.y + BODY_SIZE + j as f64 * LINE,
+                        Pen(BODY_SIZE, Weight::Regular, "start", "#000000"),
+                        l,
+                    );
                 }
             }
             self.y += h;
@@ -204,9 +239,21 @@ impl Pager {
             for (i, l) in lines.iter().enumerate() {
                 self.ensure(LINE);
                 if i == 0 {
-                    text(&mut self.current, MARGIN, self.y + BODY_SIZE, BODY_SIZE, Weight::Regular, "start", "#000000", "•");
+                    text(
+                        &mut self.current,
+                        MARGIN,
+                        self.y + BODY_SIZE,
+                        Pen(BODY_SIZE, Weight::Regular, "start", "#000000"),
+                        "•",
+                    );
                 }
-                text(&mut self.current, MARGIN + indent, self.y + BODY_SIZE, BODY_SIZE, Weight::Regular, "start", "#000000", l);
+                text(
+                    &mut self.current,
+                    MARGIN + indent,
+                    self.y + BODY_SIZE,
+                    Pen(BODY_SIZE, Weight::Regular, "start", "#000000"),
+                    l,
+                );
                 self.y += LINE;
             }
         }
@@ -244,7 +291,11 @@ impl Pager {
                 RowStyle::Normal if i % 2 == 1 => "#f5f8fb",
                 RowStyle::Normal => "#ffffff",
             };
-            let color = if row.style == RowStyle::Muted { "#777777" } else { "#000000" };
+            let color = if row.style == RowStyle::Muted {
+                "#777777"
+            } else {
+                "#000000"
+            };
             self.draw_row_colored(t, &cells, &widths, h, weight, fill, color);
         }
         self.y += 8.0;
@@ -257,12 +308,26 @@ impl Pager {
             .map(|(i, w)| {
                 let s = row.cells.get(i).map(String::as_str).unwrap_or("");
                 let inner = (w - 2.0 * PAD).max(4.0);
-                cap(wrap(s, inner, CELL_SIZE, weight), MAX_CELL_LINES, inner, CELL_SIZE, weight)
+                cap(
+                    wrap(s, inner, CELL_SIZE, weight),
+                    MAX_CELL_LINES,
+                    inner,
+                    CELL_SIZE,
+                    weight,
+                )
             })
             .collect()
     }
 
-    fn draw_row(&mut self, t: &Table, cells: &[Vec<String>], widths: &[f64], h: f64, weight: Weight, fill: &str) {
+    fn draw_row(
+        &mut self,
+        t: &Table,
+        cells: &[Vec<String>],
+        widths: &[f64],
+        h: f64,
+        weight: Weight,
+        fill: &str,
+    ) {
         self.draw_row_colored(t, cells, widths, h, weight, fill, "#000000");
     }
 
@@ -292,11 +357,25 @@ impl Pager {
                 if l.is_empty() {
                     continue;
                 }
-                text(&mut self.current, tx, self.y + PAD + CELL_SIZE + j as f64 * CELL_LINE - 1.0, CELL_SIZE, weight, anchor, color, l);
+                text(
+                    &mut self.current,
+                    tx,
+                    self.y + PAD + CELL_SIZE + j as f64 * CELL_LINE - 1.0,
+                    Pen(CELL_SIZE, weight, anchor, color),
+                    l,
+                );
             }
             x += w;
         }
-        line(&mut self.current, MARGIN, self.y + h, MARGIN + bw, self.y + h, "#c8c8c8", 0.5);
+        line(
+            &mut self.current,
+            MARGIN,
+            self.y + h,
+            MARGIN + bw,
+            self.y + h,
+            "#c8c8c8",
+            0.5,
+        );
         self.y += h;
     }
 }
@@ -314,16 +393,57 @@ fn frame(h: &Header, o: Orientation, body: &str, page: usize, pages: usize) -> S
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{ht}\" viewBox=\"0 0 {w} {ht}\">"
     );
     rect(&mut s, 0.0, 0.0, w, ht, "#ffffff");
-    text(&mut s, MARGIN, MARGIN + 14.0, 15.0, Weight::Bold, "start", "#1f4e79", &h.title);
+    text(
+        &mut s,
+        MARGIN,
+        MARGIN + 14.0,
+        Pen(15.0, Weight::Bold, "start", "#1f4e79"),
+        &h.title,
+    );
     let right = w - MARGIN;
-    text(&mut s, right, MARGIN + 8.0, BODY_SIZE, Weight::Bold, "end", "#000000", &format!("Project: {}", h.project));
-    text(&mut s, right, MARGIN + 8.0 + LINE, BODY_SIZE, Weight::Regular, "end", "#000000", &format!("{} · issued {} · requested by {}", h.edition, h.date, h.requested_by));
-    line(&mut s, MARGIN, MARGIN + 26.0, right, MARGIN + 26.0, "#1f4e79", 1.2);
+    text(
+        &mut s,
+        right,
+        MARGIN + 8.0,
+        Pen(BODY_SIZE, Weight::Bold, "end", "#000000"),
+        &format!("Project: {}", h.project),
+    );
+    text(
+        &mut s,
+        right,
+        MARGIN + 8.0 + LINE,
+        Pen(BODY_SIZE, Weight::Regular, "end", "#000000"),
+        &format!(
+            "{} · issued {} · requested by {}",
+            h.edition, h.date, h.requested_by
+        ),
+    );
+    line(
+        &mut s,
+        MARGIN,
+        MARGIN + 26.0,
+        right,
+        MARGIN + 26.0,
+        "#1f4e79",
+        1.2,
+    );
     s.push_str(body);
     let fy = ht - MARGIN;
     line(&mut s, MARGIN, fy - 10.0, right, fy - 10.0, "#c8c8c8", 0.5);
-    text(&mut s, MARGIN, fy, 7.5, Weight::Regular, "start", "#555555", &format!("Sparky · {} · {}", h.title, h.project));
-    text(&mut s, right, fy, 7.5, Weight::Regular, "end", "#555555", &format!("Page {page} of {pages}"));
+    text(
+        &mut s,
+        MARGIN,
+        fy,
+        Pen(7.5, Weight::Regular, "start", "#555555"),
+        &format!("Sparky · {} · {}", h.title, h.project),
+    );
+    text(
+        &mut s,
+        right,
+        fy,
+        Pen(7.5, Weight::Regular, "end", "#555555"),
+        &format!("Page {page} of {pages}"),
+    );
     s.push_str("</svg>");
     s
 }
@@ -368,7 +488,12 @@ mod tests {
         let s = "Replace the 20 A breaker with a 15 A breaker or upsize the conductors to 10 AWG copper supercalifragilisticexpialidocious";
         let lines = wrap(s, 80.0, 8.0, Weight::Regular);
         assert!(lines.len() > 3);
-        assert!(lines.iter().all(|l| text_width(l, 8.0, Weight::Regular) <= 80.0 + 1e-9), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| text_width(l, 8.0, Weight::Regular) <= 80.0 + 1e-9),
+            "{lines:?}"
+        );
         assert_eq!(lines.concat().replace(' ', ""), s.replace(' ', ""));
     }
 
@@ -381,7 +506,10 @@ mod tests {
             header: header(),
             orientation: Orientation::Portrait,
             blocks: vec![Block::Table(Table {
-                columns: vec![Column::new("Name", 3.0, Align::Left), Column::new("Value", 1.0, Align::Right)],
+                columns: vec![
+                    Column::new("Name", 3.0, Align::Left),
+                    Column::new("Value", 1.0, Align::Right),
+                ],
                 rows,
             })],
         };
@@ -390,7 +518,11 @@ mod tests {
         let n = pages.len();
         for (i, p) in pages.iter().enumerate() {
             assert!(p.contains(&format!("Page {} of {n}", i + 1)));
-            assert!(p.contains(">Name</text>"), "heading repeated on page {}", i + 1);
+            assert!(
+                p.contains(">Name</text>"),
+                "heading repeated on page {}",
+                i + 1
+            );
             assert!(p.contains("T &lt;&amp;&gt;"));
         }
         let all = pages.concat();

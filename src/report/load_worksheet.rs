@@ -1,7 +1,9 @@
 //! The service load worksheet: every panel's connected load with continuous loads at 125 %
 //! (the same panel-capacity calculation as the schedule), totalled against the service.
 
-use super::document::{num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table};
+use super::document::{
+    num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table,
+};
 use super::ReportError;
 use crate::nec::units::Phase;
 use crate::project::ProjectData;
@@ -60,8 +62,14 @@ pub fn build(
         .styled(RowStyle::Total),
     );
     let mut facts = vec![
-        ("Connected load".to_string(), format!("{} VA", num(cont + noncont, 0))),
-        ("Continuous at 125 %".into(), format!("{} VA", num(cont * 1.25, 0))),
+        (
+            "Connected load".to_string(),
+            format!("{} VA", num(cont + noncont, 0)),
+        ),
+        (
+            "Continuous at 125 %".into(),
+            format!("{} VA", num(cont * 1.25, 0)),
+        ),
         ("Calculated load".into(), format!("{} VA", num(design, 0))),
     ];
     let summary = match &p.service {
@@ -77,23 +85,41 @@ pub fn build(
                 format!(
                     "{} {}, {}",
                     s.voltage,
-                    if s.phase == Phase::Three { "3-phase" } else { "1-phase" },
+                    if s.phase == Phase::Three {
+                        "3-phase"
+                    } else {
+                        "1-phase"
+                    },
                     s.rating
                 ),
             ));
-            facts.push(("Calculated current".into(), format!("{} A ({} % of the service)", num(amps, 1), num(pct, 0))));
+            facts.push((
+                "Calculated current".into(),
+                format!("{} A ({} % of the service)", num(amps, 1), num(pct, 0)),
+            ));
             facts.push((
                 "Result".into(),
                 if ok {
-                    format!("the service carries the load with {} A to spare", num(s.rating.0 - amps, 1))
+                    format!(
+                        "the service carries the load with {} A to spare",
+                        num(s.rating.0 - amps, 1)
+                    )
                 } else {
                     format!("OVER the service rating by {} A", num(amps - s.rating.0, 1))
                 },
             ));
-            format!("{} VA, {} A on a {} service", num(design, 0), num(amps, 1), s.rating)
+            format!(
+                "{} VA, {} A on a {} service",
+                num(design, 0),
+                num(amps, 1),
+                s.rating
+            )
         }
         None => {
-            facts.push(("Service".into(), "not recorded: record it with set_service to compare".into()));
+            facts.push((
+                "Service".into(),
+                "not recorded: record it with set_service to compare".into(),
+            ));
             format!("{} VA calculated load; no service recorded", num(design, 0))
         }
     };

@@ -57,7 +57,10 @@ pub enum ReportKind {
 impl ReportKind {
     /// Parses `panel NAME`, `inspection`, `load` or `energy`.
     pub fn parse(kind: &str, name: Option<&str>) -> Result<Self, ReportError> {
-        match (kind.trim().to_ascii_lowercase().as_str(), name.map(str::trim)) {
+        match (
+            kind.trim().to_ascii_lowercase().as_str(),
+            name.map(str::trim),
+        ) {
             ("panel" | "schedule", Some(n)) if !n.is_empty() => Ok(Self::Panel {
                 panel: n.to_string(),
             }),
@@ -79,7 +82,11 @@ impl ReportKind {
                 "panel-schedule-{}",
                 panel
                     .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    })
                     .collect::<String>()
             ),
             Self::Inspection => "inspection-report".into(),

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, TextStr};
 use resvg::tiny_skia;
 use resvg::usvg;
-use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, TextStr};
 
 use super::fonts;
 use super::ReportError;
@@ -48,7 +48,8 @@ pub fn to_png(pages: &[String]) -> Result<Vec<u8>, ReportError> {
     pixmap.fill(tiny_skia::Color::from_rgba8(0xb0, 0xb0, 0xb0, 0xff));
     let mut y = 0.0f32;
     for t in &trees {
-        let transform = tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE).pre_translate(0.0, y);
+        let transform =
+            tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE).pre_translate(0.0, y);
         resvg::render(t, transform, &mut pixmap.as_mut());
         y += t.size().height() + PAGE_GAP;
     }
@@ -82,7 +83,8 @@ pub fn to_pdf(pages: &[String], title: &str) -> Result<Vec<u8>, ReportError> {
         let (w, h) = (tree.size().width(), tree.size().height());
         let mut c = Content::new();
         // The XObject is 1 × 1 pt; scale it to the page.
-        c.transform([w, 0.0, 0.0, h, 0.0, 0.0]).x_object(Name(b"P0"));
+        c.transform([w, 0.0, 0.0, h, 0.0, 0.0])
+            .x_object(Name(b"P0"));
         pdf.stream(content, &c.finish());
         let mut pg = pdf.page(page);
         pg.media_box(Rect::new(0.0, 0.0, w, h))

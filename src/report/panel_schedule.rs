@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use super::document::{num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table};
+use super::document::{
+    num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table,
+};
 use super::ReportError;
 use crate::nec::tables::egc_for_ocpd;
 use crate::nec::units::Phase;
@@ -90,14 +92,22 @@ pub fn build(
             phase_letters(spec, c),
             c.description.clone(),
             num(c.load_va.0, 0),
-            if c.continuous { "C".into() } else { String::new() },
+            if c.continuous {
+                "C".into()
+            } else {
+                String::new()
+            },
             format!("{}", c.breaker),
             c.poles.to_string(),
             conductor,
             egc,
             vd,
         ]);
-        rows.push(if alert { row.styled(RowStyle::Alert) } else { row });
+        rows.push(if alert {
+            row.styled(RowStyle::Alert)
+        } else {
+            row
+        });
     }
     let spaces = i32::try_from(spec.spaces).unwrap_or(i32::MAX);
     let used: BTreeSet<i32> = circuits.iter().flat_map(|c| slots(&c.spec)).collect();
@@ -130,13 +140,21 @@ pub fn build(
         Err(e) => (format!("unknown ({e})"), None),
     };
     let interrupting = match (spec.interrupting_rating_ka, fault_ka) {
-        (Some(r), Some(f)) if r + 1e-9 >= f => format!("{} kA: adequate (NEC 110.9, 110.10)", num(r, 0)),
-        (Some(r), Some(_)) => format!("{} kA: BELOW the available fault current (NEC 110.9)", num(r, 0)),
+        (Some(r), Some(f)) if r + 1e-9 >= f => {
+            format!("{} kA: adequate (NEC 110.9, 110.10)", num(r, 0))
+        }
+        (Some(r), Some(_)) => format!(
+            "{} kA: BELOW the available fault current (NEC 110.9)",
+            num(r, 0)
+        ),
         (Some(r), None) => format!("{} kA (available fault current unknown)", num(r, 0)),
         (None, _) => "not recorded".into(),
     };
     let mut facts = vec![
-        ("System".to_string(), format!("{} {}", spec.voltage, phase_words(spec.phase))),
+        (
+            "System".to_string(),
+            format!("{} {}", spec.voltage, phase_words(spec.phase)),
+        ),
         ("Bus rating".into(), spec.bus_rating.to_string()),
         (
             "Main".into(),
@@ -146,10 +164,26 @@ pub fn build(
         ),
         (
             "Spaces".into(),
-            format!("{} ({} used, {spare} spare)", spec.spaces, spec.spaces.saturating_sub(spare)),
+            format!(
+                "{} ({} used, {spare} spare)",
+                spec.spaces,
+                spec.spaces.saturating_sub(spare)
+            ),
         ),
-        ("Fed from".into(), spec.fed_from.clone().unwrap_or_else(|| "not recorded".into())),
-        ("Location".into(), if spec.location.is_empty() { "-".into() } else { spec.location.clone() }),
+        (
+            "Fed from".into(),
+            spec.fed_from
+                .clone()
+                .unwrap_or_else(|| "not recorded".into()),
+        ),
+        (
+            "Location".into(),
+            if spec.location.is_empty() {
+                "-".into()
+            } else {
+                spec.location.clone()
+            },
+        ),
         ("Available fault current".into(), fault),
         ("Interrupting rating".into(), interrupting),
     ];
@@ -157,8 +191,7 @@ pub fn build(
     let mut blocks = vec![Block::Heading("Ratings and loading".into())];
     let loading = panel_loading(spec, &specs);
     let mut totals = Vec::new();
-    let summary;
-    match &loading {
+    let summary = match &loading {
         Ok(Some(r)) => {
             let mut design_total = 0.0;
             for ph in &r.phases {
@@ -180,40 +213,65 @@ pub fn build(
                 .styled(RowStyle::Total),
             );
             let pct = r.max_phase_amps / r.limiting_rating.0 * 100.0;
-            facts.push(("Continuous load".into(), format!("{} VA (at 125 %: {} VA)", num(r.continuous_va, 0), num(r.continuous_va * 1.25, 0))));
-            facts.push(("Noncontinuous load".into(), format!("{} VA", num(r.noncontinuous_va, 0))));
+            facts.push((
+                "Continuous load".into(),
+                format!(
+                    "{} VA (at 125 %: {} VA)",
+                    num(r.continuous_va, 0),
+                    num(r.continuous_va * 1.25, 0)
+                ),
+            ));
+            facts.push((
+                "Noncontinuous load".into(),
+                format!("{} VA", num(r.noncontinuous_va, 0)),
+            ));
             facts.push((
                 "Highest phase".into(),
-                format!("{} A of {} ({} %)", num(r.max_phase_amps, 1), r.limiting_rating, num(pct, 0)),
+                format!(
+                    "{} A of {} ({} %)",
+                    num(r.max_phase_amps, 1),
+                    r.limiting_rating,
+                    num(pct, 0)
+                ),
             ));
-            facts.push(("Spare capacity".into(), format!("{} A", num(r.spare_amps, 1))));
-            facts.push(("Phase imbalance".into(), format!("{} %", num(r.imbalance_percent, 1))));
+            facts.push((
+                "Spare capacity".into(),
+                format!("{} A", num(r.spare_amps, 1)),
+            ));
+            facts.push((
+                "Phase imbalance".into(),
+                format!("{} %", num(r.imbalance_percent, 1)),
+            ));
             facts.push((
                 "Loading check".into(),
-                if r.pass { "pass".into() } else { "FAIL: over the bus or main rating".into() },
+                if r.pass {
+                    "pass".into()
+                } else {
+                    "FAIL: over the bus or main rating".into()
+                },
             ));
             // The facts already say "pass"; the check's own lines matter when it fails.
             if !r.pass {
                 notes.extend(r.findings.iter().cloned());
             }
             notes.extend(r.assumptions.iter().cloned());
-            summary = format!(
+            format!(
                 "{} circuits, {spare} spare spaces, highest phase {} A of {} ({})",
                 circuits.len(),
                 num(r.max_phase_amps, 1),
                 r.limiting_rating,
                 if r.pass { "pass" } else { "over rating" }
-            );
+            )
         }
         Ok(None) => {
             notes.push("No circuits yet: no load.".into());
-            summary = format!("no circuits, {spare} spare spaces");
+            format!("no circuits, {spare} spare spaces")
         }
         Err(e) => {
             notes.push(format!("Loading could not be calculated: {e}"));
-            summary = format!("{} circuits, {spare} spare spaces", circuits.len());
+            format!("{} circuits, {spare} spare spaces", circuits.len())
         }
-    }
+    };
     blocks.push(Block::Facts(facts));
     blocks.push(Block::Heading("Circuits".into()));
     blocks.push(Block::Table(Table {
@@ -232,7 +290,9 @@ pub fn build(
         rows,
     }));
     if !totals.is_empty() {
-        blocks.push(Block::Heading("Per-phase totals (continuous loads at 125 %)".into()));
+        blocks.push(Block::Heading(
+            "Per-phase totals (continuous loads at 125 %)".into(),
+        ));
         blocks.push(Block::Table(Table {
             columns: vec![
                 Column::new("Phase", 1.0, Align::Center),
@@ -248,7 +308,10 @@ pub fn build(
         format!("VD: branch-circuit voltage drop by the K-factor method (Chapter 9 Table 8); rows above {VD_LIMIT} % are shaded (210.19(A) Informational Note No. 4); '-' where the length or conductor is not recorded."),
     ];
     if egc_from_table {
-        legend.push("EGC *: not recorded; the minimum size from Table 250.122 for the breaker is shown.".into());
+        legend.push(
+            "EGC *: not recorded; the minimum size from Table 250.122 for the breaker is shown."
+                .into(),
+        );
     }
     legend.extend(notes);
     blocks.push(Block::Heading("Notes".into()));

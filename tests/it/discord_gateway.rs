@@ -858,7 +858,10 @@ async fn the_report_command_attaches_the_file_in_the_channel() {
     let img = resvg::tiny_skia::Pixmap::decode_png(&a.bytes).expect("png");
     assert_eq!((img.width(), img.height()), (1188, 918));
     let m = w.discord.message(&a.message_id).unwrap();
-    assert_eq!(m.json["attachments"][0]["filename"], "panel-schedule-LP-1.png");
+    assert_eq!(
+        m.json["attachments"][0]["filename"],
+        "panel-schedule-LP-1.png"
+    );
     assert_eq!(m.json["attachments"][0]["size"], a.bytes.len());
     w.discord
         .wait_until(10, "the command's answer", |d| {
@@ -878,11 +881,14 @@ async fn a_report_the_model_sends_lands_in_the_conversation_thread() {
         "send_report".into(),
         json!({"document": "inspection"}),
     )]));
-    w.llm.push(Reply::Text("The inspection report is attached.".into()));
+    w.llm
+        .push(Reply::Text("The inspection report is attached.".into()));
     let bot = w.start_bot().await;
     let thread = mention(&w, "send me the inspection report").await;
     w.discord
-        .wait_until(15, "the report in the thread", |d| !d.attachments().is_empty())
+        .wait_until(15, "the report in the thread", |d| {
+            !d.attachments().is_empty()
+        })
         .await;
     let a = &w.discord.attachments()[0];
     assert_eq!(a.channel, thread);

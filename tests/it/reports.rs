@@ -29,7 +29,9 @@ use support::fake_slack::{app_mention, slash_command_form, SlackBot, ALICE, CHAN
 const WAIT: Duration = Duration::from_secs(20);
 
 fn at() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0).single().expect("date")
+    Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0)
+        .single()
+        .expect("date")
 }
 
 async fn add_energy(store: &Arc<dyn Store>, project: i64) {
@@ -106,9 +108,7 @@ impl std::fmt::Display for Text {
 }
 
 fn panel(name: &str) -> ReportKind {
-    ReportKind::Panel {
-        panel: name.into(),
-    }
+    ReportKind::Panel { panel: name.into() }
 }
 
 #[tokio::test]
@@ -141,19 +141,37 @@ async fn the_panel_schedule_pdf_is_searchable_and_holds_the_schedule_values() {
     for c in &circuits {
         let c = &c.spec;
         assert!(text.contains(&c.description), "{} missing", c.description);
-        assert!(text.contains(&num(c.load_va.0, 0)), "{} VA missing", c.load_va.0);
+        assert!(
+            text.contains(&num(c.load_va.0, 0)),
+            "{} VA missing",
+            c.load_va.0
+        );
         assert!(text.contains(&format!("{}", c.breaker)));
         // Voltage drop exactly as the analysis computes it, where it can.
         if let Ok(vd) = circuit_voltage_drop(&lp1.spec, c, None, None) {
-            assert!(text.contains(&format!("{:.2} %", vd.percent)), "VD of {}", c.description);
+            assert!(
+                text.contains(&format!("{:.2} %", vd.percent)),
+                "VD of {}",
+                c.description
+            );
         }
     }
     // Per-phase totals with continuous loads at 125 %.
     let specs: Vec<_> = circuits.iter().map(|c| &c.spec).collect();
-    let loading = panel_loading(&lp1.spec, &specs).expect("loading").expect("some");
+    let loading = panel_loading(&lp1.spec, &specs)
+        .expect("loading")
+        .expect("some");
     for ph in &loading.phases {
-        assert!(text.contains(&num(ph.design_va, 0)), "phase {} design VA", ph.phase);
-        assert!(text.contains(&num(ph.design_amps, 1)), "phase {} amps", ph.phase);
+        assert!(
+            text.contains(&num(ph.design_va, 0)),
+            "phase {} design VA",
+            ph.phase
+        );
+        assert!(
+            text.contains(&num(ph.design_amps, 1)),
+            "phase {} amps",
+            ph.phase
+        );
     }
     assert!(text.contains(&num(loading.continuous_va * 1.25, 0)));
     // Spare spaces, the recorded EGC and the fault current at the panel.
@@ -190,7 +208,10 @@ async fn inspection_load_and_energy_documents_carry_the_computed_values() {
     let text = pdf_text(&r.bytes);
     let insp = inspect(&p, &InspectOptions::default()).expect("inspect");
     assert!(insp.counts.violations > 0);
-    assert!(text.contains(&format!("Violations ({})", insp.counts.violations)), "{text}");
+    assert!(
+        text.contains(&format!("Violations ({})", insp.counts.violations)),
+        "{text}"
+    );
     if insp.counts.warnings > 0 {
         assert!(text.contains(&format!("Warnings ({})", insp.counts.warnings)));
     }
@@ -217,7 +238,13 @@ async fn inspection_load_and_energy_documents_carry_the_computed_values() {
 
     // Energy budget: 45 W × 24 h × 35 % = 378 Wh; 6 × 4 W × 5 h = 120 Wh; solar 1,440 Wh.
     let text = pdf_text(&render(&p, &ReportKind::Energy, Format::Pdf).bytes);
-    for needle in ["378", "120", "1,440", "surplus of 912 Wh/day", "Dometic CFX3 45 fridge"] {
+    for needle in [
+        "378",
+        "120",
+        "1,440",
+        "surplus of 912 Wh/day",
+        "Dometic CFX3 45 fridge",
+    ] {
         assert!(text.contains(needle), "{needle:?} missing from: {text}");
     }
 }
@@ -244,7 +271,15 @@ async fn long_schedules_are_paged_with_numbered_pages() {
         .await
         .expect("panel");
     for n in 1..=84 {
-        let c = tools_fixture::circuit(n, 1, &format!("Office receptacles {n}"), 360.0, 20.0, Some("12"), Some(50.0));
+        let c = tools_fixture::circuit(
+            n,
+            1,
+            &format!("Office receptacles {n}"),
+            360.0,
+            20.0,
+            Some("12"),
+            Some(50.0),
+        );
         store.add_circuit(big.id, &c).await.expect("circuit");
     }
     let p = store.load_project(id).await.expect("load");
@@ -258,7 +293,10 @@ async fn long_schedules_are_paged_with_numbered_pages() {
         assert!(text.contains(&format!("Page {n} of {}", r.pages)));
     }
     for n in 1..=84 {
-        assert!(text.contains(&format!("Office receptacles {n}360")), "circuit {n} and its load");
+        assert!(
+            text.contains(&format!("Office receptacles {n}360")),
+            "circuit {n} and its load"
+        );
     }
 }
 
@@ -270,7 +308,10 @@ async fn unknown_panels_and_empty_budgets_are_clear_errors() {
     let e = report::render(&p, &panel("LP-9"), Format::Pdf, "a", at()).unwrap_err();
     assert!(e.to_string().contains("LP-1, LP-2"), "{e}");
     let e = report::render(&p, &ReportKind::Energy, Format::Png, "a", at()).unwrap_err();
-    assert!(e.to_string().contains("no loads or charging sources"), "{e}");
+    assert!(
+        e.to_string().contains("no loads or charging sources"),
+        "{e}"
+    );
     assert!(ReportKind::parse("panel", None).is_err());
     assert!(ReportKind::parse("invoice", None).is_err());
     assert!("docx".parse::<Format>().is_err());
@@ -288,7 +329,12 @@ fn difference(a: &Pixmap, b: &Pixmap) -> (f64, f64) {
     let mut off = 0usize;
     let mut sum = 0u64;
     for (x, y) in pa.chunks(4).zip(pb.chunks(4)) {
-        let d = x.iter().zip(y).map(|(p, q)| p.abs_diff(*q)).max().unwrap_or(0);
+        let d = x
+            .iter()
+            .zip(y)
+            .map(|(p, q)| p.abs_diff(*q))
+            .max()
+            .unwrap_or(0);
         sum += u64::from(d);
         if d > 48 {
             off += 1;
@@ -313,7 +359,10 @@ fn matches_golden(png: &[u8], golden: &[u8]) -> Result<(), String> {
     }
     let (off, mean) = difference(&a, &b);
     if off > 0.003 || mean > 1.5 {
-        return Err(format!("{:.3} % of pixels differ (mean {mean:.2})", off * 100.0));
+        return Err(format!(
+            "{:.3} % of pixels differ (mean {mean:.2})",
+            off * 100.0
+        ));
     }
     Ok(())
 }
@@ -322,7 +371,12 @@ fn matches_golden(png: &[u8], golden: &[u8]) -> Result<(), String> {
 async fn every_document_matches_its_golden_image() {
     let (p, _dir) = project().await;
     let update = std::env::var_os("SPARKY_UPDATE_GOLDEN").is_some();
-    let kinds = [panel("LP-1"), ReportKind::Inspection, ReportKind::Load, ReportKind::Energy];
+    let kinds = [
+        panel("LP-1"),
+        ReportKind::Inspection,
+        ReportKind::Load,
+        ReportKind::Energy,
+    ];
     let mut failures = Vec::new();
     for kind in &kinds {
         let png = render(&p, kind, Format::Png);
@@ -332,12 +386,18 @@ async fn every_document_matches_its_golden_image() {
             std::fs::create_dir_all(repo("tests/fixtures/reports")).expect("dir");
             std::fs::create_dir_all(repo("docs/reports")).expect("dir");
             std::fs::write(&golden, &png.bytes).expect("golden");
-            std::fs::write(repo(&format!("docs/reports/{}", png.file_name)), &png.bytes).expect("sample");
-            std::fs::write(repo(&format!("docs/reports/{}", pdf.file_name)), &pdf.bytes).expect("sample");
+            std::fs::write(repo(&format!("docs/reports/{}", png.file_name)), &png.bytes)
+                .expect("sample");
+            std::fs::write(repo(&format!("docs/reports/{}", pdf.file_name)), &pdf.bytes)
+                .expect("sample");
             continue;
         }
-        let expected = std::fs::read(&golden)
-            .unwrap_or_else(|e| panic!("{}: {e} (run with SPARKY_UPDATE_GOLDEN=1)", golden.display()));
+        let expected = std::fs::read(&golden).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (run with SPARKY_UPDATE_GOLDEN=1)",
+                golden.display()
+            )
+        });
         if let Err(e) = matches_golden(&png.bytes, &expected) {
             failures.push(format!("{}: {e}", png.file_name));
         }
@@ -348,7 +408,8 @@ async fn every_document_matches_its_golden_image() {
 #[tokio::test]
 async fn the_golden_comparison_catches_a_layout_change() {
     let (mut p, _dir) = project().await;
-    let golden = std::fs::read(repo("tests/fixtures/reports/panel-schedule-LP-1.png")).expect("golden");
+    let golden =
+        std::fs::read(repo("tests/fixtures/reports/panel-schedule-LP-1.png")).expect("golden");
     // One more circuit is one more row: the comparison must notice.
     let mut extra = p.circuits[0].clone();
     extra.spec.number = 9;
@@ -370,7 +431,20 @@ async fn the_cli_writes_the_report_file() {
     let out = dir.path().join("lp1.pdf");
     let out_s = out.display().to_string();
     let (lines, ok) = bot
-        .run(&["report", "panel", "LP-1", "--project", "Shop", "--format", "pdf", "--out", &out_s], "")
+        .run(
+            &[
+                "report",
+                "panel",
+                "LP-1",
+                "--project",
+                "Shop",
+                "--format",
+                "pdf",
+                "--out",
+                &out_s,
+            ],
+            "",
+        )
         .await;
     assert!(ok, "{lines:?}");
     assert!(lines.join(" ").contains("Panel schedule LP-1"), "{lines:?}");
@@ -380,13 +454,36 @@ async fn the_cli_writes_the_report_file() {
     let png = dir.path().join("insp.png");
     let png_s = png.display().to_string();
     let (_, ok) = bot
-        .run(&["report", "inspection", "--project", "Shop", "--format", "png", "--out", &png_s], "")
+        .run(
+            &[
+                "report",
+                "inspection",
+                "--project",
+                "Shop",
+                "--format",
+                "png",
+                "--out",
+                &png_s,
+            ],
+            "",
+        )
         .await;
     assert!(ok);
     assert!(Pixmap::decode_png(&std::fs::read(&png).expect("png")).is_ok());
 
     let (_, stderr, ok) = bot
-        .run_bytes(&["report", "panel", "XX-9", "--project", "Shop", "--out", &out_s], b"")
+        .run_bytes(
+            &[
+                "report",
+                "panel",
+                "XX-9",
+                "--project",
+                "Shop",
+                "--out",
+                &out_s,
+            ],
+            b"",
+        )
         .await;
     assert!(!ok);
     assert!(stderr.contains("no panel named 'XX-9'"), "{stderr}");
@@ -410,7 +507,13 @@ async fn slack_slash_report_uploads_the_file_into_the_command_thread() {
     let bot = slack_bot().await;
     let poster = bot.serve_http().await;
     let r = poster
-        .command(&slash_command_form(TEAM, CHANNEL, ALICE, "report panel LP-1", "cmd.r1"))
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "report panel LP-1",
+            "cmd.r1",
+        ))
         .await;
     assert_eq!(r.status, 200);
     let upload = bot
@@ -440,15 +543,19 @@ async fn slack_slash_report_uploads_the_file_into_the_command_thread() {
         .map(|c| c.method)
         .filter(|m| m.starts_with("files."))
         .collect();
-    assert_eq!(methods, ["files.getUploadURLExternal", "files.completeUploadExternal"]);
+    assert_eq!(
+        methods,
+        ["files.getUploadURLExternal", "files.completeUploadExternal"]
+    );
     let get = &bot.slack.calls_of("files.getUploadURLExternal")[0];
     assert_eq!(get.args["length"], upload.bytes.len().to_string());
     // The text answer is in the same thread.
     bot.slack
         .wait_for("the text answer", WAIT, |s| {
-            s.thread(CHANNEL, &header.ts)
-                .into_iter()
-                .find(|m| m.section_text().contains("Panel schedule LP-1 (1 page, PDF)"))
+            s.thread(CHANNEL, &header.ts).into_iter().find(|m| {
+                m.section_text()
+                    .contains("Panel schedule LP-1 (1 page, PDF)")
+            })
         })
         .await;
 }
@@ -464,7 +571,10 @@ async fn the_model_sends_a_schedule_and_only_its_name_reaches_the_history() {
     bot.llm.push(Reply::Text("Here is LP-1's schedule.".into()));
     let ts = "1700000500.000100";
     let a = poster
-        .event(&app_mention(TEAM, CHANNEL, ALICE, ts, "send me LP-1's schedule", "EvR1"), None)
+        .event(
+            &app_mention(TEAM, CHANNEL, ALICE, ts, "send me LP-1's schedule", "EvR1"),
+            None,
+        )
         .await;
     assert_eq!(a.status, 200, "{}", a.body);
     let upload = bot
@@ -479,22 +589,32 @@ async fn the_model_sends_a_schedule_and_only_its_name_reaches_the_history() {
     assert_eq!((img.width(), img.height()), (1188, 918));
     bot.slack
         .wait_for("the answer", WAIT, |s| {
-            s.thread(CHANNEL, ts)
-                .into_iter()
-                .find(|m| m.text.contains("Here is LP-1") || m.section_text().contains("Here is LP-1"))
+            s.thread(CHANNEL, ts).into_iter().find(|m| {
+                m.text.contains("Here is LP-1") || m.section_text().contains("Here is LP-1")
+            })
         })
         .await;
     // The model saw the file's name and that it was delivered, never its bytes.
     let second = bot.llm.requests()[1].to_string();
     assert!(second.contains("panel-schedule-LP-1.png"), "{second}");
     assert!(second.contains("delivered"));
-    assert!(!second.contains("base64"), "file content leaked to the model");
+    assert!(
+        !second.contains("base64"),
+        "file content leaked to the model"
+    );
     let tool_message = bot.llm.requests()[1]["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
         .expect("the tool result message");
-    let content = tool_message["content"].as_str().unwrap_or_default().to_string();
-    assert!(content.len() < 1_000, "tool result is {} bytes: {content}", content.len());
+    let content = tool_message["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        content.len() < 1_000,
+        "tool result is {} bytes: {content}",
+        content.len()
+    );
     // Nor does the audit row keep it.
     let mut audit = Vec::new();
     for session in 1..=5 {

@@ -11,7 +11,13 @@ fn save_file(file: &FileAttachment) -> std::io::Result<std::path::PathBuf> {
     let name: String = file
         .file_name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || ".-_".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let path = dir.join(if name.is_empty() { "file".into() } else { name });
     std::fs::write(&path, &file.bytes)?;

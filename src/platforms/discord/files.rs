@@ -72,7 +72,9 @@ impl Rest {
             ));
         }
         if !status.is_success() {
-            return Err(SurfaceError::Failed(format!("POST {path}: {status}: {text}")));
+            return Err(SurfaceError::Failed(format!(
+                "POST {path}: {status}: {text}"
+            )));
         }
         let v: Value = serde_json::from_str(&text)
             .map_err(|e| SurfaceError::Failed(format!("POST {path}: bad JSON: {e}")))?;

@@ -190,7 +190,10 @@ impl ChatSurface for ThreadSurface {
     }
 
     async fn post_file(&self, file: &crate::core::FileAttachment) -> Result<String, SurfaceError> {
-        let m = self.rest.post_file(&self.channel, &file.title, file).await?;
+        let m = self
+            .rest
+            .post_file(&self.channel, &file.title, file)
+            .await?;
         Ok(format!("{}/{}", m.channel, m.id))
     }
 

@@ -33,9 +33,11 @@ impl SlackApi {
             ))
             .await
             .map_err(surface_error)?;
-        let mut done = SlackApiFilesCompleteUploadExternalRequest::new(vec![
-            SlackApiFilesComplete::new(url.file_id.clone()).with_title(file.title.clone()),
-        ]);
+        let mut done =
+            SlackApiFilesCompleteUploadExternalRequest::new(vec![SlackApiFilesComplete::new(
+                url.file_id.clone(),
+            )
+            .with_title(file.title.clone())]);
         done.channel_id = Some(channel.into());
         done.thread_ts = Some(SlackTs(thread_ts.to_string()));
         session

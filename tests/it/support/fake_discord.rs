@@ -897,7 +897,13 @@ fn create_message_with_files(inner: &Inner, ch: &str, ctype: &str, body: &[u8]) 
         let Some(filename) = filename.clone() else {
             return bad("file part without filename");
         };
-        attachments.push((name.clone(), filename, ctype.clone().unwrap_or_default(), data.clone(), declared.clone()));
+        attachments.push((
+            name.clone(),
+            filename,
+            ctype.clone().unwrap_or_default(),
+            data.clone(),
+            declared.clone(),
+        ));
     }
     let mut msg_body = payload.clone();
     if msg_body["content"].as_str().is_none_or(str::is_empty) {

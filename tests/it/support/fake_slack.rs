@@ -561,7 +561,9 @@ async fn api(
                 u.channel = s("channel_id");
                 u.thread_ts = s("thread_ts");
                 u.title = f["title"].as_str().map(str::to_string);
-                shared.push(json!({"id": u.id, "name": u.filename, "title": u.title, "size": u.length}));
+                shared.push(
+                    json!({"id": u.id, "name": u.filename, "title": u.title, "size": u.length}),
+                );
             }
             ok(json!({"files": shared}))
         }
