@@ -14,6 +14,7 @@ pub mod commands;
 mod endpoint;
 mod files;
 mod gateway;
+pub mod inbound_files;
 pub mod rest;
 pub mod surface;
 

@@ -11,6 +11,7 @@
 pub mod events;
 mod files;
 mod http;
+pub mod inbound_files;
 pub mod mrkdwn;
 pub mod signature;
 mod socket;

@@ -139,6 +139,8 @@ pub struct Upload {
 
 #[derive(Default)]
 struct Inner {
+    /// Files people shared, served at `/files-pri/...` to the bot token: (content type, bytes).
+    hosted: BTreeMap<String, (String, Vec<u8>)>,
     uploads: Vec<Upload>,
     calls: Vec<Call>,
     messages: Vec<Message>,
@@ -180,6 +182,7 @@ impl FakeSlack {
         let app = Router::new()
             .route("/api/{method}", any(api))
             .route("/upload/{id}", any(upload))
+            .route("/files-pri/{*path}", any(file_private))
             .with_state(fake.clone());
         tokio::spawn(async move {
             let _ = axum::serve(http_listener, app).await;
@@ -217,6 +220,14 @@ impl FakeSlack {
             .into_iter()
             .filter(|c| c.method == method)
             .collect()
+    }
+
+    /// Hosts a shared file at `/files-pri/{path}`; returns its `url_private`.
+    pub fn host_file(&self, path: &str, content_type: &str, bytes: Vec<u8>) -> String {
+        self.lock()
+            .hosted
+            .insert(path.to_string(), (content_type.to_string(), bytes));
+        format!("http://{}/files-pri/{path}", self.http)
     }
 
     /// Files uploaded through the external upload flow.
@@ -582,6 +593,34 @@ async fn api(
             ok(json!({}))
         }
         _ => fail("unknown_method"),
+    }
+}
+
+/// `url_private`: the file for the bot token; anyone else gets the sign-in page with status
+/// 200, as Slack answers a request without a valid token.
+async fn file_private(
+    State(fake): State<FakeSlack>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let authorized = headers.get("authorization").and_then(|v| v.to_str().ok())
+        == Some(&format!("Bearer {BOT_TOKEN}"));
+    if !authorized {
+        return (
+            StatusCode::OK,
+            [("content-type", "text/html; charset=utf-8")],
+            "<!DOCTYPE html><html><body>Sign in to Slack</body></html>",
+        )
+            .into_response();
+    }
+    match fake.lock().hosted.get(&path) {
+        Some((ctype, bytes)) => (
+            StatusCode::OK,
+            [("content-type", ctype.clone())],
+            bytes.clone(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "Not Found").into_response(),
     }
 }
 
