@@ -7,12 +7,14 @@
 pub mod app;
 pub mod config;
 pub mod core;
+pub mod intake;
 pub mod jurisdiction;
 pub mod llm;
 pub mod nec;
 pub mod platforms;
 pub mod project;
 pub mod rag;
+pub mod report;
 pub mod server;
 pub mod server_wait;
 pub mod store;

@@ -135,6 +135,22 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Render a document of a project to a file: `sparky report panel LP-1 --out lp1.pdf`.
+    Report {
+        /// panel, inspection, load or energy.
+        kind: String,
+        /// Panel name (for `panel`).
+        name: Option<String>,
+        /// Project (as for `sparky tool`).
+        #[arg(long)]
+        project: Option<String>,
+        /// pdf or png.
+        #[arg(long, default_value = "pdf")]
+        format: String,
+        /// Where to write the file.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Import or export a project (JSON) or a panel schedule (CSV).
     Project {
         #[command(subcommand)]
@@ -168,7 +184,10 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = load_config(cli.config)?;
-    let quiet = matches!(cli.command, Cmd::Chat { .. } | Cmd::Tool { .. });
+    let quiet = matches!(
+        cli.command,
+        Cmd::Chat { .. } | Cmd::Tool { .. } | Cmd::Report { .. }
+    );
     sparky::telemetry::init_logging(&config.log, quiet);
     match cli.command {
         Cmd::Migrate => {
@@ -251,6 +270,42 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Cmd::Report {
+            kind,
+            name,
+            project,
+            format,
+            out,
+        } => {
+            let command = Command::Report {
+                kind: sparky::report::ReportKind::parse(&kind, name.as_deref())?,
+                format: format.parse()?,
+            };
+            let app = App::build(config).await?;
+            let key = console::session_key("cli");
+            if let Some(p) = project {
+                let bound =
+                    commands::execute(&app.agent, &key, "cli", Command::ProjectUse { name: p })
+                        .await;
+                if bound.is_error {
+                    eprintln!("{}", bound.text);
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            let result = commands::execute(&app.agent, &key, "cli", command).await;
+            match result.files.first() {
+                Some(file) if !result.is_error => {
+                    std::fs::write(&out, &file.bytes)
+                        .with_context(|| format!("writing {}", out.display()))?;
+                    println!("{} -> {}", result.text, out.display());
+                    Ok(ExitCode::SUCCESS)
+                }
+                _ => {
+                    eprintln!("{}", result.text);
+                    Ok(ExitCode::FAILURE)
+                }
+            }
         }
         Cmd::Serve => serve(config).await,
         Cmd::Jurisdiction {

@@ -654,10 +654,14 @@ impl Agent {
                             text: format!("running {}", call.name),
                         })
                         .await;
-                        let r = self
+                        let mut r = self
                             .runner
                             .run_read(call, tool, validated.args, &ctx, who)
                             .await;
+                        // A file goes to the thread, never into the history or the model.
+                        if let Some(file) = super::attachment::take_attachment(&mut r.content) {
+                            sink.emit(Effect::File { file }).await;
+                        }
                         cache.insert(cache_key, r.clone());
                         r
                     }

@@ -80,6 +80,13 @@ pub enum Command {
         /// Arguments as JSON text.
         args: String,
     },
+    /// Render a project document and attach it (`report panel LP-1 png`).
+    Report {
+        /// Which document.
+        kind: crate::report::ReportKind,
+        /// File format.
+        format: crate::report::Format,
+    },
     /// Help text.
     Help,
 }
@@ -93,6 +100,8 @@ pub struct CommandOutput {
     pub json: Value,
     /// Whether it failed.
     pub is_error: bool,
+    /// Files to deliver with the text (a rendered report).
+    pub files: Vec<super::attachment::FileAttachment>,
 }
 
 impl CommandOutput {
@@ -101,6 +110,7 @@ impl CommandOutput {
             text: text.into(),
             json,
             is_error: false,
+            files: Vec::new(),
         }
     }
     fn err(text: impl Into<String>) -> Self {
@@ -109,6 +119,7 @@ impl CommandOutput {
             json: json!({"type": "error", "message": text}),
             text,
             is_error: true,
+            files: Vec::new(),
         }
     }
 }
@@ -138,6 +149,7 @@ impl FromStr for Command {
                     args: args.trim().to_string(),
                 })
             }
+            "report" => parse_report(rest),
             "project" => {
                 let (sub, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let arg = arg.trim();
@@ -221,6 +233,27 @@ fn parse_set(arg: &str) -> Result<Command, String> {
         _ => Err(SET_USAGE.into()),
     }
 }
+const REPORT_USAGE: &str = "usage: report panel NAME | inspection | load | energy [pdf|png]";
+
+/// `panel LP-1 png`, `inspection`, `load pdf`: the format is an optional last word.
+fn parse_report(rest: &str) -> Result<Command, String> {
+    use crate::report::{Format, ReportKind};
+    let mut words: Vec<&str> = rest.split_whitespace().collect();
+    let format = match words.last().map(|w| w.parse::<Format>()) {
+        Some(Ok(f)) => {
+            words.pop();
+            f
+        }
+        _ => Format::Pdf,
+    };
+    let Some((kind, name)) = words.split_first() else {
+        return Err(REPORT_USAGE.into());
+    };
+    let name = (!name.is_empty()).then(|| name.join(" "));
+    let kind =
+        ReportKind::parse(kind, name.as_deref()).map_err(|e| format!("{e}; {REPORT_USAGE}"))?;
+    Ok(Command::Report { kind, format })
+}
 
 /// A user id from what people type: the id itself or a mention (`<@U123>`, `<@!123>`,
 /// `<@U123|alice>`), which Slack and Discord both send for a picked person.
@@ -290,6 +323,7 @@ pub fn help_text() -> String {
      \x20 project set edition YEAR|auto  override the adopted edition, or let the location decide\n\
      \x20 project code                    which NEC edition applies here, and why\n\
      \x20 search QUESTION                  passages of the knowledge base with their sections\n\
+     \x20 report panel NAME|inspection|load|energy [pdf|png]  a document of the project as a file\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
      \x20 confirm [ID] / cancel [ID]       resolve the proposed change\n\
@@ -557,6 +591,44 @@ async fn run(
         Command::Tool { name, args } => run_tool(agent, key, user, &name, &args)
             .await
             .into_output(&name),
+        Command::Report { kind, format } => {
+            let args = match &kind {
+                crate::report::ReportKind::Panel { panel } => {
+                    json!({"document": "panel_schedule", "panel": panel, "format": format})
+                }
+                crate::report::ReportKind::Inspection => {
+                    json!({"document": "inspection", "format": format})
+                }
+                crate::report::ReportKind::Load => {
+                    json!({"document": "load_calculation", "format": format})
+                }
+                crate::report::ReportKind::Energy => {
+                    json!({"document": "energy_budget", "format": format})
+                }
+            };
+            match run_tool(agent, key, user, "send_report", &args.to_string()).await {
+                ToolRun::Output {
+                    mut result,
+                    is_error: false,
+                } => {
+                    let file = super::attachment::take_attachment(&mut result);
+                    let v = &result;
+                    let text = format!(
+                        "{} ({} page{}, {}): {}",
+                        v["document"].as_str().unwrap_or("Report"),
+                        v["pages"],
+                        if v["pages"] == 1 { "" } else { "s" },
+                        format.extension().to_uppercase(),
+                        v["summary"].as_str().unwrap_or_default()
+                    );
+                    let mut out =
+                        CommandOutput::ok(text, json!({"type": "report", "result": result}));
+                    out.files.extend(file);
+                    out
+                }
+                other => other.into_output("send_report"),
+            }
+        }
     })
 }
 
@@ -824,5 +896,30 @@ mod tests {
         assert!("project set permit yesterday".parse::<Command>().is_err());
         assert!("project set colour blue".parse::<Command>().is_err());
         assert!("project set location".parse::<Command>().is_err());
+    }
+
+    #[test]
+    fn report_commands_take_an_optional_format_last() {
+        use crate::report::{Format, ReportKind};
+        assert_eq!(
+            "report panel LP 1 png".parse::<Command>().unwrap(),
+            Command::Report {
+                kind: ReportKind::Panel {
+                    panel: "LP 1".into()
+                },
+                format: Format::Png
+            }
+        );
+        assert_eq!(
+            "report inspection".parse::<Command>().unwrap(),
+            Command::Report {
+                kind: ReportKind::Inspection,
+                format: Format::Pdf
+            }
+        );
+        assert!("report".parse::<Command>().is_err());
+        assert!("report panel".parse::<Command>().is_err());
+        assert!("report panel pdf".parse::<Command>().is_err());
+        assert!("report invoices".parse::<Command>().is_err());
     }
 }

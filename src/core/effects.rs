@@ -106,6 +106,11 @@ pub enum Effect {
         /// Why.
         message: String,
     },
+    /// A file to deliver in the thread (a rendered report).
+    File {
+        /// The file.
+        file: super::attachment::FileAttachment,
+    },
     /// A user-facing error.
     Error {
         /// What went wrong, in plain words.

@@ -2,6 +2,7 @@
 //! adapters turn platform events into [`agent::Input`] and render [`effects::Effect`]s.
 
 pub mod agent;
+pub mod attachment;
 pub mod commands;
 pub mod context;
 pub mod effects;
@@ -15,4 +16,5 @@ pub mod session;
 pub mod window;
 
 pub use agent::{Agent, CoreError, Input, InputAction};
+pub use attachment::FileAttachment;
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};

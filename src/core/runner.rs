@@ -205,7 +205,8 @@ impl ToolRunner {
             tool: Some(tool.to_string()),
             action_id: None,
             args,
-            result: result.clone(),
+            // A rendered file is delivered, not archived: the audit keeps its name and size.
+            result: super::attachment::redacted(result),
             is_error,
             duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
             at: Utc::now(),

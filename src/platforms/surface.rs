@@ -15,7 +15,7 @@ use super::render::{
     citations_line, confirmation_view, outcome_line, split_message, tool_output_text,
     ConfirmationView, EditPacer,
 };
-use crate::core::{Effect, EffectSink, Outcome};
+use crate::core::{Effect, EffectSink, FileAttachment, Outcome};
 use crate::store::Store;
 
 /// A platform call that failed.
@@ -57,6 +57,13 @@ pub trait ChatSurface: Send + Sync {
     /// The platform's name in metrics.
     fn platform(&self) -> &'static str {
         "other"
+    }
+    /// Uploads a file into the thread; returns its message ref.
+    async fn post_file(&self, file: &FileAttachment) -> Result<String, SurfaceError> {
+        Err(SurfaceError::Failed(format!(
+            "this platform cannot receive files ({})",
+            file.file_name
+        )))
     }
 }
 
@@ -261,6 +268,22 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                     self.surface.private(&user, &message)
                 })
                 .await;
+            }
+            Effect::File { file } => {
+                let pending = state.pacer.text().to_string();
+                self.finish_stream(&mut state, &pending).await;
+                if with_retry(self.surface.platform(), "file", || {
+                    self.surface.post_file(&file)
+                })
+                .await
+                .is_none()
+                {
+                    let text = format!("⚠️ I could not attach {}; try again.", file.file_name);
+                    let _ = with_retry(self.surface.platform(), "error", || {
+                        self.surface.post_text(&text)
+                    })
+                    .await;
+                }
             }
             Effect::Error { message } => {
                 let pending = state.pacer.text().to_string();

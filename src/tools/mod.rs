@@ -18,6 +18,7 @@ pub mod project_tools;
 pub mod query;
 mod read_store;
 mod registry;
+pub mod report_tool;
 pub mod schema;
 pub mod search_tool;
 pub mod utility;
@@ -225,5 +226,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     grounding_tools::register(&mut r);
     lighting_tools::register(&mut r);
     r.register(code_in_force::CodeInForceTool);
+    report_tool::register(&mut r);
     r
 }

@@ -51,17 +51,19 @@ pub(crate) fn plan_item(changes: Vec<Change>, result: Value) -> ItemPlan {
 }
 
 /// Daily energy of the loads and sources, in watt-hours.
-fn budget(p: &ProjectData) -> (f64, f64) {
+pub fn budget(p: &ProjectData) -> (f64, f64) {
     let used = p.loads.iter().map(|l| load_wh(&l.spec)).sum();
     let produced = p.charging_sources.iter().map(|s| source_wh(&s.spec)).sum();
     (used, produced)
 }
 
-fn load_wh(l: &LoadItemSpec) -> f64 {
+/// Daily energy of one load item (all of its quantity), Wh.
+pub fn load_wh(l: &LoadItemSpec) -> f64 {
     l.watts.0 * l.hours_per_day * l.duty_cycle * f64::from(l.quantity)
 }
 
-fn source_wh(s: &ChargingSourceSpec) -> f64 {
+/// Daily energy a charging source delivers to the battery, Wh.
+pub fn source_wh(s: &ChargingSourceSpec) -> f64 {
     s.watts.0 * s.hours_per_day * s.efficiency
 }
 

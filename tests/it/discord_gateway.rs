@@ -817,6 +817,90 @@ async fn register_commands_puts_the_sparky_command() {
         .collect();
     assert_eq!(
         subs,
-        ["ask", "spec", "project", "search", "tool", "tools", "help"]
+        ["ask", "spec", "project", "search", "tool", "report", "tools", "help"]
     );
+}
+
+/// Binds the channel to the seeded project of the tool tests (panels LP-1 and LP-2).
+async fn seeded(w: &World) {
+    let id = crate::tools_fixture::seed_in(
+        &w.store,
+        &sparky::project::Workspace::new("discord", GUILD_ID),
+        "Yard",
+    )
+    .await;
+    w.store
+        .bind_channel("discord", GUILD_ID, CHANNEL_ID, id)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_report_command_attaches_the_file_in_the_channel() {
+    let w = world(Db::Sqlite).await;
+    seeded(&w).await;
+    let bot = w.start_bot().await;
+    let opts = json!([{"type": 1, "name": "report", "options": [
+        {"type": 3, "name": "document", "value": "panel"},
+        {"type": 3, "name": "panel", "value": "LP-1"},
+        {"type": 3, "name": "format", "value": "png"}
+    ]}]);
+    let (payload, token) = w.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    w.discord.dispatch("INTERACTION_CREATE", payload);
+    w.discord
+        .wait_until(15, "the attachment", |d| !d.attachments().is_empty())
+        .await;
+    let a = &w.discord.attachments()[0];
+    assert_eq!(a.channel, CHANNEL_ID);
+    assert_eq!(a.field, "files[0]");
+    assert_eq!(a.filename, "panel-schedule-LP-1.png");
+    assert_eq!(a.content_type, "image/png");
+    let img = resvg::tiny_skia::Pixmap::decode_png(&a.bytes).expect("png");
+    assert_eq!((img.width(), img.height()), (1188, 918));
+    let m = w.discord.message(&a.message_id).unwrap();
+    assert_eq!(
+        m.json["attachments"][0]["filename"],
+        "panel-schedule-LP-1.png"
+    );
+    assert_eq!(m.json["attachments"][0]["size"], a.bytes.len());
+    w.discord
+        .wait_until(10, "the command's answer", |d| {
+            d.interaction_messages(&token)
+                .first()
+                .is_some_and(|m| m.content().contains("Panel schedule LP-1 (1 page, PNG)"))
+        })
+        .await;
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_report_the_model_sends_lands_in_the_conversation_thread() {
+    let w = world(Db::Sqlite).await;
+    seeded(&w).await;
+    w.llm.push(Reply::ToolCalls(vec![(
+        "send_report".into(),
+        json!({"document": "inspection"}),
+    )]));
+    w.llm
+        .push(Reply::Text("The inspection report is attached.".into()));
+    let bot = w.start_bot().await;
+    let thread = mention(&w, "send me the inspection report").await;
+    w.discord
+        .wait_until(15, "the report in the thread", |d| {
+            !d.attachments().is_empty()
+        })
+        .await;
+    let a = &w.discord.attachments()[0];
+    assert_eq!(a.channel, thread);
+    assert_eq!(a.filename, "inspection-report.pdf");
+    assert_eq!(a.content_type, "application/pdf");
+    assert!(a.bytes.starts_with(b"%PDF-"));
+    w.discord
+        .wait_until(10, "the answer", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().contains("inspection report is attached"))
+        })
+        .await;
+    bot.stop().await;
 }

@@ -90,6 +90,9 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
                     Ok(cmd) => {
                         let r = commands::execute(&agent, &key, &opts.user, cmd).await;
                         out.line(&r.json, &r.text);
+                        for file in r.files {
+                            out.effect(&crate::core::Effect::File { file });
+                        }
                         continue;
                     }
                     Err(e) => {

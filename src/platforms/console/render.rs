@@ -2,7 +2,27 @@
 
 use std::io::Write;
 
-use crate::core::{Effect, Outcome};
+use crate::core::{Effect, FileAttachment, Outcome};
+
+/// A terminal has no thread to attach to: files go to the temporary directory.
+fn save_file(file: &FileAttachment) -> std::io::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join("sparky-files");
+    std::fs::create_dir_all(&dir)?;
+    let name: String = file
+        .file_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(if name.is_empty() { "file".into() } else { name });
+    std::fs::write(&path, &file.bytes)?;
+    Ok(path)
+}
 
 /// How effects are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +162,19 @@ impl<W: Write> Renderer<W> {
             Effect::Refusal { message, .. } => {
                 self.end_stream()?;
                 writeln!(self.out, "(only you see this) {message}")?;
+            }
+            Effect::File { file } => {
+                self.end_stream()?;
+                match save_file(file) {
+                    Ok(path) => writeln!(
+                        self.out,
+                        "File: {} ({} bytes) saved to {}",
+                        file.title,
+                        file.size,
+                        path.display()
+                    )?,
+                    Err(e) => writeln!(self.out, "error: could not save {}: {e}", file.file_name)?,
+                }
             }
             Effect::Error { message } => {
                 self.end_stream()?;

@@ -454,8 +454,22 @@ impl Discord {
             }
             Slash::Run(command) => {
                 let export = matches!(command, Command::ProjectExport);
-                let out = execute(&self.agent, &key, &user, command).await;
-                return self.answer(&handle, &out, export).await;
+                let mut out = execute(&self.agent, &key, &user, command).await;
+                let files = std::mem::take(&mut out.files);
+                self.answer(&handle, &out, export).await;
+                // A report goes into the channel or thread the command came from.
+                if !files.is_empty() {
+                    let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
+                    let sink = crate::platforms::surface::SurfaceSink::new(
+                        surface,
+                        self.agent.store().clone(),
+                    );
+                    for file in files {
+                        crate::core::EffectSink::emit(&sink, crate::core::Effect::File { file })
+                            .await;
+                    }
+                }
+                return;
             }
             Slash::Search { question } => {
                 let command = Command::Search { query: question };

@@ -165,6 +165,22 @@ pub fn definition() -> CreateCommand {
                     false,
                 )),
         )
+        .add_option(
+            sub("report", "A document of the project as a file (PDF or PNG)")
+                .add_sub_option(
+                    text("document", "Which document", true)
+                        .add_string_choice("panel schedule", "panel")
+                        .add_string_choice("inspection report", "inspection")
+                        .add_string_choice("service load calculation", "load")
+                        .add_string_choice("energy budget", "energy"),
+                )
+                .add_sub_option(text("panel", "Panel name (panel schedule)", false))
+                .add_sub_option(
+                    text("format", "File format (default PDF)", false)
+                        .add_string_choice("PDF", "pdf")
+                        .add_string_choice("PNG", "png"),
+                ),
+        )
         .add_option(sub("tools", "List the tools"))
         .add_option(sub("help", "How to use Sparky"))
 }
@@ -198,6 +214,14 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
         ("tool", ResolvedValue::SubCommand(o)) => Ok(Slash::Run(Command::Tool {
             name: required(o, "name")?.to_string(),
             args: string(o, "args").unwrap_or("{}").to_string(),
+        })),
+        ("report", ResolvedValue::SubCommand(o)) => Ok(Slash::Run(Command::Report {
+            kind: crate::report::ReportKind::parse(required(o, "document")?, string(o, "panel"))
+                .map_err(|e| e.to_string())?,
+            format: string(o, "format")
+                .unwrap_or("pdf")
+                .parse()
+                .map_err(|e: crate::report::ReportError| e.to_string())?,
         })),
         ("tools", _) => Ok(Slash::Run(Command::Tools)),
         ("help", _) => Ok(Slash::Run(Command::Help)),

@@ -12,7 +12,9 @@
 mod adapter;
 pub mod commands;
 mod endpoint;
+mod files;
 mod gateway;
+pub mod inbound_files;
 pub mod rest;
 pub mod surface;
 

@@ -90,6 +90,13 @@ impl Rest {
         })
     }
 
+    /// An authorised request builder (for bodies built elsewhere, e.g. file uploads).
+    pub(super) fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{}", self.base, path))
+            .header("Authorization", format!("Bot {}", self.token))
+    }
+
     /// Sends one request; 429 becomes [`SurfaceError::RateLimited`] with Discord's wait.
     pub async fn call(
         &self,

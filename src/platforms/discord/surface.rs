@@ -193,6 +193,14 @@ impl ChatSurface for ThreadSurface {
         Duration::from_secs(1)
     }
 
+    async fn post_file(&self, file: &crate::core::FileAttachment) -> Result<String, SurfaceError> {
+        let m = self
+            .rest
+            .post_file(&self.channel, &file.title, file)
+            .await?;
+        Ok(format!("{}/{}", m.channel, m.id))
+    }
+
     async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
         let body = CreateMessage::new()
             .content(text)

@@ -347,7 +347,7 @@ pub fn parse_slash(text: &str) -> SlashAction {
                 _ => SlashAction::Usage("usage: /sparky spec load|source [what you have]".into()),
             }
         }
-        "project" | "tools" | "tool" | "search" => match text.parse::<Command>() {
+        "project" | "tools" | "tool" | "search" | "report" => match text.parse::<Command>() {
             Ok(c) => SlashAction::Run(c),
             Err(e) => SlashAction::Usage(e),
         },

@@ -9,7 +9,9 @@
 //! Every inbound payload is acknowledged at once and handled afterwards in a task.
 
 pub mod events;
+mod files;
 mod http;
+pub mod inbound_files;
 pub mod mrkdwn;
 pub mod signature;
 mod socket;
@@ -268,7 +270,8 @@ impl Shared {
             }
             SlashAction::Run(c) => {
                 let fenced = matches!(c, Command::Help | Command::ProjectExport);
-                let out = commands::execute(&self.agent, &key, &cmd.user, c).await;
+                let mut out = commands::execute(&self.agent, &key, &cmd.user, c).await;
+                let files = std::mem::take(&mut out.files);
                 let effect = if out.is_error {
                     Effect::Error { message: out.text }
                 } else {
@@ -281,7 +284,10 @@ impl Shared {
                         citations: Vec::new(),
                     }
                 };
-                self.show(target, effect).await;
+                self.show(target.clone(), effect).await;
+                for file in files {
+                    self.show(target.clone(), Effect::File { file }).await;
+                }
             }
             SlashAction::Usage(u) => self.show(target, Effect::Error { message: u }).await,
         }

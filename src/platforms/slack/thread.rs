@@ -49,6 +49,11 @@ impl SlackApi {
         self.client.clone()
     }
 
+    /// The bot token (for calls made in sibling modules, e.g. file uploads).
+    pub(super) fn token(&self) -> &SlackApiToken {
+        &self.token
+    }
+
     /// `auth.test`: the bot's own user id.
     pub async fn bot_user_id(&self) -> Result<String, SlackClientError> {
         let r = self.client.open_session(&self.token).auth_test().await?;
@@ -460,6 +465,11 @@ impl ChatSurface for SlackThread {
 
     fn max_len(&self) -> usize {
         super::mrkdwn::MESSAGE_MAX
+    }
+
+    async fn post_file(&self, file: &crate::core::FileAttachment) -> Result<String, SurfaceError> {
+        let t = &self.target;
+        self.api.upload_file(&t.channel, &t.thread_ts, file).await
     }
 
     fn edit_interval(&self) -> Duration {

@@ -124,8 +124,77 @@ impl FakeMessage {
     }
 }
 
+/// A file attached to a message (multipart `files[n]` part).
+#[derive(Debug, Clone)]
+pub struct FakeAttachment {
+    /// Message it came with.
+    pub message_id: String,
+    /// Channel it was posted in.
+    pub channel: String,
+    /// Form field name (`files[0]`).
+    pub field: String,
+    /// File name from the part's Content-Disposition.
+    pub filename: String,
+    /// The part's Content-Type.
+    pub content_type: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// One part of a multipart/form-data body: (name, filename, content type, bytes).
+type Part = (String, Option<String>, Option<String>, Vec<u8>);
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+/// Splits a multipart/form-data body; `None` when it is malformed.
+fn multipart_parts(content_type: &str, body: &[u8]) -> Option<Vec<Part>> {
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))?
+        .trim_matches('"');
+    let delim = format!("--{boundary}");
+    let mut parts = Vec::new();
+    let mut pos = find(body, delim.as_bytes(), 0)? + delim.len();
+    loop {
+        if body.get(pos..pos + 2)? == b"--" {
+            return Some(parts);
+        }
+        let head_start = pos + 2; // CRLF after the delimiter
+        let head_end = find(body, b"\r\n\r\n", head_start)?;
+        let head = std::str::from_utf8(&body[head_start..head_end]).ok()?;
+        let next = find(body, format!("\r\n{delim}").as_bytes(), head_end + 4)?;
+        let data = body[head_end + 4..next].to_vec();
+        let mut name = None;
+        let mut filename = None;
+        let mut ctype = None;
+        for line in head.split("\r\n") {
+            let (k, v) = line.split_once(':')?;
+            if k.eq_ignore_ascii_case("content-disposition") {
+                for p in v.split(';') {
+                    let p = p.trim();
+                    if let Some(n) = p.strip_prefix("name=") {
+                        name = Some(n.trim_matches('"').to_string());
+                    } else if let Some(f) = p.strip_prefix("filename=") {
+                        filename = Some(f.trim_matches('"').to_string());
+                    }
+                }
+            } else if k.eq_ignore_ascii_case("content-type") {
+                ctype = Some(v.trim().to_string());
+            }
+        }
+        parts.push((name?, filename, ctype, data));
+        pos = next + 2 + delim.len();
+    }
+}
+
 #[derive(Default)]
 struct State_ {
+    attachments: Vec<FakeAttachment>,
     calls: Vec<Call>,
     messages: BTreeMap<String, FakeMessage>,
     channels: HashMap<String, Value>,
@@ -310,7 +379,12 @@ impl FakeDiscord {
             .collect()
     }
 
-    /// One message.
+    /// Files posted with messages, in order.
+    pub fn attachments(&self) -> Vec<FakeAttachment> {
+        self.inner.state.lock().unwrap().attachments.clone()
+    }
+
+    /// A message by id.
     pub fn message(&self, id: &str) -> Option<FakeMessage> {
         self.inner.state.lock().unwrap().messages.get(id).cloned()
     }
@@ -764,6 +838,13 @@ async fn create_message(
         )
             .into_response();
     }
+    let ctype = headers
+        .get("content-type")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if ctype.starts_with("multipart/form-data") {
+        return create_message_with_files(&inner, &ch, ctype, &body);
+    }
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return bad("Invalid JSON");
     };
@@ -774,6 +855,102 @@ async fn create_message(
         return bad(&e);
     }
     Json(insert_message(&inner, &ch, &body, None)).into_response()
+}
+
+/// `payload_json` plus `files[n]` parts, as Discord documents for uploads; every file must be
+/// named in `payload_json.attachments` by its index.
+fn create_message_with_files(inner: &Inner, ch: &str, ctype: &str, body: &[u8]) -> Response {
+    let Some(parts) = multipart_parts(ctype, body) else {
+        return bad("Invalid multipart body");
+    };
+    let Some(payload) = parts
+        .iter()
+        .find(|p| p.0 == "payload_json")
+        .and_then(|p| serde_json::from_slice::<Value>(&p.3).ok())
+    else {
+        return bad("payload_json missing or not JSON");
+    };
+    if !inner.state.lock().unwrap().channels.contains_key(ch) {
+        return not_found("Channel");
+    }
+    let files: Vec<&Part> = parts.iter().filter(|p| p.0.starts_with("files[")).collect();
+    if files.is_empty() {
+        return bad("no files[n] part");
+    }
+    let mut attachments = Vec::new();
+    for (name, filename, ctype, data) in &files {
+        let Some(index) = name
+            .strip_prefix("files[")
+            .and_then(|r| r.strip_suffix(']'))
+            .and_then(|i| i.parse::<u64>().ok())
+        else {
+            return bad("bad files[n] name");
+        };
+        let Some(declared) = payload["attachments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["id"].as_u64() == Some(index))
+        else {
+            return bad("attachments[].id does not name the file");
+        };
+        let Some(filename) = filename.clone() else {
+            return bad("file part without filename");
+        };
+        attachments.push((
+            name.clone(),
+            filename,
+            ctype.clone().unwrap_or_default(),
+            data.clone(),
+            declared.clone(),
+        ));
+    }
+    let mut msg_body = payload.clone();
+    if msg_body["content"].as_str().is_none_or(str::is_empty) {
+        // A message may consist of files alone.
+        msg_body["content"] = json!("");
+    }
+    let m = {
+        let id = inner.next_id.fetch_add(1, Ordering::SeqCst).to_string();
+        let mut m = bot_message(&id, ch, &msg_body);
+        m["attachments"] = json!(attachments
+            .iter()
+            .enumerate()
+            .map(|(i, (_, filename, ctype, data, declared))| json!({
+                "id": format!("{id}{i}"), "filename": filename, "size": data.len(),
+                "content_type": ctype, "description": declared["description"],
+                "url": format!("https://cdn.discordapp.com/attachments/{ch}/{id}{i}/{filename}"),
+                "proxy_url": format!("https://media.discordapp.net/attachments/{ch}/{id}{i}/{filename}"),
+            }))
+            .collect::<Vec<_>>());
+        m
+    };
+    let id = m["id"].as_str().unwrap_or_default().to_string();
+    let mut st = inner.state.lock().unwrap();
+    for (field, filename, content_type, bytes, _) in attachments {
+        st.attachments.push(FakeAttachment {
+            message_id: id.clone(),
+            channel: ch.to_string(),
+            field,
+            filename,
+            content_type,
+            bytes,
+        });
+    }
+    st.messages.insert(
+        id.clone(),
+        FakeMessage {
+            id,
+            channel: ch.into(),
+            author: BOT_ID.into(),
+            json: m.clone(),
+            created: Instant::now(),
+            edits: vec![],
+            flags: 0,
+            interaction_token: None,
+        },
+    );
+    Json(m).into_response()
 }
 
 fn apply_edit(inner: &Inner, id: &str, body: &Value) -> Option<Value> {

@@ -116,8 +116,32 @@ impl Message {
     }
 }
 
+/// A file uploaded with the external upload flow.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// File id handed out by `files.getUploadURLExternal`.
+    pub id: String,
+    /// Name announced there.
+    pub filename: String,
+    /// Length announced there.
+    pub length: usize,
+    /// Bytes POSTed to the upload URL (empty until then).
+    pub bytes: Vec<u8>,
+    /// Content type of that POST.
+    pub content_type: Option<String>,
+    /// Channel it was shared in by `files.completeUploadExternal`.
+    pub channel: Option<String>,
+    /// Thread it was shared in.
+    pub thread_ts: Option<String>,
+    /// Title given on completion.
+    pub title: Option<String>,
+}
+
 #[derive(Default)]
 struct Inner {
+    /// Files people shared, served at `/files-pri/...` to the bot token: (content type, bytes).
+    hosted: BTreeMap<String, (String, Vec<u8>)>,
+    uploads: Vec<Upload>,
     calls: Vec<Call>,
     messages: Vec<Message>,
     ephemerals: Vec<Value>,
@@ -157,6 +181,8 @@ impl FakeSlack {
         let fake = FakeSlack { http, ws, inner };
         let app = Router::new()
             .route("/api/{method}", any(api))
+            .route("/upload/{id}", any(upload))
+            .route("/files-pri/{*path}", any(file_private))
             .with_state(fake.clone());
         tokio::spawn(async move {
             let _ = axum::serve(http_listener, app).await;
@@ -194,6 +220,19 @@ impl FakeSlack {
             .into_iter()
             .filter(|c| c.method == method)
             .collect()
+    }
+
+    /// Hosts a shared file at `/files-pri/{path}`; returns its `url_private`.
+    pub fn host_file(&self, path: &str, content_type: &str, bytes: Vec<u8>) -> String {
+        self.lock()
+            .hosted
+            .insert(path.to_string(), (content_type.to_string(), bytes));
+        format!("http://{}/files-pri/{path}", self.http)
+    }
+
+    /// Files uploaded through the external upload flow.
+    pub fn uploads(&self) -> Vec<Upload> {
+        self.lock().uploads.clone()
     }
 
     /// Every message, in posting order.
@@ -491,6 +530,54 @@ async fn api(
             }
             ok(json!({"channel": channel, "ts": ts}))
         }
+        "files.getUploadURLExternal" => {
+            // Slack takes these as form or query arguments, `length` in bytes.
+            let (Some(filename), Some(length)) = (
+                s("filename"),
+                s("length").and_then(|l| l.parse::<usize>().ok()),
+            ) else {
+                return fail("invalid_arguments");
+            };
+            if length == 0 {
+                return fail("invalid_length");
+            }
+            let id = format!("F0FAKE{:04}", g.uploads.len() + 1);
+            g.uploads.push(Upload {
+                id: id.clone(),
+                filename,
+                length,
+                bytes: Vec::new(),
+                content_type: None,
+                channel: None,
+                thread_ts: None,
+                title: None,
+            });
+            ok(json!({"upload_url": format!("http://{}/upload/{id}", fake.http), "file_id": id}))
+        }
+        "files.completeUploadExternal" => {
+            let Some(files) = args["files"].as_array().cloned() else {
+                return fail("invalid_arguments");
+            };
+            let mut shared = Vec::new();
+            for f in files {
+                let Some(id) = f["id"].as_str() else {
+                    return fail("invalid_arguments");
+                };
+                let Some(u) = g.uploads.iter_mut().find(|u| u.id == id) else {
+                    return fail("file_not_found");
+                };
+                if u.bytes.len() != u.length {
+                    return fail("file_upload_size_mismatch");
+                }
+                u.channel = s("channel_id");
+                u.thread_ts = s("thread_ts");
+                u.title = f["title"].as_str().map(str::to_string);
+                shared.push(
+                    json!({"id": u.id, "name": u.filename, "title": u.title, "size": u.length}),
+                );
+            }
+            ok(json!({"files": shared}))
+        }
         "chat.postEphemeral" => {
             g.ephemerals.push(args.clone());
             ok(json!({"message_ts": "1700000000.000001"}))
@@ -507,6 +594,58 @@ async fn api(
         }
         _ => fail("unknown_method"),
     }
+}
+
+/// `url_private`: the file for the bot token; anyone else gets the sign-in page with status
+/// 200, as Slack answers a request without a valid token.
+async fn file_private(
+    State(fake): State<FakeSlack>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let authorized = headers.get("authorization").and_then(|v| v.to_str().ok())
+        == Some(&format!("Bearer {BOT_TOKEN}"));
+    if !authorized {
+        return (
+            StatusCode::OK,
+            [("content-type", "text/html; charset=utf-8")],
+            "<!DOCTYPE html><html><body>Sign in to Slack</body></html>",
+        )
+            .into_response();
+    }
+    match fake.lock().hosted.get(&path) {
+        Some((ctype, bytes)) => (
+            StatusCode::OK,
+            [("content-type", ctype.clone())],
+            bytes.clone(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "Not Found").into_response(),
+    }
+}
+
+/// The upload URL: takes the raw bytes and answers like Slack's file servers, in plain text.
+async fn upload(
+    State(fake): State<FakeSlack>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut g = fake.lock();
+    let Some(u) = g.uploads.iter_mut().find(|u| u.id == id) else {
+        return (StatusCode::NOT_FOUND, "Not Found").into_response();
+    };
+    u.bytes = body.to_vec();
+    u.content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (
+        StatusCode::OK,
+        [("content-type", "text/plain; charset=utf-8")],
+        format!("OK - {}", body.len()),
+    )
+        .into_response()
 }
 
 // ----- payload builders (from the recorded fixtures) -----

@@ -1,0 +1,377 @@
+//! Files people send in (photos of a panel directory, PDFs of a schedule): size and type
+//! limits with a clear message, what the file is (sniffed from its bytes, not its name), and
+//! the form each model provider takes it in (OpenAI `image_url` data URL, Gemini
+//! `inline_data`; a text PDF as its extracted text).
+//!
+//! Nothing here is stored: a file lives for the turn that reads it.
+
+pub mod download;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+/// Limits on what is accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest file, bytes.
+    pub max_bytes: usize,
+    /// Most files in one message.
+    pub max_files: usize,
+    /// Most characters of PDF text passed on.
+    pub max_pdf_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        // OpenAI takes images up to 20 MB, Gemini inline data up to 20 MB per request.
+        Self {
+            max_bytes: 10 * 1024 * 1024,
+            max_files: 4,
+            max_pdf_chars: 60_000,
+        }
+    }
+}
+
+/// Why a file was refused; the message is shown to the person as is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IntakeError {
+    /// Over the size limit.
+    #[error("{name} is {size} bytes; the limit is {max} bytes (send a smaller photo or a page at a time)")]
+    TooLarge {
+        /// File name.
+        name: String,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Not an image or PDF Sparky can read.
+    #[error("{name} ({kind}) cannot be read: send a JPEG, PNG, WebP or GIF photo, or a PDF{hint}")]
+    Unsupported {
+        /// File name.
+        name: String,
+        /// What it looks like.
+        kind: String,
+        /// Extra advice (HEIC).
+        hint: String,
+    },
+    /// Too many files in one message.
+    #[error("{count} files in one message; the limit is {max}")]
+    TooMany {
+        /// Files sent.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The platform did not hand the file over.
+    #[error("could not download {name}: {reason}")]
+    Download {
+        /// File name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A file as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboundFile {
+    /// Name given by the sender.
+    pub name: String,
+    /// Type the platform declared (may be wrong; the bytes decide).
+    pub declared_mime: String,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// What a file turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// A photo or picture.
+    Image {
+        /// File name.
+        name: String,
+        /// image/jpeg, image/png, image/webp or image/gif.
+        mime: &'static str,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+    /// A PDF with a text layer, as its text.
+    PdfText {
+        /// File name.
+        name: String,
+        /// Extracted text (clipped to the limit).
+        text: String,
+        /// Whether it was clipped.
+        clipped: bool,
+    },
+    /// A PDF without text (a scan).
+    ScannedPdf {
+        /// File name.
+        name: String,
+    },
+}
+
+/// The image type from the first bytes, when it is one Sparky passes on.
+pub fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xFF, 0xD8, 0xFF, ..] => Some("image/jpeg"),
+        [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, ..] => Some("image/png"),
+        [b'G', b'I', b'F', b'8', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+fn is_heic(bytes: &[u8]) -> bool {
+    bytes.get(4..8) == Some(b"ftyp")
+        && matches!(
+            bytes.get(8..12),
+            Some(b"heic" | b"heix" | b"hevc" | b"heim" | b"heis" | b"mif1" | b"msf1")
+        )
+}
+
+/// Checks the number of files against the limit.
+pub fn check_count(count: usize, limits: &Limits) -> Result<(), IntakeError> {
+    if count > limits.max_files {
+        return Err(IntakeError::TooMany {
+            count,
+            max: limits.max_files,
+        });
+    }
+    Ok(())
+}
+
+/// Text of a PDF; `None` when it cannot be parsed. pdf-extract panics on some malformed
+/// files, so the panic is contained here.
+fn pdf_text(bytes: &[u8]) -> Option<String> {
+    let bytes = bytes.to_vec();
+    std::panic::catch_unwind(move || pdf_extract::extract_text_from_mem(&bytes).ok())
+        .ok()
+        .flatten()
+}
+
+/// What `file` is, within `limits`.
+pub fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeError> {
+    let size = file.bytes.len();
+    if size > limits.max_bytes {
+        return Err(IntakeError::TooLarge {
+            name: file.name.clone(),
+            size,
+            max: limits.max_bytes,
+        });
+    }
+    if let Some(mime) = sniff_image(&file.bytes) {
+        return Ok(Content::Image {
+            name: file.name.clone(),
+            mime,
+            bytes: file.bytes.clone(),
+        });
+    }
+    if file.bytes.starts_with(b"%PDF-") {
+        let text = pdf_text(&file.bytes).ok_or_else(|| IntakeError::Unsupported {
+            name: file.name.clone(),
+            kind: "a PDF that could not be read".into(),
+            hint: String::new(),
+        })?;
+        // Some scans carry a few stray characters; a directory has far more text.
+        let words = text.split_whitespace().count();
+        if words < 5 {
+            return Ok(Content::ScannedPdf {
+                name: file.name.clone(),
+            });
+        }
+        let clipped = text.chars().count() > limits.max_pdf_chars;
+        return Ok(Content::PdfText {
+            name: file.name.clone(),
+            text: text.chars().take(limits.max_pdf_chars).collect(),
+            clipped,
+        });
+    }
+    let (kind, hint) = if is_heic(&file.bytes) {
+        (
+            "HEIC".to_string(),
+            "; on an iPhone, set Camera > Formats > Most Compatible or share the photo as JPEG"
+                .to_string(),
+        )
+    } else if file.declared_mime.is_empty() {
+        ("unknown type".to_string(), String::new())
+    } else {
+        (file.declared_mime.clone(), String::new())
+    };
+    Err(IntakeError::Unsupported {
+        name: file.name.clone(),
+        kind,
+        hint,
+    })
+}
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+fn pdf_text_part(name: &str, text: &str, clipped: bool) -> String {
+    format!(
+        "[Text of the attached PDF {name}{}]\n{text}",
+        if clipped { ", clipped" } else { "" }
+    )
+}
+
+/// The content part of an OpenAI Chat Completions user message for `c`
+/// (`None` for a scanned PDF, which has nothing to pass on).
+pub fn openai_part(c: &Content) -> Option<Value> {
+    match c {
+        Content::Image { mime, bytes, .. } => Some(json!({
+            "type": "image_url",
+            "image_url": {"url": data_url(mime, bytes)},
+        })),
+        Content::PdfText {
+            name,
+            text,
+            clipped,
+        } => Some(json!({"type": "text", "text": pdf_text_part(name, text, *clipped)})),
+        Content::ScannedPdf { .. } => None,
+    }
+}
+
+/// The part of a Gemini `generateContent` user turn for `c`.
+pub fn gemini_part(c: &Content) -> Option<Value> {
+    match c {
+        Content::Image { mime, bytes, .. } => Some(json!({
+            "inline_data": {
+                "mime_type": mime,
+                "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+            }
+        })),
+        Content::PdfText {
+            name,
+            text,
+            clipped,
+        } => Some(json!({"text": pdf_text_part(name, text, *clipped)})),
+        Content::ScannedPdf { .. } => None,
+    }
+}
+
+/// What to say when a picture arrives and the configured model cannot see.
+pub fn no_vision_message(model: &str) -> String {
+    format!(
+        "The configured model ({model}) does not read images, so I cannot read this photo. \
+         Type the circuits, or put the directory in a CSV file (number, description, load_va, \
+         breaker, poles, ...) and import it with `sparky project import FILE`."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, bytes: &[u8]) -> InboundFile {
+        InboundFile {
+            name: name.into(),
+            declared_mime: "application/octet-stream".into(),
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    const PNG_HEAD: &[u8] = &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+
+    #[test]
+    fn images_are_known_by_their_bytes_not_their_names() {
+        let l = Limits::default();
+        let c = classify(&file("directory.pdf", PNG_HEAD), &l).unwrap();
+        assert!(matches!(
+            c,
+            Content::Image {
+                mime: "image/png",
+                ..
+            }
+        ));
+        let c = classify(&file("x", &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]), &l).unwrap();
+        assert!(matches!(
+            c,
+            Content::Image {
+                mime: "image/jpeg",
+                ..
+            }
+        ));
+        let webp = [b"RIFF".as_slice(), &[0, 0, 0, 0], b"WEBPVP8 "].concat();
+        assert!(matches!(
+            classify(&file("w", &webp), &l).unwrap(),
+            Content::Image {
+                mime: "image/webp",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn oversize_wrong_type_and_too_many_files_are_refused_with_a_message() {
+        let l = Limits {
+            max_bytes: 8,
+            ..Limits::default()
+        };
+        let e = classify(&file("big.png", PNG_HEAD), &l).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "big.png is 12 bytes; the limit is 8 bytes (send a smaller photo or a page at a time)"
+        );
+        let mut doc = file("notes.docx", b"PK\x03\x04word/document.xml");
+        doc.declared_mime =
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document".into();
+        let e = classify(&doc, &Limits::default()).unwrap_err().to_string();
+        assert!(e.contains("notes.docx") && e.contains("JPEG, PNG"), "{e}");
+        let heic = [&[0, 0, 0, 0x18][..], b"ftypheic", b"\0\0\0\0mif1"].concat();
+        let e = classify(&file("IMG_0042.HEIC", &heic), &Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("HEIC") && e.contains("Most Compatible"), "{e}");
+        assert!(check_count(4, &Limits::default()).is_ok());
+        assert_eq!(
+            check_count(5, &Limits::default()).unwrap_err().to_string(),
+            "5 files in one message; the limit is 4"
+        );
+    }
+
+    #[test]
+    fn a_broken_pdf_is_refused_not_a_crash() {
+        let e = classify(&file("x.pdf", b"%PDF-1.7\nnot really"), &Limits::default());
+        assert!(matches!(e, Err(IntakeError::Unsupported { .. })), "{e:?}");
+    }
+
+    #[test]
+    fn provider_parts_carry_the_bytes_in_each_wire_format() {
+        let c = Content::Image {
+            name: "p.png".into(),
+            mime: "image/png",
+            bytes: PNG_HEAD.to_vec(),
+        };
+        let o = openai_part(&c).unwrap();
+        assert_eq!(o["type"], "image_url");
+        let url = o["image_url"]["url"].as_str().unwrap();
+        let b64 = url.strip_prefix("data:image/png;base64,").unwrap();
+        let back = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        assert_eq!(back, PNG_HEAD);
+        let g = gemini_part(&c).unwrap();
+        assert_eq!(g["inline_data"]["mime_type"], "image/png");
+        let back = base64::engine::general_purpose::STANDARD
+            .decode(g["inline_data"]["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(back, PNG_HEAD);
+        let t = Content::PdfText {
+            name: "s.pdf".into(),
+            text: "1 Kitchen 20 A".into(),
+            clipped: false,
+        };
+        assert_eq!(openai_part(&t).unwrap()["type"], "text");
+        assert!(gemini_part(&t).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("1 Kitchen 20 A"));
+        assert!(openai_part(&Content::ScannedPdf { name: "s".into() }).is_none());
+    }
+}
