@@ -3,7 +3,8 @@
 //! An adapter implements [`ChatSurface`] (post, edit, buttons, private notes) for one thread;
 //! [`SurfaceSink`] turns the effect stream into those calls: streamed text paced and split at
 //! the platform's limit, confirmations with buttons (their message remembered in the store so
-//! any replica can close them), rate-limited calls retried so no message is lost.
+//! any replica can close them), calls retried by the clients as the outbound policy allows,
+//! so no message is lost.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,29 +56,20 @@ pub trait ChatSurface: Send + Sync {
     async fn working(&self) {}
 }
 
-const ATTEMPTS: usize = 5;
-
-/// Calls `f` until it succeeds, waiting out rate limits; gives up after a few attempts.
-async fn with_retry<T, F, Fut>(what: &str, mut f: F) -> Option<T>
+/// Makes one platform call, logging a failure. The clients already retried what the outbound
+/// policy ([`crate::http_policy`]) allows; retrying again here would repeat a post that may
+/// have arrived, or a permanent refusal.
+async fn logged<T, Fut>(what: &str, call: Fut) -> Option<T>
 where
-    F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, SurfaceError>>,
 {
-    for attempt in 1..=ATTEMPTS {
-        match f().await {
-            Ok(v) => return Some(v),
-            Err(SurfaceError::RateLimited(wait)) => {
-                tracing::info!(what, ?wait, attempt, "platform rate limit; waiting");
-                tokio::time::sleep(wait.min(Duration::from_secs(60))).await;
-            }
-            Err(SurfaceError::Failed(e)) => {
-                tracing::warn!(what, error = %e, attempt, "platform call failed");
-                tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
-            }
+    match call.await {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::error!(what, error = %e, "platform call failed");
+            None
         }
     }
-    tracing::error!(what, "platform call failed repeatedly; giving up");
-    None
 }
 
 struct StreamState {
@@ -122,7 +114,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
                 }
                 Some((id, _)) => {
                     let id = id.clone();
-                    if with_retry("edit", || self.surface.edit_text(&id, part))
+                    if logged("edit", self.surface.edit_text(&id, part))
                         .await
                         .is_some()
                     {
@@ -130,7 +122,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
                     }
                 }
                 None => {
-                    if let Some(id) = with_retry("post", || self.surface.post_text(part)).await {
+                    if let Some(id) = logged("post", self.surface.post_text(part)).await {
                         state.messages.push((id, part.clone()));
                     }
                 }
@@ -190,7 +182,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 self.finish_stream(&mut state, &pending).await;
                 let view = confirmation_view(&action_id, &items, &confirmers, expires_at);
                 if let Some(msg) =
-                    with_retry("confirmation", || self.surface.post_confirmation(&view)).await
+                    logged("confirmation", self.surface.post_confirmation(&view)).await
                 {
                     if let Err(e) = self.store.set_pending_message_ref(&action_id, &msg).await {
                         tracing::error!(error = %e, "could not remember the confirmation message");
@@ -216,9 +208,10 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 };
                 match message {
                     Some(m) => {
-                        let _ = with_retry("close confirmation", || {
-                            self.surface.close_confirmation(&m, &line, &details)
-                        })
+                        let _ = logged(
+                            "close confirmation",
+                            self.surface.close_confirmation(&m, &line, &details),
+                        )
                         .await;
                     }
                     None => {
@@ -226,18 +219,18 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                             .chain(details)
                             .collect::<Vec<_>>()
                             .join("\n");
-                        let _ = with_retry("post outcome", || self.surface.post_text(&text)).await;
+                        let _ = logged("post outcome", self.surface.post_text(&text)).await;
                     }
                 }
             }
             Effect::Refusal { user, message, .. } => {
-                let _ = with_retry("private note", || self.surface.private(&user, &message)).await;
+                let _ = logged("private note", self.surface.private(&user, &message)).await;
             }
             Effect::Error { message } => {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = format!("⚠️ {message}");
-                let _ = with_retry("error", || self.surface.post_text(&text)).await;
+                let _ = logged("error", self.surface.post_text(&text)).await;
             }
         }
     }

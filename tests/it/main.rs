@@ -11,6 +11,7 @@ mod discord_gateway;
 mod discord_http;
 mod llm_fixtures;
 mod llm_providers;
+mod outbound_policy;
 mod rag_retrieval;
 mod slack_http;
 mod slack_payloads;
