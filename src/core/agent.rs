@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use super::effects::{Citation, Effect, EffectSink, Outcome};
 use super::limits::TurnLimiter;
+use super::mention::{self, UserRef};
 use super::session::{Mode, Session, SessionKey};
 use super::{context, modes, window};
 use crate::config::{AgentConfig, ConfirmPolicy, LimitsConfig};
@@ -276,7 +277,7 @@ impl Agent {
                 sink.emit(Effect::Resolved {
                     action_id: action.id.clone(),
                     outcome,
-                    by: Some(input.user.clone()),
+                    by: Some(UserRef::new(&input.user)),
                     details: vec![match outcome {
                         Outcome::Expired => "expired before anyone confirmed it".to_string(),
                         _ => "superseded by your message".to_string(),
@@ -535,7 +536,7 @@ impl Agent {
         sink.emit(Effect::Resolved {
             action_id: action.id.clone(),
             outcome,
-            by: Some(input.user.clone()),
+            by: Some(UserRef::new(&input.user)),
             details,
         })
         .await;
@@ -991,6 +992,8 @@ impl Agent {
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(t) => {
+                    // Model text cannot carry the core's mention markers.
+                    let t = mention::strip(&t);
                     turn.text.push_str(&t);
                     sink.emit(Effect::Delta { text: t }).await;
                 }
@@ -1171,13 +1174,13 @@ async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, cl
         action
             .resolved_by
             .as_deref()
-            .map(|b| format!(" by {b}"))
+            .map(|b| format!(" by {}", UserRef::new(b)))
             .unwrap_or_default()
     );
     sink.emit(Effect::Resolved {
         action_id: action.id.clone(),
         outcome: Outcome::AlreadyResolved,
-        by: action.resolved_by.clone(),
+        by: action.resolved_by.clone().map(UserRef::new),
         details: vec![message.clone()],
     })
     .await;
@@ -1192,8 +1195,10 @@ async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, cl
 /// Who may confirm, in words.
 pub fn confirmers_text(rule: &ConfirmRule) -> String {
     match rule.policy {
-        ConfirmPolicy::Requester => rule.requester.clone(),
-        ConfirmPolicy::AnyMember => format!("{} or any project member", rule.requester),
+        ConfirmPolicy::Requester => UserRef::new(&rule.requester).to_string(),
+        ConfirmPolicy::AnyMember => {
+            format!("{} or any project member", UserRef::new(&rule.requester))
+        }
         ConfirmPolicy::Editors => "project editors".into(),
     }
 }

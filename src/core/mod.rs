@@ -6,9 +6,11 @@ pub mod commands;
 pub mod context;
 pub mod effects;
 pub mod limits;
+pub mod mention;
 pub mod modes;
 pub mod session;
 pub mod window;
 
 pub use agent::{Agent, CoreError, Input, InputAction};
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};
+pub use mention::UserRef;

@@ -201,7 +201,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 by,
                 details,
             } => {
-                let line = outcome_line(outcome, by.as_deref());
+                let line = outcome_line(outcome, by.as_ref());
                 let message = match self.store.pending(&action_id).await {
                     Ok(Some(a)) => a.message_ref,
                     _ => None,

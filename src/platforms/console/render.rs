@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::core::{Effect, Outcome};
+use crate::core::{mention, Effect, Outcome};
 
 /// How effects are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,8 @@ impl<W: Write> Renderer<W> {
                 }
                 writeln!(
                     self.out,
-                    "  [1] /confirm   [2] /cancel   (or type a correction; {confirmers} may confirm; expires {})",
+                    "  [1] /confirm   [2] /cancel   (or type a correction; {} may confirm; expires {})",
+                    mention::plain(&confirmers),
                     expires_at.format("%Y-%m-%d %H:%M UTC")
                 )?;
             }
@@ -127,7 +128,7 @@ impl<W: Write> Renderer<W> {
                     Outcome::AlreadyResolved => "Already resolved",
                 };
                 match by {
-                    Some(by) => writeln!(self.out, "{head} (by {by}).")?,
+                    Some(by) => writeln!(self.out, "{head} (by {}).", by.id())?,
                     None => writeln!(self.out, "{head}.")?,
                 }
                 for d in details {
@@ -136,7 +137,7 @@ impl<W: Write> Renderer<W> {
             }
             Effect::Refusal { message, .. } => {
                 self.end_stream()?;
-                writeln!(self.out, "(only you see this) {message}")?;
+                writeln!(self.out, "(only you see this) {}", mention::plain(&message))?;
             }
             Effect::Error { message } => {
                 self.end_stream()?;
