@@ -9,6 +9,7 @@ pub mod limits;
 pub mod mention;
 pub mod modes;
 pub mod session;
+pub mod untrusted;
 pub mod window;
 
 pub use agent::{Agent, CoreError, Input, InputAction};

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError};
+use crate::core::untrusted;
 use crate::rag::search::{Retriever, SearchOptions};
 
 #[derive(Deserialize, JsonSchema)]
@@ -79,9 +80,25 @@ impl Tool for SearchCode {
             )
             .await
             .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let mut passages = to_value(&out.passages)?;
+        // Retrieved text is data: fenced and labelled for the model.
+        if let Some(list) = passages.as_array_mut() {
+            for p in list {
+                let source = p
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                if let Some(text) = p.get_mut("text") {
+                    let fenced = untrusted::delimit(&source, text.as_str().unwrap_or(""));
+                    *text = Value::String(fenced);
+                }
+            }
+        }
         Ok(json!({
+            "trust": untrusted::LABEL,
             "method": out.method,
-            "passages": to_value(&out.passages)?,
+            "passages": passages,
             "note": if out.passages.is_empty() { "nothing relevant enough was found; say so rather than guessing" } else { "cite the sections you use" },
         }))
     }
