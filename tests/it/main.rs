@@ -9,6 +9,7 @@ mod cli;
 mod console_agent;
 mod discord_gateway;
 mod discord_http;
+mod fuzz;
 mod injection;
 mod llm_fixtures;
 mod llm_providers;

@@ -108,7 +108,7 @@ impl<W: Write> Renderer<W> {
                 writeln!(
                     self.out,
                     "  [1] /confirm   [2] /cancel   (or type a correction; {} may confirm; expires {})",
-                    mention::plain(&confirmers),
+                    mention::plain(confirmers),
                     expires_at.format("%Y-%m-%d %H:%M UTC")
                 )?;
             }
@@ -137,7 +137,7 @@ impl<W: Write> Renderer<W> {
             }
             Effect::Refusal { message, .. } => {
                 self.end_stream()?;
-                writeln!(self.out, "(only you see this) {}", mention::plain(&message))?;
+                writeln!(self.out, "(only you see this) {}", mention::plain(message))?;
             }
             Effect::Error { message } => {
                 self.end_stream()?;
