@@ -7,6 +7,7 @@
 pub mod app;
 pub mod config;
 pub mod core;
+pub mod http_policy;
 pub mod intake;
 pub mod jurisdiction;
 pub mod llm;

@@ -556,6 +556,10 @@ const SECTIONS: &[&str] = &[
     "database", "llm", "rag", "agent", "limits", "server", "log", "discord", "slack",
 ];
 
+/// Reads one section. When it has a type error the problem is recorded and the section is
+/// read again from its defaults plus every key that is valid on its own, so that the checks
+/// after it (a platform enabled without its secret, ...) still run and are reported in the
+/// same pass; the configuration is refused anyway.
 fn section<T: DeserializeOwned>(
     root: &toml::Table,
     name: &str,
@@ -565,13 +569,38 @@ fn section<T: DeserializeOwned>(
         .get(name)
         .cloned()
         .unwrap_or(toml::Value::Table(toml::Table::new()));
-    match value.try_into::<T>() {
+    match value.clone().try_into::<T>() {
         Ok(v) => Some(v),
         Err(e) => {
             problems.push(format!("[{name}]: {}", e.message().trim()));
-            None
+            lenient(name, value)
         }
     }
+}
+
+/// The section's defaults with each of `given`'s keys that does not break it.
+fn lenient<T: DeserializeOwned>(name: &str, given: toml::Value) -> Option<T> {
+    let mut table = DEFAULT_CONFIG
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut d| d.remove(name))
+        .and_then(|v| match v {
+            toml::Value::Table(t) => Some(t),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if let toml::Value::Table(given) = given {
+        for (key, v) in given {
+            let before = table.insert(key.clone(), v);
+            if toml::Value::Table(table.clone()).try_into::<T>().is_err() {
+                match before {
+                    Some(b) => table.insert(key, b),
+                    None => table.remove(&key),
+                };
+            }
+        }
+    }
+    toml::Value::Table(table).try_into::<T>().ok()
 }
 
 fn merge(base: &mut toml::Table, over: toml::Table) {
@@ -717,6 +746,30 @@ mod tests {
             assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
         }
         assert!(err.0.len() >= 5);
+    }
+
+    #[test]
+    fn a_type_error_does_not_hide_a_missing_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        // A type error in [agent], and one in [slack] beside enabled = true; no tokens at all.
+        std::fs::write(
+            &path,
+            "[agent]\nmax_model_calls_per_turn = \"many\"\n[slack]\nenabled = true\nedit_interval_ms = \"fast\"\n[discord]\nenabled = true\n",
+        )
+        .unwrap();
+        let err = Config::load(Some(&path), &env(&[])).unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            "[agent]:",
+            "[slack]:",
+            "slack.enabled is true but SLACK_BOT_TOKEN is not set",
+            "discord.enabled is true but DISCORD_TOKEN is not set",
+        ] {
+            assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+        }
+        // The bad values are not also reported as range problems of the defaults.
+        assert!(!text.contains("edit_interval_ms must be"), "{text}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::effects::{Citation, Effect, EffectSink};
 use super::gate::{PlannedCall, TextAndPending};
 use super::lease::Admission;
 use super::limits::TurnLimiter;
+use super::mention;
 use super::request;
 use super::runner::{RunFor, ToolRunner};
 use super::session::{Mode, Session, SessionKey};
@@ -735,6 +736,8 @@ impl Agent {
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(t) => {
+                    // Model text cannot carry the core's mention markers.
+                    let t = mention::strip(&t);
                     turn.text.push_str(&t);
                     sink.emit(Effect::Delta { text: t }).await;
                 }

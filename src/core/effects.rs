@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::mention::UserRef;
 use crate::store::ActionItem;
 
 /// A source a final answer relied on.
@@ -71,7 +72,7 @@ pub enum Effect {
         rejected: Vec<String>,
         /// Whose message led to it.
         requested_by: String,
-        /// Who may confirm, in words.
+        /// Who may confirm, in words (people as [`UserRef`]s).
         confirmers: String,
         /// When it expires.
         expires_at: DateTime<Utc>,
@@ -83,7 +84,7 @@ pub enum Effect {
         /// How it ended.
         outcome: Outcome,
         /// Who resolved it.
-        by: Option<String>,
+        by: Option<UserRef>,
         /// Result lines.
         details: Vec<String>,
     },

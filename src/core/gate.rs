@@ -15,6 +15,7 @@
 //! Confirm is idempotent: the store applies only an action it finds pending, under a row lock,
 //! so a second click, a retried delivery or another replica finds it resolved.
 
+use super::mention::UserRef;
 use chrono::Utc;
 use serde_json::{json, Value};
 
@@ -121,7 +122,7 @@ impl Agent {
         sink.emit(Effect::Resolved {
             action_id: action.id.clone(),
             outcome,
-            by: Some(input.user.clone()),
+            by: Some(UserRef::new(&input.user)),
             details: vec![match outcome {
                 Outcome::Expired => "expired before anyone confirmed it".to_string(),
                 _ => "superseded by your message".to_string(),
@@ -374,7 +375,7 @@ impl Agent {
         sink.emit(Effect::Resolved {
             action_id: action.id.clone(),
             outcome: Outcome::Cancelled,
-            by: Some(input.user.clone()),
+            by: Some(UserRef::new(&input.user)),
             details: vec!["Cancelled; nothing was changed.".to_string()],
         })
         .await;
@@ -463,7 +464,7 @@ impl Agent {
         sink.emit(Effect::Resolved {
             action_id: resolved.id.clone(),
             outcome,
-            by: Some(by.to_string()),
+            by: Some(UserRef::new(by)),
             details,
         })
         .await;
@@ -751,13 +752,13 @@ async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, cl
         action
             .resolved_by
             .as_deref()
-            .map(|b| format!(" by {b}"))
+            .map(|b| format!(" by {}", UserRef::new(b)))
             .unwrap_or_default()
     );
     sink.emit(Effect::Resolved {
         action_id: action.id.clone(),
         outcome: Outcome::AlreadyResolved,
-        by: action.resolved_by.clone(),
+        by: action.resolved_by.clone().map(UserRef::new),
         details: vec![message.clone()],
     })
     .await;
@@ -772,8 +773,10 @@ async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, cl
 /// Who may confirm, in words.
 pub fn confirmers_text(rule: &ConfirmRule) -> String {
     match rule.policy {
-        ConfirmPolicy::Requester => rule.requester.clone(),
-        ConfirmPolicy::AnyMember => format!("{} or any project member", rule.requester),
+        ConfirmPolicy::Requester => UserRef::new(&rule.requester).to_string(),
+        ConfirmPolicy::AnyMember => {
+            format!("{} or any project member", UserRef::new(&rule.requester))
+        }
         ConfirmPolicy::Editors => "project editors".into(),
     }
 }

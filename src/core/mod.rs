@@ -9,12 +9,15 @@ pub mod effects;
 pub mod gate;
 pub mod lease;
 pub mod limits;
+pub mod mention;
 pub mod modes;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod untrusted;
 pub mod window;
 
 pub use agent::{Agent, CoreError, Input, InputAction};
 pub use attachment::FileAttachment;
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};
+pub use mention::UserRef;

@@ -25,10 +25,11 @@ so the user can confirm, correct or cancel.";
 
 /// The system prompt for a mode.
 pub fn system_prompt(mode: Mode) -> String {
+    let base = format!("{BASE}\n\n{}", super::untrusted::RULE);
     match mode {
-        Mode::General => BASE.to_string(),
-        Mode::Load => format!("{BASE}\n\n{LOAD}"),
-        Mode::Source => format!("{BASE}\n\n{SOURCE}"),
+        Mode::General => base,
+        Mode::Load => format!("{base}\n\n{LOAD}"),
+        Mode::Source => format!("{base}\n\n{SOURCE}"),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Timeouts, retries and fallback around any [`ChatProvider`].
 //!
-//! A request may be retried only until its stream has delivered a first event: once text has
-//! reached the caller a retry would duplicate it, so later failures are passed on as they are.
+//! Retries follow the shared outbound policy ([`crate::http_policy`]). A request may be
+//! retried only until its stream has delivered a first event: once text has reached the
+//! caller a retry would duplicate it, so later failures are passed on as they are.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use super::gemini::GeminiProvider;
 use super::openai::OpenAiProvider;
 use super::{ChatProvider, ChatRequest, ChatStream, LlmError, StreamEvent};
 use crate::config::{Config, LlmConfig, ProviderKind};
+use crate::http_policy::{self, Failure, Replay};
 
 /// How [`Resilient`] waits and retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +26,8 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// First backoff delay; doubled on each retry, with jitter.
     pub base_delay: Duration,
-    /// Upper bound of any single wait, including a provider's `retry_after`.
+    /// Upper bound of any single wait; a provider asking for a longer `retry_after` is not
+    /// retried, its error is reported.
     pub max_delay: Duration,
 }
 
@@ -42,22 +45,29 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before retry number `retry` (0 for the first retry) after `error`: the
-    /// provider's `retry_after` when it gave one, else exponential backoff with jitter
-    /// (between half and all of `base_delay * 2^retry`); never more than `max_delay`.
-    pub fn delay(&self, retry: u32, error: &LlmError) -> Duration {
-        if let LlmError::RateLimited {
-            retry_after: Some(after),
-        } = error
-        {
-            return (*after).min(self.max_delay);
+    /// The shared outbound policy with these limits.
+    pub fn outbound(&self) -> http_policy::RetryPolicy {
+        http_policy::RetryPolicy {
+            max_retries: self.max_retries,
+            base_delay: self.base_delay,
+            max_delay: self.max_delay,
         }
-        let exp = self
-            .base_delay
-            .saturating_mul(2u32.saturating_pow(retry.min(20)))
-            .min(self.max_delay);
-        let jitter: f64 = rand::random_range(0.5..=1.0);
-        exp.mul_f64(jitter)
+    }
+}
+
+/// How a model request failed, for the outbound policy. Only transient errors are retried.
+fn failure(e: &LlmError) -> Failure {
+    match e {
+        LlmError::RateLimited { retry_after } => Failure::Status {
+            status: 429,
+            wait: *retry_after,
+        },
+        LlmError::Overloaded(_) => Failure::Status {
+            status: 503,
+            wait: None,
+        },
+        LlmError::Timeout | LlmError::Transport(_) => Failure::Unknown,
+        _ => Failure::Permanent,
     }
 }
 
@@ -91,30 +101,20 @@ impl Resilient {
         self.policy
     }
 
+    /// Starts a stream under the outbound policy. A completion changes nothing on the
+    /// server, so it is safe to send again after a timeout.
     async fn with_retries(
         &self,
         provider: &dyn ChatProvider,
         request: &ChatRequest,
     ) -> Result<ChatStream, LlmError> {
-        let mut retry = 0;
-        loop {
-            match first_event(provider, request, self.policy.timeout).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) if e.is_transient() && retry < self.policy.max_retries => {
-                    let delay = self.policy.delay(retry, &e);
-                    tracing::warn!(
-                        provider = %provider.name(),
-                        error = %e,
-                        retry = retry + 1,
-                        delay_ms = delay.as_millis() as u64,
-                        "model request failed; retrying"
-                    );
-                    tokio::time::sleep(delay).await;
-                    retry += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        let name = provider.name();
+        self.policy
+            .outbound()
+            .run(&name, Replay::Safe, failure, || {
+                first_event(provider, request, self.policy.timeout)
+            })
+            .await
     }
 }
 
@@ -232,27 +232,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn delays_grow_and_respect_caps() {
+    fn only_transient_errors_are_retried_and_long_waits_reported() {
         let p = RetryPolicy {
             timeout: Duration::from_secs(1),
             max_retries: 5,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
-        };
-        let e = LlmError::Overloaded("x".into());
-        for retry in 0..6 {
-            let d = p.delay(retry, &e);
-            let full = Duration::from_millis(100 * 2u64.pow(retry)).min(p.max_delay);
-            assert!(d >= full / 2 && d <= full, "{retry}: {d:?}");
         }
-        let rl = LlmError::RateLimited {
-            retry_after: Some(Duration::from_secs(90)),
-        };
-        assert_eq!(p.delay(0, &rl), Duration::from_secs(1));
-        let rl = LlmError::RateLimited {
-            retry_after: Some(Duration::from_millis(300)),
-        };
-        assert_eq!(p.delay(3, &rl), Duration::from_millis(300));
+        .outbound();
+        let verdict = |e: &LlmError| p.verdict(0, Replay::Safe, &failure(e));
+        for e in [
+            LlmError::Overloaded("x".into()),
+            LlmError::Timeout,
+            LlmError::Transport("reset".into()),
+            LlmError::RateLimited { retry_after: None },
+        ] {
+            assert!(
+                matches!(verdict(&e), http_policy::Verdict::RetryAfter(_)),
+                "{e:?}"
+            );
+        }
+        assert_eq!(
+            verdict(&LlmError::RateLimited {
+                retry_after: Some(Duration::from_millis(300))
+            }),
+            http_policy::Verdict::RetryAfter(Duration::from_millis(300))
+        );
+        assert_eq!(
+            verdict(&LlmError::RateLimited {
+                retry_after: Some(Duration::from_secs(90))
+            }),
+            http_policy::Verdict::Stop
+        );
     }
 
     #[test]

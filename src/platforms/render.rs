@@ -1,9 +1,11 @@
 //! What Discord and Slack both need, written once: splitting long answers, pacing message
-//! edits while streaming, and the view of a confirmation (items and buttons).
+//! edits while streaming, and the view of a confirmation (items and buttons). People named in
+//! the core's text stay [`UserRef`]s here; each adapter renders them last, in its own syntax,
+//! with [`crate::core::mention::render`].
 
 use std::time::{Duration, Instant};
 
-use crate::core::{Citation, Effect, Outcome};
+use crate::core::{Citation, Effect, Outcome, UserRef};
 use crate::store::ActionItem;
 
 /// Button id prefix for Confirm.
@@ -195,7 +197,7 @@ pub fn confirmation_view(
 }
 
 /// The line that replaces the buttons once an action is resolved.
-pub fn outcome_line(outcome: Outcome, by: Option<&str>) -> String {
+pub fn outcome_line(outcome: Outcome, by: Option<&UserRef>) -> String {
     let who = by.map(|b| format!(" by {b}")).unwrap_or_default();
     match outcome {
         Outcome::Executed => format!("✅ Confirmed{who} and applied."),

@@ -3,7 +3,8 @@
 //! An adapter implements [`ChatSurface`] (post, edit, buttons, private notes) for one thread;
 //! [`SurfaceSink`] turns the effect stream into those calls: streamed text paced and split at
 //! the platform's limit, confirmations with buttons (their message remembered in the store so
-//! any replica can close them), rate-limited calls retried so no message is lost.
+//! any replica can close them), calls retried by the clients as the outbound policy allows,
+//! so no message is lost.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,37 +68,29 @@ pub trait ChatSurface: Send + Sync {
     }
 }
 
-const ATTEMPTS: usize = 5;
-
-/// Calls `f` until it succeeds, waiting out rate limits; gives up after a few attempts.
-async fn with_retry<T, F, Fut>(platform: &str, what: &str, mut f: F) -> Option<T>
+/// Makes one platform call, counting and logging a failure. The clients already retried what
+/// the outbound policy ([`crate::http_policy`]) allows; retrying again here would repeat a
+/// post that may have arrived, or a permanent refusal.
+async fn logged<T, F, Fut>(platform: &str, what: &str, f: F) -> Option<T>
 where
-    F: FnMut() -> Fut,
+    F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<T, SurfaceError>>,
 {
-    for attempt in 1..=ATTEMPTS {
-        match f().await {
-            Ok(v) => return Some(v),
-            Err(SurfaceError::RateLimited(wait)) => {
-                crate::telemetry::metrics()
-                    .platform_errors
-                    .with_label_values(&[platform, "rate_limited"])
-                    .inc();
-                tracing::info!(what, ?wait, attempt, "platform rate limit; waiting");
-                tokio::time::sleep(wait.min(Duration::from_secs(60))).await;
-            }
-            Err(SurfaceError::Failed(e)) => {
-                crate::telemetry::metrics()
-                    .platform_errors
-                    .with_label_values(&[platform, "error"])
-                    .inc();
-                tracing::warn!(what, error = %e, attempt, "platform call failed");
-                tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
-            }
+    match f().await {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let kind = match &e {
+                SurfaceError::RateLimited(_) => "rate_limited",
+                SurfaceError::Failed(_) => "error",
+            };
+            crate::telemetry::metrics()
+                .platform_errors
+                .with_label_values(&[platform, kind])
+                .inc();
+            tracing::error!(what, error = %e, "platform call failed");
+            None
         }
     }
-    tracing::error!(what, "platform call failed repeatedly; giving up");
-    None
 }
 
 struct StreamState {
@@ -142,7 +135,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
                 }
                 Some((id, _)) => {
                     let id = id.clone();
-                    if with_retry(self.surface.platform(), "edit", || {
+                    if logged(self.surface.platform(), "edit", || {
                         self.surface.edit_text(&id, part)
                     })
                     .await
@@ -152,7 +145,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
                     }
                 }
                 None => {
-                    if let Some(id) = with_retry(self.surface.platform(), "post", || {
+                    if let Some(id) = logged(self.surface.platform(), "post", || {
                         self.surface.post_text(part)
                     })
                     .await
@@ -217,7 +210,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 self.finish_stream(&mut state, &pending).await;
                 let view =
                     confirmation_view(&action_id, &items, &rejected, &confirmers, expires_at);
-                if let Some(msg) = with_retry(self.surface.platform(), "confirmation", || {
+                if let Some(msg) = logged(self.surface.platform(), "confirmation", || {
                     self.surface.post_confirmation(&view)
                 })
                 .await
@@ -239,14 +232,14 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 by,
                 details,
             } => {
-                let line = outcome_line(outcome, by.as_deref());
+                let line = outcome_line(outcome, by.as_ref());
                 let message = match self.store.pending(&action_id).await {
                     Ok(Some(a)) => a.message_ref,
                     _ => None,
                 };
                 match message {
                     Some(m) => {
-                        let _ = with_retry(self.surface.platform(), "close confirmation", || {
+                        let _ = logged(self.surface.platform(), "close confirmation", || {
                             self.surface.close_confirmation(&m, &line, &details)
                         })
                         .await;
@@ -256,7 +249,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                             .chain(details)
                             .collect::<Vec<_>>()
                             .join("\n");
-                        let _ = with_retry(self.surface.platform(), "post outcome", || {
+                        let _ = logged(self.surface.platform(), "post outcome", || {
                             self.surface.post_text(&text)
                         })
                         .await;
@@ -264,7 +257,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 }
             }
             Effect::Refusal { user, message, .. } => {
-                let _ = with_retry(self.surface.platform(), "private note", || {
+                let _ = logged(self.surface.platform(), "private note", || {
                     self.surface.private(&user, &message)
                 })
                 .await;
@@ -272,14 +265,14 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
             Effect::File { file } => {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
-                if with_retry(self.surface.platform(), "file", || {
+                if logged(self.surface.platform(), "file", || {
                     self.surface.post_file(&file)
                 })
                 .await
                 .is_none()
                 {
                     let text = format!("⚠️ I could not attach {}; try again.", file.file_name);
-                    let _ = with_retry(self.surface.platform(), "error", || {
+                    let _ = logged(self.surface.platform(), "error", || {
                         self.surface.post_text(&text)
                     })
                     .await;
@@ -289,7 +282,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = format!("⚠️ {message}");
-                let _ = with_retry(self.surface.platform(), "error", || {
+                let _ = logged(self.surface.platform(), "error", || {
                     self.surface.post_text(&text)
                 })
                 .await;
@@ -302,7 +295,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = tool_output_text(&tool, &result, is_error);
-                let _ = with_retry(self.surface.platform(), "tool output", || {
+                let _ = logged(self.surface.platform(), "tool output", || {
                     self.surface.post_text(&text)
                 })
                 .await;

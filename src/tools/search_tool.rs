@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::code_basis::basis_json;
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError};
+use crate::core::untrusted;
 use crate::nec::units::Edition;
 use crate::rag::amendments::{amendment_sources, candidates_for, prefer_local};
 use crate::rag::search::{Retriever, SearchOptions};
@@ -88,8 +89,21 @@ impl Tool for SearchCode {
             .await
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         let location = code.as_ref().and_then(|c| c.location.as_ref());
-        let passages = prefer_local(out.passages, &amendments, location, k);
+        let mut passages = prefer_local(out.passages, &amendments, location, k);
+        // Retrieved text is data: fenced and labelled for the model.
+        for p in &mut passages {
+            let source = p
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if let Some(text) = p.get_mut("text") {
+                let fenced = untrusted::delimit(&source, text.as_str().unwrap_or(""));
+                *text = Value::String(fenced);
+            }
+        }
         Ok(json!({
+            "trust": untrusted::LABEL,
             "method": out.method,
             "passages": passages,
             "code_in_force": basis_json(code.as_ref()),

@@ -337,13 +337,26 @@ async fn confirm_flow(db: Db) {
         .await;
     let refusal = &w.discord.interaction_messages(&other_token)[0];
     assert_eq!(refusal.flags & 64, 64, "ephemeral");
-    assert!(refusal.content().contains("Only"), "{}", refusal.content());
+    // People are shown as mentions, not raw ids.
+    assert!(
+        refusal
+            .content()
+            .contains(&format!("Only <@{USER_ID}> can confirm")),
+        "{}",
+        refusal.content()
+    );
+    assert!(
+        conf.embed_text()
+            .contains(&format!("<@{USER_ID}> can confirm")),
+        "{}",
+        conf.embed_text()
+    );
     assert_eq!(w.tasks().await, 0);
 
     // The requester double-clicks, and Discord redelivers the first click.
-    let (first, _) = click(&w, &conf, &confirm_id, USER_ID);
+    let (first, first_token) = click(&w, &conf, &confirm_id, USER_ID);
     w.discord.dispatch("INTERACTION_CREATE", first.clone());
-    click(&w, &conf, &confirm_id, USER_ID);
+    let (_, second_token) = click(&w, &conf, &confirm_id, USER_ID);
     w.discord
         .wait_until(15, "the outcome on the confirmation", |d| {
             d.message(&conf.id)
@@ -359,6 +372,18 @@ async fn confirm_flow(db: Db) {
         .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(w.tasks().await, 1, "executed exactly once");
+    // The late click is told who resolved it, as a mention.
+    let late_notes: Vec<String> = [&first_token, &second_token]
+        .iter()
+        .flat_map(|t| w.discord.interaction_messages(t))
+        .map(|m| m.content())
+        .collect();
+    assert!(
+        late_notes
+            .iter()
+            .any(|n| n.contains(&format!("already executed by <@{USER_ID}>."))),
+        "{late_notes:?}"
+    );
     let closed = w.discord.message(&conf.id).unwrap();
     assert!(closed.content().contains(&format!("<@{USER_ID}>")));
     assert!(

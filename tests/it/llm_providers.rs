@@ -829,26 +829,33 @@ async fn hostile_retry_after_values_are_capped_or_ignored_not_a_panic() {
                 "{dialect:?} Retry-After {wait}"
             );
         }
-        // Through the retrying wrapper a huge wait is cut to the policy's own cap.
+        // Through the retrying wrapper a wait longer than the policy's cap is not sat out
+        // (nor cut short: an early retry would only be refused again). The turn fails at once
+        // with the wait named, and no second request is sent.
         fake.push(Reply::RateLimitedFor("1e300".into()));
-        fake.push(Reply::Text("after the wait".into()));
+        fake.push(Reply::Text("never asked for".into()));
+        let before = fake.requests().len();
         let timeout = Duration::from_secs(5);
         let r = Resilient::new(
             provider(&fake, timeout),
             RetryPolicy {
                 max_delay: Duration::from_millis(50),
-                ..policy(1, timeout)
+                ..policy(3, timeout)
             },
         );
         let started = Instant::now();
-        let (events, err) = collect(
-            r.stream(&request(vec![ChatMessage::user("hi")]))
-                .await
-                .unwrap_or_else(|e| panic!("{dialect:?}: {e}")),
-        )
-        .await;
-        assert_eq!(err, None, "{dialect:?}");
-        assert_eq!(text_of(&events), "after the wait", "{dialect:?}");
+        let err = r
+            .stream(&request(vec![ChatMessage::user("hi")]))
+            .await
+            .err();
+        assert_eq!(
+            err,
+            Some(LlmError::RateLimited {
+                retry_after: Some(MAX_WAIT)
+            }),
+            "{dialect:?}"
+        );
+        assert_eq!(fake.requests().len(), before + 1, "{dialect:?}");
         assert!(started.elapsed() < Duration::from_secs(3), "{dialect:?}");
     }
 }

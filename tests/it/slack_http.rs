@@ -221,7 +221,10 @@ async fn confirm_flow(db: Db) {
     // The second click does not overwrite the outcome written by the first.
     let closed = message(&bot, &closed.ts);
     let text = closed.section_text();
-    assert!(text.contains("Confirmed by U0ALICE and applied"), "{text}");
+    assert!(
+        text.contains("Confirmed by <@U0ALICE> and applied"),
+        "{text}"
+    );
     assert!(text.contains("Label panel A"), "{text}");
     assert_eq!(bot.tasks().await.len(), 1, "executed exactly once");
     assert_eq!(
@@ -258,7 +261,10 @@ async fn another_user_is_refused_privately_and_cancel_closes_the_card() {
     assert_eq!(note["user"], BOB);
     assert_eq!(note["thread_ts"], ts);
     assert!(
-        note["text"].as_str().unwrap().contains("Only U0ALICE"),
+        note["text"]
+            .as_str()
+            .unwrap()
+            .contains("Only <@U0ALICE> can confirm"),
         "{note}"
     );
     assert!(message(&bot, &card.ts).has_buttons(), "the card stays open");

@@ -284,9 +284,17 @@ async fn the_real_client_talks_to_the_fake() {
     assert_eq!(slack.ephemerals()[0]["user"], "U1");
     assert_eq!(slack.calls()[1].token.as_deref(), Some(BOT_TOKEN));
 
-    slack.rate_limit("chat.update", 3, 1);
-    let err = api.update("C1", &ts, "x", Vec::new()).await.unwrap_err();
-    assert_eq!(err, SurfaceError::RateLimited(Duration::from_secs(3)));
+    // A short wait is sat out and the call repeated; a wait beyond the policy's cap is
+    // reported without a second request.
+    slack.rate_limit("chat.update", 1, 1);
+    api.update("C1", &ts, "x", Vec::new())
+        .await
+        .expect("repeated after the wait");
+    assert_eq!(slack.calls_of("chat.update").len(), 3);
+    slack.rate_limit("chat.update", 120, 1);
+    let err = api.update("C1", &ts, "y", Vec::new()).await.unwrap_err();
+    assert_eq!(err, SurfaceError::RateLimited(Duration::from_secs(120)));
+    assert_eq!(slack.calls_of("chat.update").len(), 4);
     let bad = SlackApi::new(&slack.api_url(), "xoxb-wrong");
     assert!(
         matches!(bad.post("C1", None, "x", Vec::new()).await, Err(SurfaceError::Failed(e)) if e.contains("invalid_auth"))

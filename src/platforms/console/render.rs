@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::core::{Effect, FileAttachment, Outcome};
+use crate::core::{mention, Effect, FileAttachment, Outcome};
 
 /// A terminal has no thread to attach to: files go to the temporary directory.
 fn save_file(file: &FileAttachment) -> std::io::Result<std::path::PathBuf> {
@@ -131,7 +131,8 @@ impl<W: Write> Renderer<W> {
                 }
                 writeln!(
                     self.out,
-                    "  [1] /confirm   [2] /cancel   (or type a correction; {confirmers} may confirm; expires {})",
+                    "  [1] /confirm   [2] /cancel   (or type a correction; {} may confirm; expires {})",
+                    mention::plain(confirmers),
                     expires_at.format("%Y-%m-%d %H:%M UTC")
                 )?;
             }
@@ -152,7 +153,7 @@ impl<W: Write> Renderer<W> {
                     Outcome::Outdated => "Not applied: the project changed since it was proposed",
                 };
                 match by {
-                    Some(by) => writeln!(self.out, "{head} (by {by}).")?,
+                    Some(by) => writeln!(self.out, "{head} (by {}).", by.id())?,
                     None => writeln!(self.out, "{head}.")?,
                 }
                 for d in details {
@@ -161,7 +162,7 @@ impl<W: Write> Renderer<W> {
             }
             Effect::Refusal { message, .. } => {
                 self.end_stream()?;
-                writeln!(self.out, "(only you see this) {message}")?;
+                writeln!(self.out, "(only you see this) {}", mention::plain(message))?;
             }
             Effect::File { file } => {
                 self.end_stream()?;

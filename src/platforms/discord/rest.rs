@@ -1,8 +1,9 @@
 //! The few Discord REST calls the adapter makes, over the crate's own HTTP client.
 //!
 //! serenity's `Http` drops the body of a 429 (`retry_after`) when its ratelimiter is off, which
-//! it must be behind a proxy; these calls keep it so the renderer can wait exactly as long as
-//! Discord asks and retry, and no message is lost. Bodies are built with serenity's builders.
+//! it must be behind a proxy; these calls keep it, wait exactly as long as Discord asks and
+//! retry under the outbound policy, so no message is lost. Bodies are built with serenity's
+//! builders.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::http_policy::{Failure, Replay, RetryPolicy};
 use crate::platforms::surface::SurfaceError;
 use crate::server_wait;
 
@@ -22,7 +24,27 @@ pub struct Rest {
     client: reqwest::Client,
     base: String,
     token: String,
+    policy: RetryPolicy,
 }
+
+/// A failed attempt: the error to report and how the policy should read it.
+struct Attempt {
+    error: SurfaceError,
+    failure: Failure,
+}
+
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// Discord's default: four retries, 60 s at most per wait.
+const POLICY: RetryPolicy = RetryPolicy {
+    max_retries: 4,
+    base_delay: Duration::from_millis(150),
+    max_delay: Duration::from_secs(60),
+};
 
 impl std::fmt::Debug for Rest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -78,8 +100,13 @@ impl ChannelInfo {
 impl Rest {
     /// A client for `base` (e.g. `https://discord.com/api/v10`) with the bot `token`.
     pub fn new(base: &str, token: &str) -> Result<Self, String> {
+        Self::with_timeout(base, token, Duration::from_secs(20))
+    }
+
+    /// Like [`Rest::new`], giving up on one attempt after `timeout`.
+    pub fn with_timeout(base: &str, token: &str, timeout: Duration) -> Result<Self, String> {
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(20))
+            .timeout(timeout)
             .user_agent("DiscordBot (https://github.com/sparky, 0.1) sparky")
             .build()
             .map_err(|e| format!("cannot build the Discord HTTP client: {e}"))?;
@@ -87,6 +114,7 @@ impl Rest {
             client,
             base: base.trim_end_matches('/').to_string(),
             token: token.to_string(),
+            policy: POLICY,
         })
     }
 
@@ -97,13 +125,55 @@ impl Rest {
             .header("Authorization", format!("Bot {}", self.token))
     }
 
-    /// Sends one request; 429 becomes [`SurfaceError::RateLimited`] with Discord's wait.
+    /// Sends a request under the outbound policy ([`crate::http_policy`]): a 429 is waited
+    /// out as Discord asks, a connection that never opened is retried, and a POST that may
+    /// have reached Discord, or a permanent 4xx, is never sent twice. A 429 still standing at
+    /// the end becomes [`SurfaceError::RateLimited`].
     pub async fn call(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, SurfaceError> {
+        let replay = match (&method, path) {
+            // Showing the typing indicator twice does nothing more.
+            (_, p) if p.ends_with("/typing") => Replay::Safe,
+            (m, _) => Replay::of_method(m),
+        };
+        self.policy
+            .run(
+                path,
+                replay,
+                |e: &Attempt| e.failure.clone(),
+                || self.attempt(method.clone(), path, body),
+            )
+            .await
+            .map_err(|e| e.error)
+    }
+
+    /// Same as [`Rest::call`]; every call follows the one outbound policy.
+    pub async fn call_retrying(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, SurfaceError> {
+        self.call(method, path, body).await
+    }
+
+    /// Replaces the retry policy (tests use short waits).
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// One attempt, its failure classified for the policy.
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, Attempt> {
         let url = format!("{}{}", self.base, path);
         let mut req = self
             .client
@@ -113,10 +183,10 @@ impl Rest {
             Some(b) => req.json(b),
             None => req.header("Content-Length", "0"),
         };
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| SurfaceError::Failed(format!("{method} {path}: {e}")))?;
+        let resp = req.send().await.map_err(|e| Attempt {
+            failure: Failure::of_reqwest(&e),
+            error: SurfaceError::Failed(format!("{method} {path}: {e}")),
+        })?;
         let status = resp.status();
         let header_wait = resp
             .headers()
@@ -131,49 +201,34 @@ impl Rest {
                 .and_then(|v| v.get("retry_after").and_then(Value::as_f64))
                 .and_then(server_wait::from_secs);
             let wait = body_wait.or(header_wait).unwrap_or(Duration::from_secs(1));
-            return Err(SurfaceError::RateLimited(wait));
+            return Err(Attempt {
+                failure: Failure::Status {
+                    status: 429,
+                    wait: Some(wait),
+                },
+                error: SurfaceError::RateLimited(wait),
+            });
         }
         if !status.is_success() {
             let message = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or(text);
-            return Err(SurfaceError::Failed(format!(
-                "{method} {path}: {status}: {message}"
-            )));
+            return Err(Attempt {
+                failure: Failure::Status {
+                    status: status.as_u16(),
+                    wait: header_wait,
+                },
+                error: SurfaceError::Failed(format!("{method} {path}: {status}: {message}")),
+            });
         }
         if text.trim().is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_str(&text)
-            .map_err(|e| SurfaceError::Failed(format!("{method} {path}: bad JSON: {e}")))
-    }
-
-    /// Like [`Rest::call`], waiting out rate limits and retrying transient failures a few times.
-    /// For calls outside the renderer (thread creation, acknowledgements).
-    pub async fn call_retrying(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, SurfaceError> {
-        let mut last = SurfaceError::Failed("not attempted".into());
-        for attempt in 1..=4u64 {
-            match self.call(method.clone(), path, body).await {
-                Ok(v) => return Ok(v),
-                Err(SurfaceError::RateLimited(wait)) => {
-                    tracing::info!(path, ?wait, "Discord rate limit; waiting");
-                    tokio::time::sleep(wait.min(Duration::from_secs(60))).await;
-                    last = SurfaceError::RateLimited(wait);
-                }
-                Err(e) => {
-                    tracing::warn!(path, error = %e, attempt, "Discord call failed");
-                    tokio::time::sleep(Duration::from_millis(150 * attempt)).await;
-                    last = e;
-                }
-            }
-        }
-        Err(last)
+        serde_json::from_str(&text).map_err(|e| Attempt {
+            failure: Failure::Permanent,
+            error: SurfaceError::Failed(format!("{method} {path}: bad JSON: {e}")),
+        })
     }
 
     /// Posts a message in a channel or thread.

@@ -141,35 +141,10 @@ pub fn confirmation_embed(view: &ConfirmationView) -> CreateEmbed {
         .colour(PENDING_COLOUR)
 }
 
-/// Writes user ids (17–20 digit snowflakes) as mentions, which Discord shows as names.
+/// People the core named, as Discord mentions (shown as names; `allowed_mentions` keeps them
+/// from pinging).
 pub fn mentionize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i].is_ascii_digit() && (i == 0 || !is_id_char(chars[i - 1])) {
-            let mut j = i;
-            while j < chars.len() && chars[j].is_ascii_digit() {
-                j += 1;
-            }
-            let word: String = chars[i..j].iter().collect();
-            let bounded = j == chars.len() || !is_id_char(chars[j]);
-            if (17..=20).contains(&word.len()) && bounded {
-                out.push_str(&format!("<@{word}>"));
-            } else {
-                out.push_str(&word);
-            }
-            i = j;
-        } else {
-            out.push(chars[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-fn is_id_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '@' | '#' | '&' | '.' | '_' | ':' | '/')
+    crate::core::mention::render(text, |id| format!("<@{id}>"))
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -203,7 +178,7 @@ impl ChatSurface for ThreadSurface {
 
     async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
         let body = CreateMessage::new()
-            .content(text)
+            .content(mentionize(text))
             .allowed_mentions(no_pings());
         let m = self.rest.post_message(&self.channel, &body).await?;
         Ok(format!("{}/{}", m.channel, m.id))
@@ -212,7 +187,7 @@ impl ChatSurface for ThreadSurface {
     async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
         let (channel, id) = self.split_ref(message);
         let body = EditMessage::new()
-            .content(text)
+            .content(mentionize(text))
             .allowed_mentions(no_pings());
         self.rest.edit_message(channel, id, &body).await
     }
@@ -301,18 +276,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_become_mentions_but_numbers_do_not() {
+    fn named_people_become_mentions_but_numbers_do_not() {
+        let by = crate::core::UserRef::new("1300000000000000001");
         assert_eq!(
-            mentionize("Only 1033044521375764530 can confirm."),
-            "Only <@1033044521375764530> can confirm."
+            mentionize(&format!("This change was already executed by {by}.")),
+            "This change was already executed by <@1300000000000000001>."
         );
         assert_eq!(
-            mentionize("<@1033044521375764530>"),
-            "<@1033044521375764530>"
-        );
-        assert_eq!(
-            mentionize("240 V, 12.5 A, 1234567"),
-            "240 V, 12.5 A, 1234567"
+            mentionize("240 V, 12.5 A, 1033044521375764530"),
+            "240 V, 12.5 A, 1033044521375764530"
         );
     }
 

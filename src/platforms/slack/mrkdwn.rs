@@ -8,8 +8,18 @@ pub const SECTION_MAX: usize = 3000;
 /// What one Slack message carries before the renderer starts a new one.
 pub const MESSAGE_MAX: usize = 12_000;
 
-/// Escapes the three characters Slack gives meaning to in message text.
+/// How Slack writes a mention of a user.
+fn mention(id: &str) -> String {
+    format!("<@{id}>")
+}
+
+/// Escapes the three characters Slack gives meaning to in message text; people the core
+/// named become mentions.
 pub fn escape(text: &str) -> String {
+    crate::core::mention::render(&escape_only(text), mention)
+}
+
+fn escape_only(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -49,7 +59,7 @@ pub fn to_mrkdwn(markdown: &str) -> String {
     if markdown.ends_with('\n') {
         text.push('\n');
     }
-    text
+    crate::core::mention::render(&text, mention)
 }
 
 fn convert_line(line: &str) -> String {

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use slack_morphism::errors::SlackClientError;
+use slack_morphism::errors::{SlackClientError, SlackClientHttpProtocolError};
 use slack_morphism::prelude::*;
 
 use super::mrkdwn::{escape, sections, truncate, SECTION_MAX};
+use crate::http_policy::{Failure, Replay, RetryPolicy};
 use crate::platforms::render::ConfirmationView;
 use crate::platforms::surface::{ChatSurface, SurfaceError};
 
@@ -19,11 +20,25 @@ pub type SlackHyperClient = SlackClient<SlackClientHyperHttpsConnector>;
 /// Slack's cap on blocks in one message.
 const MAX_BLOCKS: usize = 50;
 
-/// A Web API client bound to the bot token.
+/// A Web API client bound to the bot token. Every call follows the outbound policy
+/// ([`crate::http_policy`]): a rate limit is waited out, a connection that never opened is
+/// retried, and a post that may have reached Slack is never sent twice.
 pub struct SlackApi {
     client: Arc<SlackHyperClient>,
     token: SlackApiToken,
+    policy: RetryPolicy,
+    timeout: Duration,
 }
+
+/// Longest wait for one Web API answer; a silent server must not hold a turn forever.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Slack's default: four retries, 60 s at most per wait.
+const POLICY: RetryPolicy = RetryPolicy {
+    max_retries: 4,
+    base_delay: Duration::from_millis(250),
+    max_delay: Duration::from_secs(60),
+};
 
 impl SlackApi {
     /// A client for `api_base_url` (e.g. `https://slack.com/api`) acting with `bot_token`.
@@ -41,7 +56,42 @@ impl SlackApi {
         Self {
             client: Arc::new(SlackClient::new(connector)),
             token: SlackApiToken::new(SlackApiTokenValue(bot_token.to_string())),
+            policy: POLICY,
+            timeout: TIMEOUT,
         }
+    }
+
+    /// Gives up on one attempt after `timeout` (its outcome is then unknown).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Replaces the retry policy (tests use short waits).
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Runs one Web API method under the policy.
+    async fn run<T, F, Fut>(&self, method: &str, replay: Replay, call: F) -> Result<T, SurfaceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SlackClientError>>,
+    {
+        let mut call = call;
+        let timeout = self.timeout;
+        self.policy
+            .run(method, replay, failure, || {
+                let attempt = call();
+                async move {
+                    tokio::time::timeout(timeout, attempt)
+                        .await
+                        .unwrap_or_else(|_| Err(timed_out(method)))
+                }
+            })
+            .await
+            .map_err(surface_error)
     }
 
     /// The underlying client (Socket Mode needs it).
@@ -56,7 +106,13 @@ impl SlackApi {
 
     /// `auth.test`: the bot's own user id.
     pub async fn bot_user_id(&self) -> Result<String, SlackClientError> {
-        let r = self.client.open_session(&self.token).auth_test().await?;
+        let (client, token) = (&self.client, &self.token);
+        let r = self
+            .policy
+            .run("auth.test", Replay::Safe, failure, move || async move {
+                client.open_session(token).auth_test().await
+            })
+            .await?;
         Ok(r.user_id.0)
     }
 
@@ -70,12 +126,12 @@ impl SlackApi {
     ) -> Result<String, SurfaceError> {
         let mut req = SlackApiChatPostMessageRequest::new(channel.into(), content(text, blocks));
         req.thread_ts = thread_ts.map(|t| SlackTs(t.to_string()));
+        let (client, token, req) = (&self.client, &self.token, &req);
         let r = self
-            .client
-            .open_session(&self.token)
-            .chat_post_message(&req)
-            .await
-            .map_err(surface_error)?;
+            .run("chat.postMessage", Replay::Unsafe, move || async move {
+                client.open_session(token).chat_post_message(req).await
+            })
+            .await?;
         Ok(r.ts.0)
     }
 
@@ -92,11 +148,11 @@ impl SlackApi {
             content(text, blocks),
             SlackTs(ts.to_string()),
         );
-        self.client
-            .open_session(&self.token)
-            .chat_update(&req)
-            .await
-            .map_err(surface_error)?;
+        let (client, token, req) = (&self.client, &self.token, &req);
+        self.run("chat.update", Replay::Safe, move || async move {
+            client.open_session(token).chat_update(req).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -114,11 +170,11 @@ impl SlackApi {
             SlackMessageContent::new().with_text(text.to_string()),
         );
         req.thread_ts = thread_ts.map(|t| SlackTs(t.to_string()));
-        self.client
-            .open_session(&self.token)
-            .chat_post_ephemeral(&req)
-            .await
-            .map_err(surface_error)?;
+        let (client, token, req) = (&self.client, &self.token, &req);
+        self.run("chat.postEphemeral", Replay::Unsafe, move || async move {
+            client.open_session(token).chat_post_ephemeral(req).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -135,12 +191,12 @@ impl SlackApi {
             .with_recipient_team_id(SlackTeamId(recipient.team.clone()))
             .with_recipient_user_id(SlackUserId(recipient.user.clone()))
             .with_markdown_text(markdown.to_string());
+        let (client, token, req) = (&self.client, &self.token, &req);
         let r = self
-            .client
-            .open_session(&self.token)
-            .chat_start_stream(&req)
-            .await
-            .map_err(surface_error)?;
+            .run("chat.startStream", Replay::Unsafe, move || async move {
+                client.open_session(token).chat_start_stream(req).await
+            })
+            .await?;
         Ok(r.ts.0)
     }
 
@@ -153,11 +209,11 @@ impl SlackApi {
     ) -> Result<(), SurfaceError> {
         let req = SlackApiChatAppendStreamRequest::new(channel.into(), SlackTs(ts.to_string()))
             .with_markdown_text(markdown.to_string());
-        self.client
-            .open_session(&self.token)
-            .chat_append_stream(&req)
-            .await
-            .map_err(surface_error)?;
+        let (client, token, req) = (&self.client, &self.token, &req);
+        self.run("chat.appendStream", Replay::Unsafe, move || async move {
+            client.open_session(token).chat_append_stream(req).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -172,13 +228,19 @@ impl SlackApi {
         if !markdown.is_empty() {
             content = content.with_markdown_text(markdown.to_string());
         }
+        // Stopping with nothing to add is idempotent; with text it appends it.
+        let replay = if markdown.is_empty() {
+            Replay::Safe
+        } else {
+            Replay::Unsafe
+        };
         let req =
             SlackApiChatStopStreamRequest::new(channel.into(), SlackTs(ts.to_string()), content);
-        self.client
-            .open_session(&self.token)
-            .chat_stop_stream(&req)
-            .await
-            .map_err(surface_error)?;
+        let (client, token, req) = (&self.client, &self.token, &req);
+        self.run("chat.stopStream", replay, move || async move {
+            client.open_session(token).chat_stop_stream(req).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -190,28 +252,33 @@ impl SlackApi {
         name: &str,
         add: bool,
     ) -> Result<(), SurfaceError> {
-        let session = self.client.open_session(&self.token);
+        let (client, token) = (&self.client, &self.token);
         let name = SlackReactionName(name.to_string());
-        let r = if add {
-            session
-                .reactions_add(&SlackApiReactionsAddRequest::new(
-                    channel.into(),
-                    name,
-                    SlackTs(ts.to_string()),
-                ))
-                .await
-                .map(|_| ())
-        } else {
-            session
-                .reactions_remove(
-                    &SlackApiReactionsRemoveRequest::new(name)
-                        .with_channel(channel.into())
-                        .with_timestamp(SlackTs(ts.to_string())),
-                )
-                .await
-                .map(|_| ())
-        };
-        r.map_err(surface_error)
+        let name = &name;
+        // Adding a reaction that is there (or removing one that is not) changes nothing.
+        self.run("reactions", Replay::Safe, move || async move {
+            let session = client.open_session(token);
+            if add {
+                session
+                    .reactions_add(&SlackApiReactionsAddRequest::new(
+                        channel.into(),
+                        name.clone(),
+                        SlackTs(ts.to_string()),
+                    ))
+                    .await
+                    .map(|_| ())
+            } else {
+                session
+                    .reactions_remove(
+                        &SlackApiReactionsRemoveRequest::new(name.clone())
+                            .with_channel(channel.into())
+                            .with_timestamp(SlackTs(ts.to_string())),
+                    )
+                    .await
+                    .map(|_| ())
+            }
+        })
+        .await
     }
 }
 
@@ -233,6 +300,56 @@ pub fn surface_error(e: SlackClientError) -> SurfaceError {
             SurfaceError::RateLimited(wait.min(crate::server_wait::MAX_WAIT))
         }
         other => SurfaceError::Failed(other.to_string()),
+    }
+}
+
+/// A call that got no answer in time: an I/O error, so its outcome counts as unknown.
+fn timed_out(method: &str) -> SlackClientError {
+    SlackClientError::HttpProtocolError(SlackClientHttpProtocolError::new().with_cause(Box::new(
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("{method}: no answer in time"),
+        ),
+    )))
+}
+
+/// How a Web API call failed, for the retry policy.
+fn failure(e: &SlackClientError) -> Failure {
+    match e {
+        SlackClientError::RateLimitError(r) => Failure::Status {
+            status: 429,
+            wait: r.retry_after.map(|w| w.min(crate::server_wait::MAX_WAIT)),
+        },
+        SlackClientError::HttpError(h) => Failure::Status {
+            status: h.status_code.as_u16(),
+            wait: None,
+        },
+        SlackClientError::HttpProtocolError(p) => {
+            let never_sent = p
+                .cause
+                .as_deref()
+                .and_then(|c| c.downcast_ref::<hyper_util::client::legacy::Error>())
+                .is_some_and(|c| c.is_connect());
+            if never_sent {
+                Failure::NotSent
+            } else {
+                Failure::Unknown
+            }
+        }
+        // `ok: false` answers: Slack's own rate limit is a 429; its internal errors leave the
+        // outcome unknown; everything else (channel_not_found, invalid_auth, ...) is final.
+        SlackClientError::ApiError(a) => match a.code.as_str() {
+            "ratelimited" | "rate_limited" => Failure::Status {
+                status: 429,
+                wait: None,
+            },
+            "internal_error" | "fatal_error" | "service_unavailable" | "request_timeout" => {
+                Failure::Unknown
+            }
+            _ => Failure::Permanent,
+        },
+        SlackClientError::EndOfStream(_) => Failure::Unknown,
+        _ => Failure::Permanent,
     }
 }
 

@@ -23,6 +23,7 @@ use tokio::io::AsyncWriteExt;
 use super::http;
 use super::local::{CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::EmbedError;
+use crate::http_policy::Replay;
 
 /// SHA-256 of `model.safetensors` (90,868,376 bytes), as published on Hugging Face.
 pub const WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
@@ -385,18 +386,23 @@ async fn download(
     bar: &ProgressBar,
     label: &str,
 ) -> Result<String, EmbedError> {
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| http::transport(url, &e))?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(EmbedError::Http {
-            status: status.as_u16(),
-            message: format!("GET {url}"),
-        });
-    }
+    let response = http::POLICY
+        .run(url, Replay::Safe, http::failure, || async {
+            let response = client
+                .get(url)
+                .send()
+                .await
+                .map_err(|e| http::transport(url, &e))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(EmbedError::Http {
+                    status: status.as_u16(),
+                    message: format!("GET {url}"),
+                });
+            }
+            Ok(response)
+        })
+        .await?;
     if response.content_length().is_some_and(|n| n > MAX_DOWNLOAD) {
         return Err(EmbedError::MalformedResponse(format!(
             "{url}: larger than {MAX_DOWNLOAD} bytes"

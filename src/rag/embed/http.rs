@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::EmbedError;
+use crate::http_policy::{Failure, Replay, RetryPolicy};
 use crate::server_wait;
 
 /// Longest provider message kept in an error.
@@ -54,9 +55,52 @@ fn extra_roots() -> &'static [reqwest::Certificate] {
     })
 }
 
-/// Sends `request` (to `url`, for messages), maps an error status to a typed error and parses
-/// a successful body as `T`.
+/// Embedding and download requests have no side effects: retried on transient failures, but a
+/// provider asking to wait longer than 2 s is reported to the caller rather than waited on.
+pub(super) const POLICY: RetryPolicy = RetryPolicy {
+    max_retries: 3,
+    base_delay: Duration::from_millis(300),
+    max_delay: Duration::from_secs(2),
+};
+
+/// How an embedding request failed, for the retry policy.
+pub(super) fn failure(e: &EmbedError) -> Failure {
+    match e {
+        EmbedError::RateLimited { retry_after, .. } => Failure::Status {
+            status: 429,
+            wait: *retry_after,
+        },
+        EmbedError::Http { status, .. } => Failure::Status {
+            status: *status,
+            wait: None,
+        },
+        EmbedError::Transport { .. } => Failure::Unknown,
+        _ => Failure::Permanent,
+    }
+}
+
+/// Sends `request` (to `url`, for messages) under [`POLICY`], maps an error status to a typed
+/// error and parses a successful body as `T`.
 pub(super) async fn send_json<T: DeserializeOwned>(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<T, EmbedError> {
+    POLICY
+        .run(url, Replay::Safe, failure, || {
+            let attempt = request.try_clone();
+            async move {
+                match attempt {
+                    Some(r) => send_json_once(r, url).await,
+                    None => Err(EmbedError::MalformedResponse(format!(
+                        "{url}: the request body cannot be resent"
+                    ))),
+                }
+            }
+        })
+        .await
+}
+
+async fn send_json_once<T: DeserializeOwned>(
     request: reqwest::RequestBuilder,
     url: &str,
 ) -> Result<T, EmbedError> {
