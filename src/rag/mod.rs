@@ -5,7 +5,9 @@ pub mod bundled;
 pub mod corpus;
 pub mod embed;
 pub mod eval;
+pub mod expand;
 pub mod ingest;
+pub mod query_cache;
 pub mod search;
 pub mod sections;
 

@@ -19,6 +19,9 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// Dimension of the default local embedding model; vectors of this size use the HNSW index.
 pub const INDEXED_DIMS: usize = 384;
 
+/// Smallest HNSW candidate list (`hnsw.ef_search`) a vector search uses.
+const EF_SEARCH_MIN: usize = 100;
+
 /// A [`Store`](super::Store) on PostgreSQL with pgvector.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -156,6 +159,97 @@ impl PostgresStore {
             .collect()
     }
 
+    async fn backend_rank_text(
+        &self,
+        query: &str,
+        candidates: &[i64],
+        budget: usize,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>> {
+        // BM25 (k1 = 1.2, b = 0.75) over the candidates, with document frequencies from
+        // `chunk_terms`. Text candidates are the chunks holding the rarest query words, taken
+        // while their summed document frequency stays within the budget: a word half the
+        // corpus uses adds nothing but cost. Section and heading words (weight A) count 3x.
+        let sql = format!(
+            concat!(
+                "WITH q AS ( \
+                     SELECT DISTINCT u.lexeme AS term FROM unnest(to_tsvector('english', $1)) u \
+                 ), s AS ( \
+                     SELECT greatest(nchunks, 1)::float8 AS n, \
+                            greatest(total_len::float8 / greatest(nchunks, 1), 1.0) AS avgdl \
+                     FROM chunk_stats \
+                 ), w AS ( \
+                     SELECT q.term, greatest(coalesce(ct.ndoc, 0), 0)::float8 AS df \
+                     FROM q LEFT JOIN chunk_terms ct ON ct.term = q.term \
+                 ), idf AS ( \
+                     SELECT w.term, w.df, ln(1.0 + (s.n - w.df + 0.5) / (w.df + 0.5)) AS idf \
+                     FROM w, s \
+                 ), cand AS ( \
+                     SELECT unnest($2::bigint[]) AS id \
+                     UNION \
+                     (SELECT c.id FROM chunks c WHERE c.tsv @@ ( \
+                         SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM ( \
+                             SELECT term, sum(df) OVER (ORDER BY df, term) AS cum FROM idf \
+                             WHERE df > 0 AND strpos(term, E'\\\\') = 0 \
+                         ) x WHERE cum <= $3 \
+                     ) LIMIT $3) \
+                 ), scored AS ( \
+                     SELECT c.id, sum(idf.idf * u.tf * 2.2 \
+                         / (u.tf + 1.2 * (0.25 + 0.75 * length(c.tsv) / s.avgdl))) AS score \
+                     FROM cand JOIN chunks c ON c.id = cand.id CROSS JOIN s \
+                     CROSS JOIN LATERAL ( \
+                         SELECT x.lexeme, (SELECT sum(CASE v WHEN 'A' THEN 3 ELSE 1 END) \
+                                           FROM unnest(x.weights) v)::float8 AS tf \
+                         FROM unnest(c.tsv) x \
+                     ) u \
+                     JOIN idf ON idf.term = u.lexeme \
+                     GROUP BY c.id \
+                 ) \
+                 SELECT ",
+                chunk_cols!(),
+                ", sc.score FROM scored sc JOIN chunks c ON c.id = sc.id \
+                 JOIN documents d ON d.id = c.document_id \
+                 WHERE {} ORDER BY sc.score DESC, c.id LIMIT $4"
+            ),
+            filter_sql(5, 6)
+        );
+        sqlx::query(&sql)
+            .bind(clean_text(query))
+            .bind(candidates)
+            .bind(limit(budget))
+            .bind(limit(k.saturating_add(candidates.len())))
+            .bind(filter.edition)
+            .bind(&filter.workspace)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db)?
+            .iter()
+            .map(scored_chunk_from)
+            .collect()
+    }
+
+    async fn backend_similarities(
+        &self,
+        ids: &[i64],
+        embedding: &[f32],
+        model: &str,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let dims = i32::try_from(embedding.len()).unwrap_or(i32::MAX);
+        let rows: Vec<(i64, f64)> = sqlx::query_as(
+            "SELECT chunk_id, 1 - (embedding <=> $1) AS score FROM chunk_embeddings \
+             WHERE chunk_id = ANY($2) AND model = $3 AND dims = $4",
+        )
+        .bind(pgvector::Vector::from(embedding.to_vec()))
+        .bind(ids)
+        .bind(model)
+        .bind(dims)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(rows)
+    }
+
     async fn backend_search_vector(
         &self,
         embedding: &[f32],
@@ -184,8 +278,10 @@ impl PostgresStore {
         let mut tx = self.pool.begin().await.map_err(db)?;
         if n == INDEXED_DIMS {
             // Filters are applied after the index scan; iterative scanning keeps reading the
-            // index until `k` rows pass them.
-            let ef_search = k.clamp(40, 1000).to_string();
+            // index until `k` rows pass them. The candidate list is kept at least
+            // `EF_SEARCH_MIN` wide: pgvector's default of 40 is barely more than the 30
+            // neighbours asked for, which loses true neighbours on large indexes.
+            let ef_search = k.saturating_mul(2).clamp(EF_SEARCH_MIN, 1000).to_string();
             sqlx::query(
                 "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
                  set_config('hnsw.ef_search', $1, true)",
