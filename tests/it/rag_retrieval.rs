@@ -62,7 +62,12 @@ async fn hybrid_search_and_recall(db: Db) {
         .unwrap();
     for (text, v) in texts.iter().zip(&live) {
         let shipped = bundled
-            .vector(embedder.model_name(), embedder.dimensions(), text)
+            .vector(
+                embedder.model_name(),
+                embedder.dimensions(),
+                embedder.fingerprint(),
+                text,
+            )
             .expect("a bundled vector");
         let cos: f32 = shipped.iter().zip(v).map(|(a, b)| a * b).sum();
         assert!(cos > 0.9999, "cosine {cos} for {text:.60}");
