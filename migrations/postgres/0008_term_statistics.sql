@@ -71,3 +71,12 @@ CREATE TRIGGER chunks_terms_delete AFTER DELETE ON chunks
 CREATE TRIGGER chunks_terms_update AFTER UPDATE ON chunks
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION chunk_terms_update();
+
+-- Lets the bot load its retrieval indexes into shared buffers at start-up; servers without the
+-- contrib module fall back to warming by a scan.
+DO $$
+BEGIN
+    CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+EXCEPTION WHEN OTHERS THEN
+    RAISE NOTICE 'pg_prewarm is not available: %', SQLERRM;
+END $$;

@@ -71,7 +71,84 @@ impl PostgresStore {
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        Ok(Self { pool, lock_pool })
+        let store = Self { pool, lock_pool };
+        // In the background: start-up does not wait for the indexes to be read.
+        let warming = store.clone();
+        tokio::spawn(async move {
+            match warming.warm().await {
+                Ok(done) => tracing::info!(%done, "retrieval indexes warmed"),
+                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
+            }
+        });
+        Ok(store)
+    }
+
+    /// Loads the retrieval indexes into memory so the first questions after start-up do not
+    /// read them from disk: with `pg_prewarm` (installed by migration 0008 where the server
+    /// ships it) the HNSW, full-text and term-statistics indexes go into shared buffers when
+    /// together they fit in half of them; otherwise, or without the extension, a scan of the
+    /// term statistics and one wide vector search bring the hot pages into the caches.
+    /// Returns what was done, for the log.
+    pub async fn warm(&self) -> StoreResult<String> {
+        let relations = [
+            "chunk_embeddings_hnsw_384",
+            "chunks_tsv",
+            "chunk_terms_pkey",
+            "chunk_terms",
+        ];
+        let (total, buffers): (i64, i64) = sqlx::query_as(
+            "SELECT coalesce(sum(pg_relation_size(to_regclass(r))), 0)::int8, \
+                    (SELECT setting::int8 * 8192 FROM pg_settings WHERE name = 'shared_buffers') \
+             FROM unnest($1::text[]) r",
+        )
+        .bind(&relations[..])
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        let prewarm: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        if prewarm && total <= buffers / 2 {
+            let blocks: i64 = sqlx::query_scalar(
+                "SELECT coalesce(sum(pg_prewarm(r::regclass)), 0)::int8 \
+                 FROM unnest($1::text[]) r WHERE to_regclass(r) IS NOT NULL",
+            )
+            .bind(&relations[..])
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)?;
+            return Ok(format!(
+                "pg_prewarm loaded {} MB of retrieval indexes into shared buffers",
+                blocks * 8192 / (1 << 20)
+            ));
+        }
+        sqlx::query("SELECT count(*) FROM chunk_terms")
+            .execute(&self.pool)
+            .await
+            .map_err(db)?;
+        let sample: Option<pgvector::Vector> = sqlx::query_scalar(
+            "SELECT embedding FROM chunk_embeddings WHERE dims = 384 LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?;
+        if let Some(v) = sample {
+            let v = v.to_vec();
+            self.backend_search_vector(&v, "", &ChunkFilter::default(), 1000)
+                .await?;
+        }
+        Ok(format!(
+            "{} MB of retrieval indexes {}; scanned term statistics and the upper HNSW layers",
+            total / (1 << 20),
+            if prewarm {
+                "exceed half of shared_buffers"
+            } else {
+                "(pg_prewarm is not installed)"
+            }
+        ))
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).
