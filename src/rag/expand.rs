@@ -88,8 +88,14 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
 /// Words of at least this length may be corrected.
 const MIN_CORRECTABLE: usize = 5;
 
-fn vocabulary() -> &'static HashSet<String> {
-    static VOCAB: OnceLock<HashSet<String>> = OnceLock::new();
+/// The corpus's words, and the same words by length (a correction differs by one or two).
+struct Vocabulary {
+    words: HashSet<String>,
+    by_len: Vec<Vec<String>>,
+}
+
+fn vocabulary() -> &'static Vocabulary {
+    static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
     VOCAB.get_or_init(|| {
         let mut v = HashSet::new();
         let summaries = super::corpus::summary_chunks().unwrap_or_default();
@@ -101,7 +107,14 @@ fn vocabulary() -> &'static HashSet<String> {
                 }
             }
         }
-        v
+        let mut by_len: Vec<Vec<String>> = Vec::new();
+        for w in &v {
+            if by_len.len() <= w.len() {
+                by_len.resize(w.len() + 1, Vec::new());
+            }
+            by_len[w.len()].push(w.clone());
+        }
+        Vocabulary { words: v, by_len }
     })
 }
 
@@ -139,13 +152,25 @@ fn correction(word: &str) -> Option<&'static str> {
     let vocab = vocabulary();
     if word.len() < MIN_CORRECTABLE
         || !word.chars().all(|c| c.is_ascii_alphabetic())
-        || vocab.contains(word)
+        || vocab.words.contains(word)
     {
         return None;
     }
     let max = if word.len() >= 8 { 2 } else { 1 };
+    let w = word.as_bytes();
+    let longest = vocab.by_len.len().saturating_sub(1);
+    let lengths = word.len().saturating_sub(max).min(longest)..=(word.len() + max).min(longest);
     vocab
-        .iter()
+        .by_len
+        .get(lengths)
+        .into_iter()
+        .flatten()
+        .flatten()
+        // A typo rarely changes both of the first two letters: a cheap filter first.
+        .filter(|v| {
+            let b = v.as_bytes();
+            b.first() == w.first() || b.get(1) == w.get(1)
+        })
         .filter_map(|v| distance(word, v, max).map(|d| (d, v)))
         // Closest first; among equals the word sharing the first letter, then the shortest.
         .min_by_key(|(d, v)| {
