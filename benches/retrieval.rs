@@ -23,11 +23,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
-use sqlx::postgres::PgPoolCopyExt;
 use sparky::rag::embed::Embedder;
 use sparky::rag::eval::{evaluate_set, load, EvalSet};
 use sparky::rag::search::{Retriever, SearchOptions};
 use sparky::store::{NewChunk, NewDocument, Store};
+use sqlx::postgres::PgPoolCopyExt;
 
 const MODEL: &str = "all-MiniLM-L6-v2";
 /// Half-width of the uniform noise added to each component of a real vector.
@@ -40,10 +40,7 @@ fn corpus_words() -> Vec<String> {
         .flat_map(|c| {
             c.text
                 .split_whitespace()
-                .map(|w| {
-                    w.trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_string()
-                })
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
                 .collect::<Vec<_>>()
         })
         .filter(|w| w.len() > 3)
@@ -107,9 +104,7 @@ async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
         for i in start..(start + per_batch).min(total) {
             let text = synthetic_text(&mut rng, &words);
             let section = format!("{}.{}", 100 + i % 700, i % 90);
-            buf.push_str(&format!(
-                "{doc_id}\t{i}\t{section}\t\t{text}\tbench-{i}\n"
-            ));
+            buf.push_str(&format!("{doc_id}\t{i}\t{section}\t\t{text}\tbench-{i}\n"));
         }
         let mut copy = pool
             .copy_in_raw(
@@ -171,12 +166,11 @@ async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
         .execute(&mut *conn)
         .await
         .expect("analyze");
-    let size: String = sqlx::query_scalar(
-        "SELECT pg_size_pretty(pg_relation_size('chunk_embeddings_hnsw_384'))",
-    )
-    .fetch_one(&mut *conn)
-    .await
-    .expect("size");
+    let size: String =
+        sqlx::query_scalar("SELECT pg_size_pretty(pg_relation_size('chunk_embeddings_hnsw_384'))")
+            .fetch_one(&mut *conn)
+            .await
+            .expect("size");
     eprintln!(
         "postgres: HNSW index over {total} vectors built in {:.1} s ({size})",
         t.elapsed().as_secs_f64()

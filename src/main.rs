@@ -530,11 +530,15 @@ async fn eval_retrieval(
         let store: std::sync::Arc<dyn sparky::store::Store> = if backend == "postgres" {
             let admin = config.database.url.clone();
             if !admin.starts_with("postgres") {
-                anyhow::bail!("--backend postgres needs database.url (DATABASE_URL) to be a Postgres URL");
+                anyhow::bail!(
+                    "--backend postgres needs database.url (DATABASE_URL) to be a Postgres URL"
+                );
             }
             let name = format!("sparky_eval_{}", uuid::Uuid::new_v4().simple());
             let pool = sqlx::PgPool::connect(&admin).await?;
-            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await?;
+            sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&pool)
+                .await?;
             pool.close().await;
             let base = admin.rsplit_once('/').map(|x| x.0).unwrap_or(&admin);
             let url = format!("{base}/{name}");

@@ -57,8 +57,7 @@ impl Bundled {
         weights: Option<&str>,
         text: &str,
     ) -> Option<&[f32]> {
-        if model != self.model || dimensions != self.dimensions || weights != Some(&self.weights)
-        {
+        if model != self.model || dimensions != self.dimensions || weights != Some(&self.weights) {
             return None;
         }
         self.vectors.get(&digest(text)).map(Vec::as_slice)
@@ -214,7 +213,7 @@ mod tests {
                     Some(b.weights()),
                     &c.text,
                 )
-                    .is_none()
+                .is_none()
             })
             .map(|c| c.section.unwrap_or(c.heading))
             .collect();

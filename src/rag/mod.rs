@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod query_cache;
 pub mod search;
 pub mod sections;
+pub mod table_rows;
 
 use sha2::{Digest, Sha256};
 

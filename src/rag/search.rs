@@ -300,10 +300,14 @@ impl Retriever {
                 .then(b.rrf.total_cmp(&a.rrf))
                 .then(a.chunk.id.cmp(&b.chunk.id))
         });
-        let passages = ranked
+        // A question naming a table's key (an OCPD rating, a conductor size, a number of
+        // conductors) leads with that row, computed from the tables the calculations use.
+        let computed = super::table_rows::rows_for(query, opts.edition);
+        let room = opts.k.max(1).saturating_sub(computed.len());
+        let passages = computed
             .into_iter()
             .take(opts.k.max(1))
-            .map(|c| Passage {
+            .chain(ranked.into_iter().take(room).map(|c| Passage {
                 section: c.chunk.section,
                 edition: c.chunk.edition,
                 source: c.chunk.source,
@@ -311,7 +315,7 @@ impl Retriever {
                 heading: c.chunk.heading,
                 text: c.chunk.text,
                 score: if c.exact { 1.0 + c.rrf } else { c.rrf },
-            })
+            }))
             .collect();
         Ok(SearchOutcome { passages, method })
     }

@@ -129,12 +129,11 @@ impl PostgresStore {
             .execute(&self.pool)
             .await
             .map_err(db)?;
-        let sample: Option<pgvector::Vector> = sqlx::query_scalar(
-            "SELECT embedding FROM chunk_embeddings WHERE dims = 384 LIMIT 1",
-        )
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db)?;
+        let sample: Option<pgvector::Vector> =
+            sqlx::query_scalar("SELECT embedding FROM chunk_embeddings WHERE dims = 384 LIMIT 1")
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db)?;
         if let Some(v) = sample {
             let v = v.to_vec();
             self.backend_search_vector(&v, "", &ChunkFilter::default(), 1000)

@@ -363,10 +363,7 @@ mod tests {
             Some("\"size\" OR \"egc\" OR \"60\" OR \"circuit\" OR \"250 122\"")
         );
         assert_eq!(fts5_any_word("the of \" NEAR( -"), None);
-        assert_eq!(
-            fts5_any_word("gfci gfci GFCI").as_deref(),
-            Some("\"gfci\"")
-        );
+        assert_eq!(fts5_any_word("gfci gfci GFCI").as_deref(), Some("\"gfci\""));
     }
 
     #[test]

@@ -241,7 +241,11 @@ impl SqliteStore {
                 }
             }
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.id.cmp(&b.chunk.id)));
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.chunk.id.cmp(&b.chunk.id))
+        });
         Ok(hits)
     }
 

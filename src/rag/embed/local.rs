@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 use sha2::Digest as _;
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 use tokio::sync::Semaphore;
 
 use super::{normalize, EmbedError, EmbedKind, Embedder};
