@@ -89,7 +89,6 @@ pub fn rows_for(question: &str, edition: Option<i32>) -> Vec<Passage> {
     static EGC: OnceLock<Regex> = OnceLock::new();
     static GEC: OnceLock<Regex> = OnceLock::new();
     static AMPACITY: OnceLock<Regex> = OnceLock::new();
-    static ADJUST: OnceLock<Regex> = OnceLock::new();
     static STANDARD: OnceLock<Regex> = OnceLock::new();
     let is_egc = mentions(
         q,
@@ -201,7 +200,6 @@ pub fn rows_for(question: &str, edition: Option<i32>) -> Vec<Passage> {
 
     // Table 310.15(C)(1): adjustment for the number of current-carrying conductors.
     if let Some(n) = conductor_count(q) {
-        let _ = &ADJUST;
         if let Ok(f) = tables::adjustment_factor(n) {
             out.push(passage(
                 "Table 310.15(C)(1)",

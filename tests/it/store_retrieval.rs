@@ -660,7 +660,7 @@ async fn rank_text_weighs_rarity_over_candidates(db: TestDb) {
     // With no budget, only the candidates are ranked (and only if they match a word).
     let hits = store
         .rank_text(
-            "equipment grounding conductor",
+            "equipment grounding",
             &[c.egc_2020, c.ampacity],
             0,
             &ChunkFilter::default(),
