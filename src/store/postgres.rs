@@ -337,6 +337,66 @@ impl PostgresStore {
         // The ORDER BY repeats the index's expression (and its `dims = N` predicate as a
         // literal) so the planner can use HNSW; `n` is a length, never user text.
         let distance = format!("e.embedding::vector({n}) <=> $1::vector({n})");
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        if n == INDEXED_DIMS {
+            // Nearest neighbours first, from the index alone, then the joins and filters on
+            // those few rows: with the joins in one query the planner may misjudge the
+            // filters as selective and compare the question with every stored vector
+            // (0.3 s at 100k). Neighbours beyond the first `k` are fetched so that filtered
+            // rows leave enough; when they do not, the exact query below runs instead.
+            let wide = k.saturating_mul(4).clamp(EF_SEARCH_MIN, 1000);
+            sqlx::query(
+                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
+                 set_config('hnsw.ef_search', $1, true)",
+            )
+            .bind(wide.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+            let sql = format!(
+                concat!(
+                    "WITH nn AS MATERIALIZED ( \
+                         SELECT e.chunk_id, {dist} AS dist FROM chunk_embeddings e \
+                         WHERE e.model = $2 AND e.dims = {n} ORDER BY {dist} LIMIT $6 \
+                     ) SELECT ",
+                    chunk_cols!(),
+                    ", 1 - nn.dist AS score FROM nn JOIN chunks c ON c.id = nn.chunk_id \
+                     JOIN documents d ON d.id = c.document_id \
+                     WHERE {filter} ORDER BY nn.dist, c.id LIMIT $5"
+                ),
+                dist = distance,
+                n = n,
+                filter = filter_sql(3, 4)
+            );
+            let rows = sqlx::query(&sql)
+                .bind(pgvector::Vector::from(embedding.to_vec()))
+                .bind(model)
+                .bind(filter.edition)
+                .bind(&filter.workspace)
+                .bind(limit(k))
+                .bind(limit(wide))
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db)?;
+            let fetched: i64 = if rows.len() < k {
+                sqlx::query_scalar(&format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings e \
+                     WHERE e.model = $2 AND e.dims = {n} ORDER BY {distance} LIMIT $3) x"
+                ))
+                .bind(pgvector::Vector::from(embedding.to_vec()))
+                .bind(model)
+                .bind(limit(wide))
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db)?
+            } else {
+                0
+            };
+            if rows.len() >= k || fetched < limit(wide) {
+                tx.commit().await.map_err(db)?;
+                return rows.iter().map(scored_chunk_from).collect();
+            }
+        }
         let sql = format!(
             concat!(
                 "SELECT ",
@@ -351,22 +411,6 @@ impl PostgresStore {
             n = n,
             filter = filter_sql(3, 4)
         );
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        if n == INDEXED_DIMS {
-            // Filters are applied after the index scan; iterative scanning keeps reading the
-            // index until `k` rows pass them. The candidate list is kept at least
-            // `EF_SEARCH_MIN` wide: pgvector's default of 40 is barely more than the 30
-            // neighbours asked for, which loses true neighbours on large indexes.
-            let ef_search = k.saturating_mul(2).clamp(EF_SEARCH_MIN, 1000).to_string();
-            sqlx::query(
-                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
-                 set_config('hnsw.ef_search', $1, true)",
-            )
-            .bind(ef_search)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        }
         let rows = sqlx::query(&sql)
             .bind(pgvector::Vector::from(embedding.to_vec()))
             .bind(model)
