@@ -1,58 +1,184 @@
-//! Query latency of hybrid search (exact reference + full text + vectors) at 10k and 100k
-//! chunks, on Postgres (HNSW) and on the SQLite default. Chunks are synthetic passages built
-//! from the shipped corpus's words with random unit vectors of the local model's size (384);
-//! the query embedder returns a random vector too, so the figures are the store's and the
-//! fusion's, not the model's (the model adds ~20 ms per query, see the README).
+//! Retrieval at scale: latency and recall of `Retriever::search` over the shipped corpus plus N
+//! synthetic passages, on Postgres (BM25 over candidates + HNSW) and SQLite (FTS5 + exact scan).
 //!
-//! Run: `bash .ci/bench retrieval` (starts Postgres) or `cargo bench --bench retrieval`.
+//! The synthetic passages are made of the corpus's own words (60 per passage) and their vectors
+//! are real corpus vectors of the default model, perturbed (cosine about 0.75 to the vector
+//! they come from), so they crowd the real passages in both halves. They are bulk-loaded with
+//! COPY on Postgres and the HNSW index is built once after loading (its build time is printed).
+//!
+//! Questions are the chat evaluation set (`src/rag/eval/chat.toml`), embedded with the real
+//! local model. Figures printed per store and size:
+//! * `hybrid, cached`: search with the question's vector already in the query cache (the
+//!   database part plus fusion; the embedding costs a hash lookup);
+//! * `embed`: the model's cost for a question not seen before (added once per new question);
+//! * `text only`: search without an embedder (bounded full text);
+//! * recall@5 of both modes on the chat set with all the synthetic passages present.
+//!
+//! Run: `bash .ci/bench retrieval` or, with a server at hand,
+//! `SPARKY_TEST_DATABASE_URL=postgres://... cargo bench --bench retrieval`.
+//! Environment: `SPARKY_BENCH_SIZES` (default `10000,100000`), `SPARKY_BENCH_BACKENDS`
+//! (default `postgres,sqlite`; SQLite is loaded row by row and skipped above 100k).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use rand::{Rng, SeedableRng};
-use sparky::rag::embed::{EmbedError, EmbedKind, Embedder};
+use sparky::rag::embed::Embedder;
+use sparky::rag::eval::{evaluate_set, load, EvalSet};
 use sparky::rag::search::{Retriever, SearchOptions};
 use sparky::store::{NewChunk, NewDocument, Store};
+use sqlx::postgres::PgPoolCopyExt;
 
-const DIMS: usize = 384;
 const MODEL: &str = "all-MiniLM-L6-v2";
+/// Half-width of the uniform noise added to each component of a real vector.
+const NOISE: f32 = 0.078;
 
-struct RandomQuery;
-
-#[async_trait]
-impl Embedder for RandomQuery {
-    fn model_name(&self) -> &str {
-        MODEL
-    }
-    fn dimensions(&self) -> usize {
-        DIMS
-    }
-    async fn embed(&self, texts: &[String], _: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut rng = rand::rng();
-        Ok(texts.iter().map(|_| unit(&mut rng)).collect())
-    }
-}
-
-fn unit(rng: &mut impl Rng) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..DIMS).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter_mut().for_each(|x| *x /= n);
-    v
-}
-
-async fn fill(store: &dyn Store, total: usize) {
-    let words: Vec<String> = sparky::rag::corpus::summary_chunks()
+fn corpus_words() -> Vec<String> {
+    sparky::rag::corpus::summary_chunks()
         .expect("corpus")
         .iter()
         .flat_map(|c| {
             c.text
                 .split_whitespace()
-                .map(str::to_string)
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
                 .collect::<Vec<_>>()
         })
         .filter(|w| w.len() > 3)
+        .collect()
+}
+
+fn synthetic_text(rng: &mut impl Rng, words: &[String]) -> String {
+    (0..60)
+        .map(|_| words[rng.random_range(0..words.len())].as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn perturbed(rng: &mut impl Rng, base: &[f32]) -> Vec<f32> {
+    let mut v: Vec<f32> = base
+        .iter()
+        .map(|x| x + rng.random_range(-NOISE..NOISE))
         .collect();
+    sparky::rag::embed::normalize(&mut v);
+    v
+}
+
+/// Real vectors of the shipped passages (the bundled ones), as noise centres.
+async fn base_vectors(store: &dyn Store) -> Vec<Vec<f32>> {
+    let bundled = sparky::rag::bundled::bundled();
+    let mut out = Vec::new();
+    let chunks = sparky::rag::corpus::summary_chunks()
+        .expect("corpus")
+        .into_iter()
+        .chain(sparky::rag::corpus::table_chunks().expect("tables"));
+    for c in chunks {
+        if let Some(v) = bundled.vector(MODEL, 384, Some(bundled.weights()), &c.text) {
+            out.push(v.to_vec());
+        }
+    }
+    let _ = store;
+    assert!(!out.is_empty(), "no bundled vectors");
+    out
+}
+
+/// Postgres: COPY the passages, build their vectors in SQL from the real ones, then build
+/// the HNSW index once.
+async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
+    let words = corpus_words();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let doc_id: i64 = sqlx::query_scalar(
+        "INSERT INTO documents (source, title, workspace, content_hash, created_at, updated_at) \
+         VALUES ('bench', 'bench', NULL, 'bench', now(), now()) RETURNING id",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("document");
+    sqlx::query("DROP INDEX IF EXISTS chunk_embeddings_hnsw_384")
+        .execute(pool)
+        .await
+        .expect("drop index");
+    let t = Instant::now();
+    let per_batch = 50_000;
+    for start in (0..total).step_by(per_batch) {
+        let mut buf = String::new();
+        for i in start..(start + per_batch).min(total) {
+            let text = synthetic_text(&mut rng, &words);
+            let section = format!("{}.{}", 100 + i % 700, i % 90);
+            buf.push_str(&format!("{doc_id}\t{i}\t{section}\t\t{text}\tbench-{i}\n"));
+        }
+        let mut copy = pool
+            .copy_in_raw(
+                "COPY chunks (document_id, ord, section, heading, text, content_hash) FROM STDIN",
+            )
+            .await
+            .expect("copy");
+        copy.send(buf.into_bytes()).await.expect("copy send");
+        copy.finish().await.expect("copy finish");
+    }
+    eprintln!(
+        "postgres: {total} passages copied (with term statistics) in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM chunks WHERE document_id = $1 ORDER BY id")
+            .bind(doc_id)
+            .fetch_all(pool)
+            .await
+            .expect("ids");
+    for part in ids.chunks(2_000) {
+        let mut buf = String::new();
+        for id in part {
+            let base = &bases[rng.random_range(0..bases.len())];
+            let v = perturbed(&mut rng, base);
+            let body: Vec<String> = v.iter().map(|x| format!("{x:.5}")).collect();
+            buf.push_str(&format!("{id}\t{MODEL}\t384\t[{}]\n", body.join(",")));
+        }
+        let mut copy = pool
+            .copy_in_raw("COPY chunk_embeddings (chunk_id, model, dims, embedding) FROM STDIN")
+            .await
+            .expect("copy");
+        copy.send(buf.into_bytes()).await.expect("copy send");
+        copy.finish().await.expect("copy finish");
+    }
+    eprintln!(
+        "postgres: {total} vectors copied in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let mut conn = pool.acquire().await.expect("connection");
+    sqlx::query("SET maintenance_work_mem = '1GB'")
+        .execute(&mut *conn)
+        .await
+        .expect("set");
+    sqlx::query(
+        "CREATE INDEX chunk_embeddings_hnsw_384 ON chunk_embeddings \
+         USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dims = 384",
+    )
+    .execute(&mut *conn)
+    .await
+    .expect("hnsw");
+    sqlx::query("VACUUM ANALYZE chunks")
+        .execute(&mut *conn)
+        .await
+        .expect("analyze");
+    sqlx::query("VACUUM ANALYZE chunk_embeddings")
+        .execute(&mut *conn)
+        .await
+        .expect("analyze");
+    let size: String =
+        sqlx::query_scalar("SELECT pg_size_pretty(pg_relation_size('chunk_embeddings_hnsw_384'))")
+            .fetch_one(&mut *conn)
+            .await
+            .expect("size");
+    eprintln!(
+        "postgres: HNSW index over {total} vectors built in {:.1} s ({size})",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+async fn fill_sqlite(store: &dyn Store, total: usize, bases: &[Vec<f32>]) {
+    let words = corpus_words();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let per_doc = 1000;
     for d in 0..total.div_ceil(per_doc) {
@@ -63,60 +189,86 @@ async fn fill(store: &dyn Store, total: usize) {
             content_hash: format!("bench-{d}"),
         };
         let (doc, _) = store.upsert_document(&doc).await.expect("document");
-        let chunks: Vec<NewChunk> = (0..per_doc)
-            .map(|i| {
-                let text: Vec<&str> = (0..60)
-                    .map(|_| words[rng.random_range(0..words.len())].as_str())
-                    .collect();
-                let text = text.join(" ");
-                NewChunk {
-                    section: Some(format!("{}.{}", 100 + (d * per_doc + i) % 700, i % 90)),
-                    edition: None,
-                    page: None,
-                    heading: String::new(),
-                    content_hash: format!("{d}-{i}"),
-                    text,
-                }
+        let chunks: Vec<NewChunk> = (0..per_doc.min(total - d * per_doc))
+            .map(|i| NewChunk {
+                section: Some(format!("{}.{}", 100 + (d * per_doc + i) % 700, i % 90)),
+                edition: None,
+                page: None,
+                heading: String::new(),
+                content_hash: format!("{d}-{i}"),
+                text: synthetic_text(&mut rng, &words),
             })
             .collect();
         let ids = store.replace_chunks(doc.id, &chunks).await.expect("chunks");
         for id in ids {
+            let base = &bases[rng.random_range(0..bases.len())];
             store
-                .set_embedding(id, MODEL, &unit(&mut rng))
+                .set_embedding(id, MODEL, &perturbed(&mut rng, base))
                 .await
                 .expect("embedding");
         }
     }
 }
 
-async fn measure(label: &str, store: Arc<dyn Store>) {
-    let retriever = Retriever::new(store, Some(Arc::new(RandomQuery)), "");
-    let queries = [
-        "grounding electrode conductor size for a 200 amp service",
-        "gfci receptacle garage freezer",
-        "table 250.122 egc for 60 amp breaker",
-        "voltage drop on a long feeder to a detached garage",
-        "box fill for 12 awg conductors",
-    ];
+fn percentile(times: &mut [Duration], q: f64) -> f64 {
+    times.sort();
+    times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3
+}
+
+async fn timed(retriever: &Retriever, questions: &[String], rounds: usize) -> (f64, f64) {
     let opts = SearchOptions::default();
-    for q in queries {
-        retriever.search(q, &opts).await.expect("warm-up");
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        for q in questions {
+            let t = Instant::now();
+            retriever.search(q, &opts).await.expect("search");
+            times.push(t.elapsed());
+        }
     }
-    let mut times: Vec<Duration> = Vec::new();
-    for i in 0..200 {
+    (percentile(&mut times, 0.5), percentile(&mut times, 0.99))
+}
+
+async fn measure(label: &str, store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) {
+    let set = load(EvalSet::Chat).expect("chat set");
+    let questions: Vec<String> = set.questions.iter().map(|q| q.text.clone()).collect();
+
+    let hybrid = Retriever::new(store.clone(), Some(embedder.clone()), "");
+    // First pass embeds every question (and warms the buffers); its search times include the
+    // model, so the model's own cost is measured apart below.
+    let warm = evaluate_set(&hybrid, &set).await.expect("hybrid recall");
+    let (p50, p99) = timed(&hybrid, &questions, 3).await;
+    println!(
+        "{label:<24} hybrid, cached vector   p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}  out of scope refused {}/{}",
+        warm.recall_at_5, warm.refused, warm.out_of_scope
+    );
+
+    let text_only = Retriever::new(store.clone(), None, "benchmark");
+    let report = evaluate_set(&text_only, &set).await.expect("text recall");
+    let (p50, p99) = timed(&text_only, &questions, 2).await;
+    println!(
+        "{label:<24} full text only          p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}",
+        report.recall_at_5
+    );
+}
+
+async fn embed_cost(embedder: &Arc<dyn Embedder>) {
+    let set = load(EvalSet::Chat).expect("chat set");
+    let mut times = Vec::new();
+    for q in set.questions.iter().take(60) {
         let t = Instant::now();
-        retriever
-            .search(queries[i % queries.len()], &opts)
+        embedder
+            .embed(
+                &[sparky::rag::expand::expand(&q.text)],
+                sparky::rag::embed::EmbedKind::Query,
+            )
             .await
-            .expect("search");
+            .expect("embed");
         times.push(t.elapsed());
     }
-    times.sort();
-    let p = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
     println!(
-        "{label:<28} p50={:>8.2} ms  p99={:>8.2} ms",
-        p(0.5),
-        p(0.99)
+        "embedding a new question (all-MiniLM-L6-v2)  p50={:>7.2} ms  p99={:>7.2} ms",
+        percentile(&mut times, 0.5),
+        percentile(&mut times, 0.99)
     );
 }
 
@@ -126,29 +278,79 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let admin = std::env::var("SPARKY_TEST_DATABASE_URL").or_else(|_| std::env::var("DATABASE_URL")).ok();
-        for size in [10_000usize, 100_000] {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let sqlite: Arc<dyn Store> =
-                Arc::new(sparky::store::SqliteStore::open(&dir.path().join("b.db")).await.expect("sqlite"));
-            let t = Instant::now();
-            fill(sqlite.as_ref(), size).await;
-            eprintln!("sqlite: {size} chunks loaded in {:.0} s", t.elapsed().as_secs_f64());
-            measure(&format!("sqlite {size} chunks"), sqlite).await;
-
-            if let Some(admin) = &admin {
+        sparky::llm::tls::install_default_crypto_provider();
+        let config = sparky::config::Config::load(None, &Default::default()).expect("config");
+        let (embedder, why) = sparky::rag::build_embedder(&config, false).await;
+        let Some(embedder) = embedder else {
+            println!("skipped: the local embedding model is needed ({why}); run `sparky models fetch`");
+            return;
+        };
+        embed_cost(&embedder).await;
+        let admin = std::env::var("SPARKY_TEST_DATABASE_URL")
+            .or_else(|_| std::env::var("DATABASE_URL"))
+            .ok();
+        let sizes: Vec<usize> = std::env::var("SPARKY_BENCH_SIZES")
+            .unwrap_or_else(|_| "10000,100000".into())
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        let backends = std::env::var("SPARKY_BENCH_BACKENDS")
+            .unwrap_or_else(|_| "postgres,sqlite".into());
+        for size in sizes {
+            if backends.contains("postgres") {
+                let Some(admin) = &admin else {
+                    println!("(postgres skipped: set SPARKY_TEST_DATABASE_URL or run bash .ci/bench retrieval)");
+                    continue;
+                };
                 let pool = sqlx::PgPool::connect(admin).await.expect("postgres");
                 let name = format!("sparky_rbench_{}", uuid::Uuid::new_v4().simple());
-                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await.expect("create");
-                let url = format!("{}/{name}", admin.rsplit_once('/').map(|x| x.0).unwrap_or(admin));
-                let pg: Arc<dyn Store> =
-                    Arc::new(sparky::store::PostgresStore::connect(&url, 8).await.expect("pg store"));
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&pool)
+                    .await
+                    .expect("create");
+                let url = format!(
+                    "{}/{name}",
+                    admin.rsplit_once('/').map(|x| x.0).unwrap_or(admin)
+                );
+                let pg = sparky::store::PostgresStore::connect(&url, 8)
+                    .await
+                    .expect("pg store");
+                let store: Arc<dyn Store> = Arc::new(pg.clone());
+                sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
+                    .await
+                    .expect("corpus");
+                let bases = base_vectors(store.as_ref()).await;
+                fill_postgres(pg.pool(), size, &bases).await;
+                let warmed = pg.warm().await.expect("warm");
+                eprintln!("postgres: warmed {warmed}");
+                measure(&format!("postgres {size}"), store, embedder.clone()).await;
+                pg.close().await;
+                if std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
+                    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+                        .execute(&pool)
+                        .await;
+                } else {
+                    eprintln!("kept database {name}");
+                }
+            }
+            if backends.contains("sqlite") && size <= 100_000 {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let store: Arc<dyn Store> = Arc::new(
+                    sparky::store::SqliteStore::open(&dir.path().join("b.db"))
+                        .await
+                        .expect("sqlite"),
+                );
+                sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
+                    .await
+                    .expect("corpus");
+                let bases = base_vectors(store.as_ref()).await;
                 let t = Instant::now();
-                fill(pg.as_ref(), size).await;
-                eprintln!("postgres: {size} chunks loaded in {:.0} s", t.elapsed().as_secs_f64());
-                measure(&format!("postgres {size} chunks"), pg).await;
-            } else {
-                println!("(postgres skipped: set SPARKY_TEST_DATABASE_URL or run bash .ci/bench retrieval)");
+                fill_sqlite(store.as_ref(), size, &bases).await;
+                eprintln!(
+                    "sqlite: {size} passages loaded in {:.0} s",
+                    t.elapsed().as_secs_f64()
+                );
+                measure(&format!("sqlite {size}"), store, embedder.clone()).await;
             }
         }
     });

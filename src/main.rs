@@ -94,6 +94,17 @@ enum Cmd {
         /// What to evaluate: retrieval.
         #[arg(value_parser = ["retrieval"])]
         what: String,
+        /// Question set: corpus (written with the summaries) or chat (written apart, the way
+        /// people type in chat, with out-of-scope questions).
+        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat"])]
+        set: String,
+        /// Store to evaluate on: sqlite (a temporary file) or postgres (a temporary database
+        /// created through database.url, dropped afterwards).
+        #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
+        backend: String,
+        /// Also list the questions missed and the out-of-scope questions that got passages.
+        #[arg(long)]
+        verbose: bool,
     },
     /// Manage the local embedding model: `sparky models fetch`, `sparky models vectors`.
     Models {
@@ -366,7 +377,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Eval { .. } => eval_retrieval(config).await,
+        Cmd::Eval {
+            set,
+            backend,
+            verbose,
+            ..
+        } => eval_retrieval(config, &set, &backend, verbose).await,
         Cmd::Models { action, dir, out } => {
             let dir = dir.unwrap_or_else(|| config.rag.model_dir());
             sparky::llm::tls::install_default_crypto_provider();
@@ -631,12 +647,18 @@ async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the repository's question set against each embedder available here, each on a fresh
-/// temporary store holding the shipped corpus.
-async fn eval_retrieval(config: Config) -> anyhow::Result<ExitCode> {
+/// Runs a shipped question set against each embedder available here, each on a fresh
+/// temporary store (SQLite file or Postgres database) holding the shipped corpus.
+async fn eval_retrieval(
+    config: Config,
+    set: &str,
+    backend: &str,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
     use sparky::config::EmbedderKind;
     sparky::llm::tls::install_default_crypto_provider();
-    let questions = sparky::rag::eval::questions().map_err(anyhow::Error::msg)?;
+    let which: sparky::rag::eval::EvalSet = set.parse().map_err(anyhow::Error::msg)?;
+    let questions = sparky::rag::eval::load(which).map_err(anyhow::Error::msg)?;
     let mut kinds = vec![EmbedderKind::None, EmbedderKind::Local];
     if config.secrets.openai_api_key.is_some() {
         kinds.push(EmbedderKind::Openai);
@@ -644,34 +666,80 @@ async fn eval_retrieval(config: Config) -> anyhow::Result<ExitCode> {
     if config.secrets.gemini_api_key.is_some() {
         kinds.push(EmbedderKind::Gemini);
     }
-    println!("{} questions", questions.len());
     println!(
-        "{:<40} {:>9} {:>9} {:>7}",
-        "embedder", "recall@1", "recall@5", "MRR"
+        "{} questions, {} out of scope, on {backend}",
+        questions.questions.len(),
+        questions.out_of_scope.len()
+    );
+    println!(
+        "{:<40} {:>9} {:>9} {:>7} {:>14}",
+        "embedder", "recall@1", "recall@5", "MRR", "out of scope"
     );
     for kind in kinds {
         let mut cfg = config.clone();
         cfg.rag.embedder = kind;
         let (embedder, why_not) = sparky::rag::build_embedder(&cfg, true).await;
+        if kind != EmbedderKind::None && !why_not.is_empty() {
+            println!("{:<40} unavailable: {why_not}", format!("{kind:?}"));
+            continue;
+        }
         let dir = tempfile_dir()?;
-        let store: std::sync::Arc<dyn sparky::store::Store> =
-            std::sync::Arc::new(sparky::store::SqliteStore::open(&dir.join("eval.db")).await?);
+        let mut drop_db: Option<(String, String)> = None;
+        let store: std::sync::Arc<dyn sparky::store::Store> = if backend == "postgres" {
+            let admin = config.database.url.clone();
+            if !admin.starts_with("postgres") {
+                anyhow::bail!(
+                    "--backend postgres needs database.url (DATABASE_URL) to be a Postgres URL"
+                );
+            }
+            let name = format!("sparky_eval_{}", uuid::Uuid::new_v4().simple());
+            let pool = sqlx::PgPool::connect(&admin).await?;
+            sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&pool)
+                .await?;
+            pool.close().await;
+            let base = admin.rsplit_once('/').map(|x| x.0).unwrap_or(&admin);
+            let url = format!("{base}/{name}");
+            drop_db = Some((admin.clone(), name));
+            std::sync::Arc::new(sparky::store::PostgresStore::connect(&url, 4).await?)
+        } else {
+            std::sync::Arc::new(sparky::store::SqliteStore::open(&dir.join("eval.db")).await?)
+        };
         sparky::rag::ingest::sync_builtin(store.as_ref(), embedder.as_ref()).await?;
         let name = embedder
             .as_ref()
             .map(|e| e.model_name().to_string())
             .unwrap_or_else(|| "full text only".into());
-        let retriever = sparky::rag::search::Retriever::new(store, embedder, why_not.clone());
-        let report = sparky::rag::eval::evaluate(&retriever, &questions).await?;
+        let retriever = sparky::rag::search::Retriever::new(store.clone(), embedder, why_not);
+        let report = sparky::rag::eval::evaluate_set(&retriever, &questions).await;
+        drop(retriever);
+        drop(store);
         let _ = std::fs::remove_dir_all(&dir);
-        if kind != EmbedderKind::None && !why_not.is_empty() {
-            println!("{:<40} unavailable: {why_not}", format!("{kind:?}"));
-            continue;
+        if let Some((admin, db)) = drop_db {
+            let pool = sqlx::PgPool::connect(&admin).await?;
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+                .execute(&pool)
+                .await;
+            pool.close().await;
         }
+        let report = report?;
         println!(
-            "{:<40} {:>9.3} {:>9.3} {:>7.3}",
-            name, report.recall_at_1, report.recall_at_5, report.mrr
+            "{:<40} {:>9.3} {:>9.3} {:>7.3} {:>8}/{:<5}",
+            name,
+            report.recall_at_1,
+            report.recall_at_5,
+            report.mrr,
+            report.refused,
+            report.out_of_scope
         );
+        if verbose {
+            for m in &report.misses {
+                println!("  miss: {m}");
+            }
+            for n in &report.noise {
+                println!("  noise: {n}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,10 @@
 //! compiled into the binary, so a fresh install searches with vectors at once instead of
 //! embedding every shipped passage first. Team documents are still embedded as they arrive.
 //!
-//! File format (little-endian): `SPKV1\n`, the model name and `\n`, `u32` dimensions,
-//! `u32` count, then per passage the SHA-256 of its text (32 bytes) and its vector (`f32`s).
+//! File format (little-endian): `SPKV2\n`, the model name and `\n`, the hex SHA-256 of the
+//! model's weights and `\n`, `u32` dimensions, `u32` count, then per passage the SHA-256 of
+//! its text (32 bytes) and its vector (`f32`s). A vector is used only when the running model
+//! has the same name, size and weights; any other model embeds the passages itself.
 //! `sparky models vectors` writes it; a test checks that it covers every shipped passage.
 
 use std::collections::HashMap;
@@ -13,13 +15,14 @@ use sha2::{Digest, Sha256};
 
 use super::embed::{EmbedKind, Embedder};
 
-const MAGIC: &[u8] = b"SPKV1\n";
+const MAGIC: &[u8] = b"SPKV2\n";
 const FILE: &[u8] = include_bytes!("corpus/vectors.bin");
 
 /// Precomputed vectors for one model, by the SHA-256 of the text they embed.
 #[derive(Debug, Default)]
 pub struct Bundled {
     model: String,
+    weights: String,
     dimensions: usize,
     vectors: HashMap<[u8; 32], Vec<f32>>,
 }
@@ -40,9 +43,21 @@ impl Bundled {
         self.vectors.is_empty()
     }
 
-    /// The vector of `text` as `model` embeds it, when it was computed ahead of time.
-    pub fn vector(&self, model: &str, dimensions: usize, text: &str) -> Option<&[f32]> {
-        if model != self.model || dimensions != self.dimensions {
+    /// SHA-256 (hex) of the weights the vectors come from.
+    pub fn weights(&self) -> &str {
+        &self.weights
+    }
+
+    /// The vector of `text` as `model` with these `weights` embeds it, when it was computed
+    /// ahead of time.
+    pub fn vector(
+        &self,
+        model: &str,
+        dimensions: usize,
+        weights: Option<&str>,
+        text: &str,
+    ) -> Option<&[f32]> {
+        if model != self.model || dimensions != self.dimensions || weights != Some(&self.weights) {
             return None;
         }
         self.vectors.get(&digest(text)).map(Vec::as_slice)
@@ -53,6 +68,9 @@ impl Bundled {
         let rest = bytes.strip_prefix(MAGIC)?;
         let end = rest.iter().position(|b| *b == b'\n')?;
         let model = std::str::from_utf8(&rest[..end]).ok()?.to_string();
+        let rest = &rest[end + 1..];
+        let end = rest.iter().position(|b| *b == b'\n')?;
+        let weights = std::str::from_utf8(&rest[..end]).ok()?.to_string();
         let rest = &rest[end + 1..];
         let dimensions = u32::from_le_bytes(rest.get(0..4)?.try_into().ok()?) as usize;
         let count = u32::from_le_bytes(rest.get(4..8)?.try_into().ok()?) as usize;
@@ -75,15 +93,23 @@ impl Bundled {
             .collect();
         Some(Self {
             model,
+            weights,
             dimensions,
             vectors,
         })
     }
 
     /// Writes `(text, vector)` pairs in the format above.
-    pub fn encode(model: &str, dimensions: usize, entries: &[(String, Vec<f32>)]) -> Vec<u8> {
+    pub fn encode(
+        model: &str,
+        weights: &str,
+        dimensions: usize,
+        entries: &[(String, Vec<f32>)],
+    ) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
         out.extend_from_slice(model.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(weights.as_bytes());
         out.push(b'\n');
         out.extend_from_slice(&(dimensions as u32).to_le_bytes());
         out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
@@ -122,8 +148,12 @@ pub async fn compute(embedder: &dyn Embedder) -> Result<Vec<u8>, String> {
         }
         entries.extend(batch.iter().cloned().zip(vectors));
     }
+    let weights = embedder
+        .fingerprint()
+        .ok_or("only a model whose weights are known here can ship its vectors")?;
     Ok(Bundled::encode(
         embedder.model_name(),
+        weights,
         embedder.dimensions(),
         &entries,
     ))
@@ -149,13 +179,16 @@ mod tests {
             ("a".to_string(), vec![1.0, -0.5]),
             ("b".to_string(), vec![0.25, 2.0]),
         ];
-        let bytes = Bundled::encode("m", 2, &entries);
+        let bytes = Bundled::encode("m", "w1", 2, &entries);
         let b = Bundled::parse(&bytes).expect("parses");
         assert_eq!(b.len(), 2);
-        assert_eq!(b.vector("m", 2, "b"), Some(&[0.25, 2.0][..]));
-        assert_eq!(b.vector("m", 2, "c"), None);
-        assert_eq!(b.vector("other", 2, "a"), None);
-        assert_eq!(b.vector("m", 3, "a"), None);
+        assert_eq!(b.vector("m", 2, Some("w1"), "b"), Some(&[0.25, 2.0][..]));
+        assert_eq!(b.vector("m", 2, Some("w1"), "c"), None);
+        assert_eq!(b.vector("other", 2, Some("w1"), "a"), None);
+        assert_eq!(b.vector("m", 3, Some("w1"), "a"), None);
+        // Same name, other weights (a fine-tuned or corrupted model): recomputed.
+        assert_eq!(b.vector("m", 2, Some("w2"), "a"), None);
+        assert_eq!(b.vector("m", 2, None, "a"), None);
         assert!(Bundled::parse(&bytes[..bytes.len() - 1]).is_none());
         assert!(Bundled::parse(b"SPKV2\nm\n").is_none());
         assert!(Bundled::parse(b"").is_none());
@@ -166,14 +199,21 @@ mod tests {
     fn every_shipped_passage_has_a_vector() {
         let b = bundled();
         assert_eq!(b.model(), super::super::embed::local::MODEL_NAME);
+        // The pinned SHA-256 of the weights the fetcher installs.
+        assert_eq!(b.weights(), super::super::embed::fetch::WEIGHTS_SHA256);
         let chunks = super::super::corpus::summary_chunks()
             .expect("summaries")
             .into_iter()
             .chain(super::super::corpus::table_chunks().expect("tables"));
         let missing: Vec<String> = chunks
             .filter(|c| {
-                b.vector(b.model(), super::super::embed::local::DIMENSIONS, &c.text)
-                    .is_none()
+                b.vector(
+                    b.model(),
+                    super::super::embed::local::DIMENSIONS,
+                    Some(b.weights()),
+                    &c.text,
+                )
+                .is_none()
             })
             .map(|c| c.section.unwrap_or(c.heading))
             .collect();

@@ -1,12 +1,18 @@
-//! Retrieval evaluation on the repository's question set: recall@1, recall@5 and MRR.
+//! Retrieval evaluation: recall@1, recall@5 and MRR on a question set, and how often questions
+//! outside the NEC get nothing at all.
+//!
+//! Two sets ship: `corpus` (written with the summaries) and `chat` (written apart from them,
+//! the way electricians type: abbreviations, misspellings, out-of-scope questions).
 
 use serde::{Deserialize, Serialize};
 
 use super::search::{Retriever, SearchError, SearchOptions};
 use super::sections::related;
 
-/// The evaluation questions shipped in the repository.
+/// The evaluation questions written with the corpus.
 pub const QUESTIONS: &str = include_str!("eval/questions.toml");
+/// The chat-style evaluation questions, written apart from the corpus.
+pub const CHAT_QUESTIONS: &str = include_str!("eval/chat.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -17,16 +23,56 @@ pub struct Question {
     pub sections: Vec<String>,
 }
 
-#[derive(Deserialize)]
-struct QuestionFile {
-    question: Vec<Question>,
+/// A question outside the code, which should get no passage.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OutOfScope {
+    /// As a person would type it.
+    pub text: String,
 }
 
-/// Parses the shipped question set.
+/// A question set.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct QuestionSet {
+    /// Answerable questions.
+    #[serde(default, rename = "question")]
+    pub questions: Vec<Question>,
+    /// Questions that must get nothing.
+    #[serde(default)]
+    pub out_of_scope: Vec<OutOfScope>,
+}
+
+/// Which shipped set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalSet {
+    /// `eval/questions.toml`.
+    Corpus,
+    /// `eval/chat.toml`.
+    Chat,
+}
+
+impl std::str::FromStr for EvalSet {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "corpus" => Ok(Self::Corpus),
+            "chat" => Ok(Self::Chat),
+            other => Err(format!("unknown question set {other:?} (corpus or chat)")),
+        }
+    }
+}
+
+/// Parses a shipped set.
+pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
+    let (name, text) = match set {
+        EvalSet::Corpus => ("eval/questions.toml", QUESTIONS),
+        EvalSet::Chat => ("eval/chat.toml", CHAT_QUESTIONS),
+    };
+    toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
+}
+
+/// Parses the corpus set's answerable questions.
 pub fn questions() -> Result<Vec<Question>, String> {
-    toml::from_str::<QuestionFile>(QUESTIONS)
-        .map(|f| f.question)
-        .map_err(|e| format!("eval/questions.toml: {e}"))
+    load(EvalSet::Corpus).map(|s| s.questions)
 }
 
 /// Scores of one retriever.
@@ -44,26 +90,43 @@ pub struct EvalReport {
     pub mrr: f64,
     /// Questions missed at 5, for inspection.
     pub misses: Vec<String>,
+    /// Out-of-scope questions asked.
+    pub out_of_scope: usize,
+    /// Out-of-scope questions that got nothing (as they should).
+    pub refused: usize,
+    /// Out-of-scope questions that got passages, with the first passage's section.
+    pub noise: Vec<String>,
 }
 
-/// Runs every question through `retriever`.
+/// Runs every answerable question through `retriever`.
 pub async fn evaluate(
     retriever: &Retriever,
     questions: &[Question],
 ) -> Result<EvalReport, SearchError> {
+    evaluate_set(
+        retriever,
+        &QuestionSet {
+            questions: questions.to_vec(),
+            out_of_scope: Vec::new(),
+        },
+    )
+    .await
+}
+
+/// Runs a whole set through `retriever`.
+pub async fn evaluate_set(
+    retriever: &Retriever,
+    set: &QuestionSet,
+) -> Result<EvalReport, SearchError> {
     let (mut r1, mut r5, mut mrr) = (0usize, 0usize, 0.0f64);
     let mut misses = Vec::new();
     let mut method = String::new();
-    for q in questions {
-        let out = retriever
-            .search(
-                &q.text,
-                &SearchOptions {
-                    k: 10,
-                    ..Default::default()
-                },
-            )
-            .await?;
+    let opts = SearchOptions {
+        k: 10,
+        ..Default::default()
+    };
+    for q in &set.questions {
+        let out = retriever.search(&q.text, &opts).await?;
         method = out.method.clone();
         let rank = out.passages.iter().position(|p| {
             p.section
@@ -82,13 +145,69 @@ pub async fn evaluate(
             mrr += 1.0 / (r as f64 + 1.0);
         }
     }
-    let n = questions.len().max(1) as f64;
+    let mut refused = 0;
+    let mut noise = Vec::new();
+    for q in &set.out_of_scope {
+        let out = retriever.search(&q.text, &opts).await?;
+        match out.passages.first() {
+            None => refused += 1,
+            Some(p) => noise.push(format!(
+                "{} -> {}",
+                q.text,
+                p.section.as_deref().unwrap_or(&p.heading)
+            )),
+        }
+    }
+    let n = set.questions.len().max(1) as f64;
     Ok(EvalReport {
         method,
-        questions: questions.len(),
+        questions: set.questions.len(),
         recall_at_1: r1 as f64 / n,
         recall_at_5: r5 as f64 / n,
         mrr: mrr / n,
         misses,
+        out_of_scope: set.out_of_scope.len(),
+        refused,
+        noise,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every section a set expects exists in the shipped corpus, so a miss is a retrieval
+    /// failure and never a typo in the set.
+    #[test]
+    fn both_sets_parse_and_name_shipped_sections() {
+        let mut shipped: Vec<String> = super::super::corpus::summaries()
+            .expect("summaries")
+            .into_iter()
+            .map(|s| s.section)
+            .collect();
+        shipped.extend(
+            super::super::corpus::table_chunks()
+                .expect("tables")
+                .into_iter()
+                .filter_map(|c| c.section),
+        );
+        for set in [EvalSet::Corpus, EvalSet::Chat] {
+            let s = load(set).expect("parses");
+            assert!(!s.questions.is_empty());
+            for q in &s.questions {
+                for want in &q.sections {
+                    assert!(
+                        shipped.iter().any(|s| related(want, s)),
+                        "{set:?}: {want} of {:?} is not in the corpus",
+                        q.text
+                    );
+                }
+            }
+        }
+        let chat = load(EvalSet::Chat).expect("chat");
+        assert!(chat.questions.len() >= 80, "{}", chat.questions.len());
+        assert!(chat.out_of_scope.len() >= 10);
+        assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));
+        assert!("other".parse::<EvalSet>().is_err());
+    }
 }

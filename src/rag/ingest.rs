@@ -326,7 +326,11 @@ pub async fn embed_missing(
     static RUNNING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let _one = RUNNING.lock().await;
     let bundled = super::bundled::bundled();
-    let (model, dims) = (embedder.model_name(), embedder.dimensions());
+    let (model, dims, weights) = (
+        embedder.model_name(),
+        embedder.dimensions(),
+        embedder.fingerprint(),
+    );
     let mut done = 0usize;
     loop {
         let mut batch = store.chunks_missing_embedding(model, EMBED_BATCH).await?;
@@ -335,7 +339,7 @@ pub async fn embed_missing(
         }
         let before = batch.len();
         let mut precomputed = Vec::new();
-        batch.retain(|c| match bundled.vector(model, dims, &c.text) {
+        batch.retain(|c| match bundled.vector(model, dims, weights, &c.text) {
             Some(v) => {
                 precomputed.push((c.id, v));
                 false

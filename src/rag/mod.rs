@@ -6,9 +6,12 @@ pub mod bundled;
 pub mod corpus;
 pub mod embed;
 pub mod eval;
+pub mod expand;
 pub mod ingest;
+pub mod query_cache;
 pub mod search;
 pub mod sections;
+pub mod table_rows;
 
 use sha2::{Digest, Sha256};
 

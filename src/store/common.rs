@@ -3,7 +3,8 @@
 //!
 //! Backend files supply a small set of inherent items the macro calls: `BACKEND`,
 //! `FOR_UPDATE`, `begin_write`, `begin_read`, `backend_set_embedding`,
-//! `backend_search_text` and `backend_search_vector`.
+//! `backend_search_text`, `backend_search_vector`, `backend_rank_text` and
+//! `backend_similarities`.
 
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::de::DeserializeOwned;
@@ -2057,6 +2058,32 @@ macro_rules! impl_store {
                         return Ok(Vec::new());
                     }
                     self.backend_search_vector(embedding, model, filter, k).await
+                }
+
+                async fn rank_text(
+                    &self,
+                    query: &str,
+                    candidates: &[i64],
+                    budget: usize,
+                    filter: &ChunkFilter,
+                    k: usize,
+                ) -> StoreResult<Vec<ScoredChunk>> {
+                    if query.trim().is_empty() || (k == 0 && candidates.is_empty()) {
+                        return Ok(Vec::new());
+                    }
+                    self.backend_rank_text(query, candidates, budget, filter, k).await
+                }
+
+                async fn similarities(
+                    &self,
+                    ids: &[i64],
+                    embedding: &[f32],
+                    model: &str,
+                ) -> StoreResult<Vec<(i64, f64)>> {
+                    if ids.is_empty() || $crate::store::search::CosineQuery::new(embedding).is_none() {
+                        return Ok(Vec::new());
+                    }
+                    self.backend_similarities(ids, embedding, model).await
                 }
 
                 async fn chunks_by_section(

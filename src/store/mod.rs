@@ -337,6 +337,27 @@ pub trait Store: Send + Sync {
         filter: &ChunkFilter,
         k: usize,
     ) -> StoreResult<Vec<ScoredChunk>>;
+    /// Full text ranked with term rarity (BM25) over a bounded candidate set: the chunks in
+    /// `candidates` (found by other retrievers) plus the chunks holding the query's rarer
+    /// words, at most `budget` of them, so the cost does not grow with the words everyone
+    /// uses. Only chunks that match some word are returned, best first, at most `k` plus
+    /// the candidates' count.
+    async fn rank_text(
+        &self,
+        query: &str,
+        candidates: &[i64],
+        budget: usize,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>>;
+    /// Cosine similarity between `embedding` and the stored vectors of `ids` for `model`;
+    /// chunks without such a vector are left out.
+    async fn similarities(
+        &self,
+        ids: &[i64],
+        embedding: &[f32],
+        model: &str,
+    ) -> StoreResult<Vec<(i64, f64)>>;
     /// Chunks whose section reference equals `section` (canonical form).
     async fn chunks_by_section(
         &self,

@@ -19,6 +19,9 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// Dimension of the default local embedding model; vectors of this size use the HNSW index.
 pub const INDEXED_DIMS: usize = 384;
 
+/// Smallest HNSW candidate list (`hnsw.ef_search`) a vector search uses.
+const EF_SEARCH_MIN: usize = 100;
+
 /// A [`Store`](super::Store) on PostgreSQL with pgvector.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -60,7 +63,83 @@ impl PostgresStore {
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        Ok(Self { pool })
+        let store = Self { pool };
+        // In the background: start-up does not wait for the indexes to be read.
+        let warming = store.clone();
+        tokio::spawn(async move {
+            match warming.warm().await {
+                Ok(done) => tracing::info!(%done, "retrieval indexes warmed"),
+                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
+            }
+        });
+        Ok(store)
+    }
+
+    /// Loads the retrieval indexes into memory so the first questions after start-up do not
+    /// read them from disk: with `pg_prewarm` (installed by migration 0008 where the server
+    /// ships it) the HNSW, full-text and term-statistics indexes go into shared buffers when
+    /// together they fit in half of them; otherwise, or without the extension, a scan of the
+    /// term statistics and one wide vector search bring the hot pages into the caches.
+    /// Returns what was done, for the log.
+    pub async fn warm(&self) -> StoreResult<String> {
+        let relations = [
+            "chunk_embeddings_hnsw_384",
+            "chunks_tsv",
+            "chunk_terms_pkey",
+            "chunk_terms",
+        ];
+        let (total, buffers): (i64, i64) = sqlx::query_as(
+            "SELECT coalesce(sum(pg_relation_size(to_regclass(r))), 0)::int8, \
+                    (SELECT setting::int8 * 8192 FROM pg_settings WHERE name = 'shared_buffers') \
+             FROM unnest($1::text[]) r",
+        )
+        .bind(&relations[..])
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        let prewarm: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        if prewarm && total <= buffers / 2 {
+            let blocks: i64 = sqlx::query_scalar(
+                "SELECT coalesce(sum(pg_prewarm(r::regclass)), 0)::int8 \
+                 FROM unnest($1::text[]) r WHERE to_regclass(r) IS NOT NULL",
+            )
+            .bind(&relations[..])
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)?;
+            return Ok(format!(
+                "pg_prewarm loaded {} MB of retrieval indexes into shared buffers",
+                blocks * 8192 / (1 << 20)
+            ));
+        }
+        sqlx::query("SELECT count(*) FROM chunk_terms")
+            .execute(&self.pool)
+            .await
+            .map_err(db)?;
+        let sample: Option<pgvector::Vector> =
+            sqlx::query_scalar("SELECT embedding FROM chunk_embeddings WHERE dims = 384 LIMIT 1")
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db)?;
+        if let Some(v) = sample {
+            let v = v.to_vec();
+            self.backend_search_vector(&v, "", &ChunkFilter::default(), 1000)
+                .await?;
+        }
+        Ok(format!(
+            "{} MB of retrieval indexes {}; scanned term statistics and the upper HNSW layers",
+            total / (1 << 20),
+            if prewarm {
+                "exceed half of shared_buffers"
+            } else {
+                "(pg_prewarm is not installed)"
+            }
+        ))
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).
@@ -135,6 +214,97 @@ impl PostgresStore {
             .collect()
     }
 
+    async fn backend_rank_text(
+        &self,
+        query: &str,
+        candidates: &[i64],
+        budget: usize,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>> {
+        // BM25 (k1 = 1.2, b = 0.75) over the candidates, with document frequencies from
+        // `chunk_terms`. Text candidates are the chunks holding the rarest query words, taken
+        // while their summed document frequency stays within the budget: a word half the
+        // corpus uses adds nothing but cost. Section and heading words (weight A) count 3x.
+        let sql = format!(
+            concat!(
+                "WITH q AS ( \
+                     SELECT DISTINCT u.lexeme AS term FROM unnest(to_tsvector('english', $1)) u \
+                 ), s AS ( \
+                     SELECT greatest(nchunks, 1)::float8 AS n, \
+                            greatest(total_len::float8 / greatest(nchunks, 1), 1.0) AS avgdl \
+                     FROM chunk_stats \
+                 ), w AS ( \
+                     SELECT q.term, greatest(coalesce(ct.ndoc, 0), 0)::float8 AS df \
+                     FROM q LEFT JOIN chunk_terms ct ON ct.term = q.term \
+                 ), idf AS ( \
+                     SELECT w.term, w.df, ln(1.0 + (s.n - w.df + 0.5) / (w.df + 0.5)) AS idf \
+                     FROM w, s \
+                 ), cand AS ( \
+                     SELECT unnest($2::bigint[]) AS id \
+                     UNION \
+                     (SELECT c.id FROM chunks c WHERE c.tsv @@ ( \
+                         SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM ( \
+                             SELECT term, sum(df) OVER (ORDER BY df, term) AS cum FROM idf \
+                             WHERE df > 0 AND strpos(term, E'\\\\') = 0 \
+                         ) x WHERE cum <= $3 \
+                     ) LIMIT $3) \
+                 ), scored AS ( \
+                     SELECT c.id, sum(idf.idf * u.tf * 2.2 \
+                         / (u.tf + 1.2 * (0.25 + 0.75 * length(c.tsv) / s.avgdl))) AS score \
+                     FROM cand JOIN chunks c ON c.id = cand.id CROSS JOIN s \
+                     CROSS JOIN LATERAL ( \
+                         SELECT x.lexeme, (SELECT sum(CASE v WHEN 'A' THEN 3 ELSE 1 END) \
+                                           FROM unnest(x.weights) v)::float8 AS tf \
+                         FROM unnest(c.tsv) x \
+                     ) u \
+                     JOIN idf ON idf.term = u.lexeme \
+                     GROUP BY c.id \
+                 ) \
+                 SELECT ",
+                chunk_cols!(),
+                ", sc.score FROM scored sc JOIN chunks c ON c.id = sc.id \
+                 JOIN documents d ON d.id = c.document_id \
+                 WHERE {} ORDER BY sc.score DESC, c.id LIMIT $4"
+            ),
+            filter_sql(5, 6)
+        );
+        sqlx::query(&sql)
+            .bind(clean_text(query))
+            .bind(candidates)
+            .bind(limit(budget))
+            .bind(limit(k.saturating_add(candidates.len())))
+            .bind(filter.edition)
+            .bind(&filter.workspace)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db)?
+            .iter()
+            .map(scored_chunk_from)
+            .collect()
+    }
+
+    async fn backend_similarities(
+        &self,
+        ids: &[i64],
+        embedding: &[f32],
+        model: &str,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let dims = i32::try_from(embedding.len()).unwrap_or(i32::MAX);
+        let rows: Vec<(i64, f64)> = sqlx::query_as(
+            "SELECT chunk_id, 1 - (embedding <=> $1) AS score FROM chunk_embeddings \
+             WHERE chunk_id = ANY($2) AND model = $3 AND dims = $4",
+        )
+        .bind(pgvector::Vector::from(embedding.to_vec()))
+        .bind(ids)
+        .bind(model)
+        .bind(dims)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(rows)
+    }
+
     async fn backend_search_vector(
         &self,
         embedding: &[f32],
@@ -146,6 +316,66 @@ impl PostgresStore {
         // The ORDER BY repeats the index's expression (and its `dims = N` predicate as a
         // literal) so the planner can use HNSW; `n` is a length, never user text.
         let distance = format!("e.embedding::vector({n}) <=> $1::vector({n})");
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        if n == INDEXED_DIMS {
+            // Nearest neighbours first, from the index alone, then the joins and filters on
+            // those few rows: with the joins in one query the planner may misjudge the
+            // filters as selective and compare the question with every stored vector
+            // (0.3 s at 100k). Neighbours beyond the first `k` are fetched so that filtered
+            // rows leave enough; when they do not, the exact query below runs instead.
+            let wide = k.saturating_mul(4).clamp(EF_SEARCH_MIN, 1000);
+            sqlx::query(
+                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
+                 set_config('hnsw.ef_search', $1, true)",
+            )
+            .bind(wide.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+            let sql = format!(
+                concat!(
+                    "WITH nn AS MATERIALIZED ( \
+                         SELECT e.chunk_id, {dist} AS dist FROM chunk_embeddings e \
+                         WHERE e.model = $2 AND e.dims = {n} ORDER BY {dist} LIMIT $6 \
+                     ) SELECT ",
+                    chunk_cols!(),
+                    ", 1 - nn.dist AS score FROM nn JOIN chunks c ON c.id = nn.chunk_id \
+                     JOIN documents d ON d.id = c.document_id \
+                     WHERE {filter} ORDER BY nn.dist, c.id LIMIT $5"
+                ),
+                dist = distance,
+                n = n,
+                filter = filter_sql(3, 4)
+            );
+            let rows = sqlx::query(&sql)
+                .bind(pgvector::Vector::from(embedding.to_vec()))
+                .bind(model)
+                .bind(filter.edition)
+                .bind(&filter.workspace)
+                .bind(limit(k))
+                .bind(limit(wide))
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db)?;
+            let fetched: i64 = if rows.len() < k {
+                sqlx::query_scalar(&format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings e \
+                     WHERE e.model = $2 AND e.dims = {n} ORDER BY {distance} LIMIT $3) x"
+                ))
+                .bind(pgvector::Vector::from(embedding.to_vec()))
+                .bind(model)
+                .bind(limit(wide))
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db)?
+            } else {
+                0
+            };
+            if rows.len() >= k || fetched < limit(wide) {
+                tx.commit().await.map_err(db)?;
+                return rows.iter().map(scored_chunk_from).collect();
+            }
+        }
         let sql = format!(
             concat!(
                 "SELECT ",
@@ -160,20 +390,6 @@ impl PostgresStore {
             n = n,
             filter = filter_sql(3, 4)
         );
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        if n == INDEXED_DIMS {
-            // Filters are applied after the index scan; iterative scanning keeps reading the
-            // index until `k` rows pass them.
-            let ef_search = k.clamp(40, 1000).to_string();
-            sqlx::query(
-                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
-                 set_config('hnsw.ef_search', $1, true)",
-            )
-            .bind(ef_search)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        }
         let rows = sqlx::query(&sql)
             .bind(pgvector::Vector::from(embedding.to_vec()))
             .bind(model)

@@ -232,6 +232,25 @@ pub fn fts5_query(input: &str) -> Option<String> {
     }
 }
 
+/// An FTS5 query matching any of the words of free text (stop words dropped, repeats
+/// removed); a dotted reference such as "250.122" stays one phrase. Every term is quoted, so no
+/// user text can produce an FTS5 syntax error. `None` when nothing searchable remains.
+pub fn fts5_any_word(input: &str) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for token in input.split(|c: char| !(c.is_alphanumeric() || c == '.')) {
+        let ws = words(token);
+        if ws.is_empty() || (ws.len() == 1 && is_stop_word(&ws[0])) {
+            continue;
+        }
+        if let Some(t) = term(&ws) {
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+    }
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
 /// Encodes a vector as little-endian f32 bytes (the SQLite BLOB format).
 pub fn embedding_to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -335,6 +354,16 @@ mod tests {
         assert_eq!(fts5_query("the of and"), None);
         assert_eq!(fts5_query(""), None);
         assert_eq!(fts5_query("-only"), None);
+    }
+
+    #[test]
+    fn any_word_queries_keep_references_whole() {
+        assert_eq!(
+            fts5_any_word("What size EGC for a 60 A circuit, per 250.122?").as_deref(),
+            Some("\"size\" OR \"egc\" OR \"60\" OR \"circuit\" OR \"250 122\"")
+        );
+        assert_eq!(fts5_any_word("the of \" NEAR( -"), None);
+        assert_eq!(fts5_any_word("gfci gfci GFCI").as_deref(), Some("\"gfci\""));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::common::{
     check_schema_version, chunk_cols, chunk_from, db, filter_sql, impl_store, limit,
     newest_version, violation,
 };
-use super::search::{embedding_to_bytes, fts5_query, CosineQuery};
+use super::search::{embedding_to_bytes, fts5_any_word, fts5_query, CosineQuery};
 use super::{Backend, ChunkFilter, ScoredChunk, StoreError, StoreResult};
 
 /// Migrations for SQLite, embedded at build time.
@@ -164,6 +164,95 @@ impl SqliteStore {
             .iter()
             .map(scored_chunk_from)
             .collect()
+    }
+
+    async fn backend_rank_text(
+        &self,
+        query: &str,
+        candidates: &[i64],
+        _budget: usize,
+        filter: &ChunkFilter,
+        k: usize,
+    ) -> StoreResult<Vec<ScoredChunk>> {
+        let Some(fts) = fts5_any_word(query) else {
+            return Ok(Vec::new());
+        };
+        // FTS5's bm25 already weighs term rarity; the candidates are ranked too, so a passage
+        // another retriever found gets its text rank even outside the top k.
+        let sql = format!(
+            concat!(
+                "SELECT ",
+                chunk_cols!(),
+                ", -bm25(chunks_fts, 4.0, 2.0, 1.0) AS score \
+                 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid \
+                 JOIN documents d ON d.id = c.document_id \
+                 WHERE chunks_fts MATCH $1 AND {} \
+                 AND ($5 = 1 OR c.id IN (SELECT value FROM json_each($6))) \
+                 ORDER BY score DESC, c.id LIMIT $4"
+            ),
+            filter_sql(2, 3)
+        );
+        let ids_json =
+            serde_json::to_string(candidates).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mut hits: Vec<ScoredChunk> = Vec::new();
+        for (all, n) in [(1, k), (0, candidates.len())] {
+            if n == 0 {
+                continue;
+            }
+            let rows = sqlx::query(&sql)
+                .bind(&fts)
+                .bind(filter.edition)
+                .bind(&filter.workspace)
+                .bind(limit(n))
+                .bind(all)
+                .bind(&ids_json)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db)?;
+            for row in &rows {
+                let hit = scored_chunk_from(row)?;
+                if !hits.iter().any(|h| h.chunk.id == hit.chunk.id) {
+                    hits.push(hit);
+                }
+            }
+        }
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.chunk.id.cmp(&b.chunk.id))
+        });
+        Ok(hits)
+    }
+
+    async fn backend_similarities(
+        &self,
+        ids: &[i64],
+        embedding: &[f32],
+        model: &str,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let Some(query) = CosineQuery::new(embedding) else {
+            return Ok(Vec::new());
+        };
+        let ids_json =
+            serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let rows = sqlx::query(
+            "SELECT chunk_id, embedding FROM chunk_embeddings \
+             WHERE model = $1 AND chunk_id IN (SELECT value FROM json_each($2))",
+        )
+        .bind(model)
+        .bind(ids_json)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let id: i64 = row.try_get("chunk_id").map_err(db)?;
+            let bytes: &[u8] = row.try_get("embedding").map_err(db)?;
+            if let Some(score) = query.similarity_le_bytes(bytes) {
+                out.push((id, score));
+            }
+        }
+        Ok(out)
     }
 
     async fn backend_search_vector(

@@ -62,7 +62,12 @@ async fn hybrid_search_and_recall(db: Db) {
         .unwrap();
     for (text, v) in texts.iter().zip(&live) {
         let shipped = bundled
-            .vector(embedder.model_name(), embedder.dimensions(), text)
+            .vector(
+                embedder.model_name(),
+                embedder.dimensions(),
+                embedder.fingerprint(),
+                text,
+            )
             .expect("a bundled vector");
         let cos: f32 = shipped.iter().zip(v).map(|(a, b)| a * b).sum();
         assert!(cos > 0.9999, "cosine {cos} for {text:.60}");
@@ -326,4 +331,58 @@ async fn sparky_search_json_and_offline_answers_cite_sections() {
             .any(|c| c["section"] == "240.4(D)"),
         "{text}"
     );
+}
+
+/// Without a model, a question naming a table key leads with that table's row, computed by
+/// the engine, and cites it.
+#[tokio::test]
+async fn offline_answers_lead_with_the_computed_table_row() {
+    let bot = Bot::new(Db::Sqlite, None).await;
+    let cases = [
+        // Table 250.122, 60 A: 10 AWG copper.
+        (
+            "What size EGC for a 60 A circuit?",
+            "Table 250.122",
+            "10 AWG copper",
+        ),
+        // Table 310.16, 8 AWG copper, 75 °C: 50 A.
+        ("ampacity of #8 copper thhn", "Table 310.16", "50 A at 75"),
+        // Table 310.15(C)(1), 4-6 conductors: 80 percent.
+        (
+            "derating for 6 current-carrying conductors in one conduit",
+            "Table 310.15(C)(1)",
+            "80 percent",
+        ),
+        // Table 250.66, 4/0 copper service: 2 AWG copper GEC.
+        (
+            "gec for a 4/0 copper service",
+            "Table 250.66",
+            "2 AWG copper",
+        ),
+    ];
+    for (question, section, value) in cases {
+        let effects = bot.chat("carol", &[], &format!("{question}\n")).await;
+        let text = effects
+            .iter()
+            .find(|e| e["type"] == "text")
+            .expect("an answer");
+        let body = text["text"].as_str().unwrap();
+        let first = body
+            .find("**")
+            .map(|i| &body[i..])
+            .unwrap_or_else(|| panic!("no passage in {body}"));
+        assert!(
+            first.starts_with(&format!("**{section}**")),
+            "{question}: the answer does not lead with {section}: {body}"
+        );
+        assert!(body.contains(value), "{question}: {body}");
+        assert!(
+            text["citations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["section"] == section),
+            "{text}"
+        );
+    }
 }

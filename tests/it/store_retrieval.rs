@@ -619,7 +619,138 @@ async fn chunks_by_section_applies_filters(db: TestDb) {
         .is_empty());
 }
 
+/// Full text ranked with term rarity over candidates: a rare word outweighs a common one,
+/// candidates found elsewhere are ranked when they match, filters hold, and the term
+/// statistics follow inserts, re-ingestion and deletion.
+async fn rank_text_weighs_rarity_over_candidates(db: TestDb) {
+    let store = db.store();
+    let c = corpus(&store).await;
+    // "equipment grounding conductor" is in four chunks, "ampacities" in one.
+    let hits = store
+        .rank_text(
+            "equipment grounding conductor ampacities",
+            &[],
+            2000,
+            &ChunkFilter::default(),
+            10,
+        )
+        .await
+        .expect("rank");
+    assert_eq!(
+        hits.first().map(|h| h.chunk.id),
+        Some(c.ampacity),
+        "{hits:?}"
+    );
+    // Another workspace's chunk is never returned, even when named as a candidate.
+    let hits = store
+        .rank_text(
+            "equipment grounding conductor",
+            &[c.spec_t2, c.egc_2023],
+            2000,
+            &filter(None, Some("T1")),
+            10,
+        )
+        .await
+        .expect("rank");
+    let found = ids(&hits);
+    assert!(
+        found.contains(&c.egc_2023) && !found.contains(&c.spec_t2),
+        "{found:?}"
+    );
+    // With no budget, only the candidates are ranked (and only if they match a word).
+    let hits = store
+        .rank_text(
+            "equipment grounding",
+            &[c.egc_2020, c.ampacity],
+            0,
+            &ChunkFilter::default(),
+            10,
+        )
+        .await
+        .expect("rank");
+    if db.backend() == sparky::store::Backend::Postgres {
+        assert_eq!(ids(&hits), vec![c.egc_2020], "{hits:?}");
+    } else {
+        assert!(ids(&hits).contains(&c.egc_2020));
+        assert!(!ids(&hits).contains(&c.ampacity));
+    }
+    for q in [
+        "",
+        "the of and",
+        "'; DROP TABLE chunks; --",
+        "\\ \' \"",
+        "a | b & !c",
+    ] {
+        store
+            .rank_text(q, &[c.egc_2023], 2000, &ChunkFilter::default(), 5)
+            .await
+            .unwrap_or_else(|e| panic!("query {q:?} failed: {e}"));
+    }
+    // Similarities of chosen chunks only, for one model.
+    store
+        .set_embedding(c.ampacity, "m", &vec384(&[1.0, 0.0]))
+        .await
+        .expect("embedding");
+    let sims = store
+        .similarities(&[c.ampacity, c.egc_2023], &vec384(&[1.0, 0.0]), "m")
+        .await
+        .expect("similarities");
+    assert_eq!(sims.len(), 1);
+    assert!((sims[0].1 - 1.0).abs() < 1e-6, "{sims:?}");
+
+    if let Some(url) = db.postgres_url() {
+        let pool = sqlx::PgPool::connect(url).await.expect("pool");
+        let ndoc = |term: &'static str| {
+            let pool = pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT coalesce((SELECT ndoc FROM chunk_terms WHERE term = $1), 0)",
+                )
+                .bind(term)
+                .fetch_one(&pool)
+                .await
+                .expect("ndoc")
+            }
+        };
+        assert_eq!(ndoc("ampac").await, 1);
+        assert_eq!(ndoc("equip").await, 4);
+        let (chunks, stats): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM chunks), (SELECT nchunks FROM chunk_stats)",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("stats");
+        assert_eq!(chunks, stats);
+        // Re-ingesting a document with other text moves the counts; deleting drops them.
+        let (t2, _) = store
+            .upsert_document(&doc("team-notes.md", Some("T2"), "t2b"))
+            .await
+            .expect("doc");
+        store
+            .replace_chunks(
+                t2.id,
+                &[chunk(None, None, "Pumps", "Ampacities of pump motors.")],
+            )
+            .await
+            .expect("replace");
+        assert_eq!(ndoc("ampac").await, 2);
+        assert_eq!(ndoc("equip").await, 3);
+        sqlx::query("DELETE FROM documents WHERE id = $1")
+            .bind(t2.id)
+            .execute(&pool)
+            .await
+            .expect("delete");
+        assert_eq!(ndoc("ampac").await, 1);
+        let stats: i64 = sqlx::query_scalar("SELECT nchunks FROM chunk_stats")
+            .fetch_one(&pool)
+            .await
+            .expect("stats");
+        assert_eq!(stats, 4);
+    }
+}
+
 db::both_backends!(
+    rank_text_weighs_rarity_over_candidates,
     upsert_document_reports_changes,
     replace_chunks_keeps_unchanged_embeddings,
     set_embedding_validates,

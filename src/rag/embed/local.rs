@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use sha2::Digest as _;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 use tokio::sync::Semaphore;
 
@@ -58,6 +59,8 @@ struct Model {
     tokenizer: Tokenizer,
     device: Device,
     dir: PathBuf,
+    /// SHA-256 of the weights file, hex.
+    fingerprint: String,
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -112,6 +115,7 @@ impl LocalEmbedder {
         let weights_path = dir.join(WEIGHTS_FILE);
         let weights =
             std::fs::read(&weights_path).map_err(|e| EmbedError::io(&weights_path, &e))?;
+        let fingerprint = hex::encode(sha2::Sha256::digest(&weights));
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| EmbedError::ModelLoad(format!("{}: {e}", weights_path.display())))?;
         let bert = BertModel::load(vb, &config)
@@ -123,6 +127,7 @@ impl LocalEmbedder {
                 tokenizer,
                 device,
                 dir: dir.to_path_buf(),
+                fingerprint,
             }),
             batch_size: DEFAULT_BATCH_SIZE,
             gate: Arc::new(Semaphore::new(1)),
@@ -222,6 +227,10 @@ impl Embedder for LocalEmbedder {
 
     fn dimensions(&self) -> usize {
         DIMENSIONS
+    }
+
+    fn fingerprint(&self) -> Option<&str> {
+        Some(&self.model.fingerprint)
     }
 
     /// MiniLM embeds queries and documents alike, so `kind` is ignored.

@@ -41,6 +41,12 @@ pub trait Embedder: Send + Sync {
     /// Length of every vector this embedder returns.
     fn dimensions(&self) -> usize;
 
+    /// SHA-256 (hex) of the model's weights when they are known here (the local model);
+    /// vectors computed ahead of time are used only with the very same weights.
+    fn fingerprint(&self) -> Option<&str> {
+        None
+    }
+
     /// Embeds a batch of texts, returning one normalised vector per text, in input order.
     /// An empty batch returns an empty list without any work.
     async fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError>;
