@@ -22,6 +22,7 @@ mod store_projects;
 mod store_retrieval;
 mod store_schema;
 mod store_sessions;
+mod tool_commands;
 mod tools_cli;
 mod tools_inspection;
 mod tools_read;
