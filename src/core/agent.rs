@@ -241,9 +241,7 @@ impl Agent {
             .await?
         {
             TextAndPending::Held => return Ok(()),
-            TextAndPending::Superseded => {
-                return self.run_model(&session, &input.user, sink).await
-            }
+            TextAndPending::Superseded => return self.run_model(&session, &input.user, sink).await,
             TextAndPending::Continue => {}
         }
 

@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 
 use super::session::{Mode, SessionKey};
 use super::Agent;
+use super::{CollectSink, Effect, Input, InputAction, Outcome};
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 use crate::store::StoreError;
-use super::{CollectSink, Effect, Input, InputAction, Outcome};
 
 /// A platform-neutral command.
 #[derive(Debug, Clone, PartialEq)]
@@ -397,7 +397,10 @@ async fn run(
         Command::Search { query } => {
             let args = json!({ "query": query }).to_string();
             match run_tool(agent, key, user, "search_code", &args).await {
-                ToolRun::Output { result, is_error: false } => {
+                ToolRun::Output {
+                    result,
+                    is_error: false,
+                } => {
                     let passages = result
                         .get("passages")
                         .and_then(Value::as_array)
@@ -408,11 +411,12 @@ async fn run(
                     } else {
                         passages_text(&passages, 5, 400)
                     };
-                    CommandOutput::ok(text, json!({"type": "search", "query": query, "result": result}))
+                    CommandOutput::ok(
+                        text,
+                        json!({"type": "search", "query": query, "result": result}),
+                    )
                 }
-                ToolRun::Output { result, .. }
-                    if agent.tools().get("search_code").is_none() =>
-                {
+                ToolRun::Output { result, .. } if agent.tools().get("search_code").is_none() => {
                     let _ = result;
                     CommandOutput::err("Search is not available in this deployment.")
                 }
@@ -514,9 +518,7 @@ async fn run_tool(agent: &Agent, key: &SessionKey, user: &str, name: &str, args:
             } => out = ToolRun::Output { result, is_error },
             Effect::Confirmation {
                 action_id, items, ..
-            } => {
-                out = ToolRun::Proposed { action_id, items }
-            }
+            } => out = ToolRun::Proposed { action_id, items },
             Effect::Error { message } => out = ToolRun::Error(message),
             _ => {}
         }

@@ -105,7 +105,13 @@ impl Agent {
         };
         let Some(action) = self
             .store
-            .transition_pending(&action.id, PendingState::Pending, to, Some(&input.user), now)
+            .transition_pending(
+                &action.id,
+                PendingState::Pending,
+                to,
+                Some(&input.user),
+                now,
+            )
             .await?
         else {
             return Ok(TextAndPending::Continue);
@@ -405,9 +411,8 @@ impl Agent {
         let by = input.user.as_str();
         let event_id = input.event_id.clone();
         let finish = move |a: &PendingAction, applied: &Applied| finish(a, applied, by, &event_id);
-        let check = |p: &crate::project::ProjectData, c: &[crate::project::plan::Change]| {
-            check_plan(p, c)
-        };
+        let check =
+            |p: &crate::project::ProjectData, c: &[crate::project::plan::Change]| check_plan(p, c);
         let req = ApplyRequest {
             action_id: &action.id,
             by,

@@ -50,7 +50,11 @@ impl ToolRunner {
     }
 
     /// Validates a call, refusing tools outside `mode` (when given) whatever the caller sent.
-    pub fn validate(&self, mode: Option<Mode>, call: &ToolCall) -> Result<ValidatedCall, ToolError> {
+    pub fn validate(
+        &self,
+        mode: Option<Mode>,
+        call: &ToolCall,
+    ) -> Result<ValidatedCall, ToolError> {
         if let Some(mode) = mode {
             if !modes::allows(mode, &call.name) {
                 return Err(ToolError::NotFound(format!(

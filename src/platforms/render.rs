@@ -204,9 +204,9 @@ pub fn outcome_line(outcome: Outcome, by: Option<&str>) -> String {
         Outcome::Superseded => "↩️ Superseded by a newer message.".into(),
         Outcome::Expired => "⌛ Expired; nothing was changed.".into(),
         Outcome::AlreadyResolved => "This change was already resolved.".into(),
-        Outcome::Outdated => format!(
-            "🔄 Confirmed{who}, but the project had changed; nothing was applied."
-        ),
+        Outcome::Outdated => {
+            format!("🔄 Confirmed{who}, but the project had changed; nothing was applied.")
+        }
     }
 }
 

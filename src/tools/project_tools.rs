@@ -18,8 +18,8 @@ use super::schema::schema_for;
 use super::{
     parse_args, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool,
 };
-use crate::project::plan::{Change, ItemPlan};
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
+use crate::project::plan::{Change, ItemPlan};
 use crate::project::{
     ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec, Panel, PanelSpec,
     ProjectData, ServiceSpec, Transformer, TransformerSpec,
@@ -154,29 +154,33 @@ impl WriteTool for AddLoadItem {
         let (used, produced) = budget(&project);
         let wh = load_wh(&l);
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddLoadItem { spec: l.clone() }], json!({ "wh_per_day": wh })),
-            preview: ActionPreview {
-            summary: format!(
-                "Add load \"{}\": {} W × {} h/day × duty {:.0}%{}",
-                l.name,
-                l.watts.0,
-                l.hours_per_day,
-                l.duty_cycle * 100.0,
-                if l.quantity > 1 {
-                    format!(" × {}", l.quantity)
-                } else {
-                    String::new()
-                }
+            item: plan_item(
+                vec![Change::AddLoadItem { spec: l.clone() }],
+                json!({ "wh_per_day": wh }),
             ),
-            details: vec![
-                format!("Energy: {wh:.0} Wh/day"),
-                format!(
-                    "Daily load after: {:.0} Wh (production {:.0} Wh)",
-                    used + wh,
-                    produced
+            preview: ActionPreview {
+                summary: format!(
+                    "Add load \"{}\": {} W × {} h/day × duty {:.0}%{}",
+                    l.name,
+                    l.watts.0,
+                    l.hours_per_day,
+                    l.duty_cycle * 100.0,
+                    if l.quantity > 1 {
+                        format!(" × {}", l.quantity)
+                    } else {
+                        String::new()
+                    }
                 ),
-            ],
-        }})
+                details: vec![
+                    format!("Energy: {wh:.0} Wh/day"),
+                    format!(
+                        "Daily load after: {:.0} Wh (production {:.0} Wh)",
+                        used + wh,
+                        produced
+                    ),
+                ],
+            },
+        })
     }
 }
 
@@ -203,25 +207,29 @@ impl WriteTool for AddChargingSource {
         let (used, produced) = budget(&project);
         let wh = source_wh(&s);
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddChargingSource { spec: s.clone() }], json!({ "wh_per_day": wh })),
-            preview: ActionPreview {
-            summary: format!(
-                "Add {} source \"{}\": {} W × {} h/day × {:.0}% efficiency",
-                s.kind,
-                s.name,
-                s.watts.0,
-                s.hours_per_day,
-                s.efficiency * 100.0
+            item: plan_item(
+                vec![Change::AddChargingSource { spec: s.clone() }],
+                json!({ "wh_per_day": wh }),
             ),
-            details: vec![
-                format!("Energy: {wh:.0} Wh/day"),
-                format!(
-                    "Daily production after: {:.0} Wh (load {:.0} Wh)",
-                    produced + wh,
-                    used
+            preview: ActionPreview {
+                summary: format!(
+                    "Add {} source \"{}\": {} W × {} h/day × {:.0}% efficiency",
+                    s.kind,
+                    s.name,
+                    s.watts.0,
+                    s.hours_per_day,
+                    s.efficiency * 100.0
                 ),
-            ],
-        }})
+                details: vec![
+                    format!("Energy: {wh:.0} Wh/day"),
+                    format!(
+                        "Daily production after: {:.0} Wh (load {:.0} Wh)",
+                        produced + wh,
+                        used
+                    ),
+                ],
+            },
+        })
     }
 }
 
@@ -507,11 +515,20 @@ impl WriteTool for AddPanel {
             }
         }
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddPanel { spec: PanelSpec { name: s.name.trim().to_string(), ..s.clone() } }], json!({})),
+            item: plan_item(
+                vec![Change::AddPanel {
+                    spec: PanelSpec {
+                        name: s.name.trim().to_string(),
+                        ..s.clone()
+                    },
+                }],
+                json!({}),
+            ),
             preview: ActionPreview {
-            summary: format!("Add panel {}: {}", s.name.trim(), describe_panel_spec(&s)),
-            details,
-        }})
+                summary: format!("Add panel {}: {}", s.name.trim(), describe_panel_spec(&s)),
+                details,
+            },
+        })
     }
 }
 
@@ -781,17 +798,25 @@ impl WriteTool for AddCircuit {
                 .unwrap_or_else(|| "none".into())
         ));
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddCircuit { panel_id: panel.id, panel: panel.spec.clone(), spec: spec.clone() }], json!({ "panel": panel.spec.name, "notes": notes })),
-            preview: ActionPreview {
-            summary: format!(
-                "Add circuit {}: {} VA{}, {} A breaker",
-                circuit_label(&panel.spec, &spec),
-                spec.load_va.0,
-                if spec.continuous { " continuous" } else { "" },
-                spec.breaker.0
+            item: plan_item(
+                vec![Change::AddCircuit {
+                    panel_id: panel.id,
+                    panel: panel.spec.clone(),
+                    spec: spec.clone(),
+                }],
+                json!({ "panel": panel.spec.name, "notes": notes }),
             ),
-            details,
-        }})
+            preview: ActionPreview {
+                summary: format!(
+                    "Add circuit {}: {} VA{}, {} A breaker",
+                    circuit_label(&panel.spec, &spec),
+                    spec.load_va.0,
+                    if spec.continuous { " continuous" } else { "" },
+                    spec.breaker.0
+                ),
+                details,
+            },
+        })
     }
 }
 
@@ -1006,11 +1031,21 @@ impl WriteTool for UpdateCircuit {
         details.extend(notes);
         details.extend(circuit_result_lines(&p, panel, &after, &others));
         Ok(ToolPlan {
-            item: plan_item(vec![Change::UpdateCircuit { circuit_id: c.id, panel_id: panel.id, panel: panel.spec.clone(), before: c.spec.clone(), after: after.clone() }], json!({ "panel": panel.spec.name, "changes": field_changes(&c.spec, &after) })),
+            item: plan_item(
+                vec![Change::UpdateCircuit {
+                    circuit_id: c.id,
+                    panel_id: panel.id,
+                    panel: panel.spec.clone(),
+                    before: c.spec.clone(),
+                    after: after.clone(),
+                }],
+                json!({ "panel": panel.spec.name, "changes": field_changes(&c.spec, &after) }),
+            ),
             preview: ActionPreview {
-            summary: format!("Update {}", circuit_label(&panel.spec, &c.spec)),
-            details,
-        }})
+                summary: format!("Update {}", circuit_label(&panel.spec, &c.spec)),
+                details,
+            },
+        })
     }
 }
 
@@ -1072,11 +1107,20 @@ impl WriteTool for RemoveCircuit {
                 .unwrap_or_else(|| "none".into())
         ));
         Ok(ToolPlan {
-            item: plan_item(vec![Change::RemoveCircuit { circuit_id: c.id, panel_id: panel.id, panel: panel.spec.name.clone(), before: c.spec.clone() }], json!({ "panel": panel.spec.name })),
+            item: plan_item(
+                vec![Change::RemoveCircuit {
+                    circuit_id: c.id,
+                    panel_id: panel.id,
+                    panel: panel.spec.name.clone(),
+                    before: c.spec.clone(),
+                }],
+                json!({ "panel": panel.spec.name }),
+            ),
             preview: ActionPreview {
-            summary: format!("Remove circuit {}", circuit_label(&panel.spec, &c.spec)),
-            details,
-        }})
+                summary: format!("Remove circuit {}", circuit_label(&panel.spec, &c.spec)),
+                details,
+            },
+        })
     }
 }
 
@@ -1150,11 +1194,18 @@ impl WriteTool for SetService {
             details.push(fault_line(&after, &panel.spec));
         }
         Ok(ToolPlan {
-            item: plan_item(vec![Change::SetService { before: p.service.clone(), after: s.clone() }], json!({})),
+            item: plan_item(
+                vec![Change::SetService {
+                    before: p.service.clone(),
+                    after: s.clone(),
+                }],
+                json!({}),
+            ),
             preview: ActionPreview {
-            summary: format!("Set the service: {}", describe_service(&s)),
-            details,
-        }})
+                summary: format!("Set the service: {}", describe_service(&s)),
+                details,
+            },
+        })
     }
 }
 
@@ -1270,23 +1321,32 @@ impl WriteTool for AddFeeder {
             details.push(fault_line(&after, &to.spec));
         }
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddFeeder { spec: FeederSpec { name: f.name.trim().to_string(), ..f.clone() } }], json!({})),
-            preview: ActionPreview {
-            summary: format!(
-                "Add feeder {}: {} -> {}, {} × {} {}, {} A OCPD{}",
-                f.name.trim(),
-                f.from,
-                f.to,
-                f.sets.max(1),
-                f.conductor_size,
-                f.material,
-                f.ocpd.0,
-                f.length
-                    .map(|l| format!(", {} ft", l.0))
-                    .unwrap_or_default()
+            item: plan_item(
+                vec![Change::AddFeeder {
+                    spec: FeederSpec {
+                        name: f.name.trim().to_string(),
+                        ..f.clone()
+                    },
+                }],
+                json!({}),
             ),
-            details,
-        }})
+            preview: ActionPreview {
+                summary: format!(
+                    "Add feeder {}: {} -> {}, {} × {} {}, {} A OCPD{}",
+                    f.name.trim(),
+                    f.from,
+                    f.to,
+                    f.sets.max(1),
+                    f.conductor_size,
+                    f.material,
+                    f.ocpd.0,
+                    f.length
+                        .map(|l| format!(", {} ft", l.0))
+                        .unwrap_or_default()
+                ),
+                details,
+            },
+        })
     }
 }
 
@@ -1383,23 +1443,32 @@ impl WriteTool for AddTransformer {
             Err(e) => details.push(format!("Fault current unknown: {e}")),
         }
         Ok(ToolPlan {
-            item: plan_item(vec![Change::AddTransformer { spec: TransformerSpec { name: t.name.trim().to_string(), ..t.clone() } }], json!({})),
-            preview: ActionPreview {
-            summary: format!(
-                "Add transformer {}: {} kVA, {} V -> {} V {}-phase, {} % Z{}",
-                t.name.trim(),
-                t.kva,
-                t.primary_voltage.0,
-                t.secondary_voltage.0,
-                t.phase.count(),
-                t.impedance_percent,
-                t.fed_from
-                    .as_deref()
-                    .map(|f| format!(", fed from {f}"))
-                    .unwrap_or_default()
+            item: plan_item(
+                vec![Change::AddTransformer {
+                    spec: TransformerSpec {
+                        name: t.name.trim().to_string(),
+                        ..t.clone()
+                    },
+                }],
+                json!({}),
             ),
-            details,
-        }})
+            preview: ActionPreview {
+                summary: format!(
+                    "Add transformer {}: {} kVA, {} V -> {} V {}-phase, {} % Z{}",
+                    t.name.trim(),
+                    t.kva,
+                    t.primary_voltage.0,
+                    t.secondary_voltage.0,
+                    t.phase.count(),
+                    t.impedance_percent,
+                    t.fed_from
+                        .as_deref()
+                        .map(|f| format!(", fed from {f}"))
+                        .unwrap_or_default()
+                ),
+                details,
+            },
+        })
     }
 }
 

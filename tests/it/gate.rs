@@ -51,10 +51,7 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
         &config.limits,
     );
     let project = tools_fixture::seed_in(&store, &Workspace::new("test", "w"), "Shop").await;
-    store
-        .bind_channel("test", "w", "c", project)
-        .await
-        .unwrap();
+    store.bind_channel("test", "w", "c", project).await.unwrap();
     Harness {
         agent,
         store,
@@ -138,7 +135,10 @@ fn circuits_named(p: &ProjectData, words: &str) -> Vec<(String, i32)> {
 
 /// "Add circuit LP-1 #11 (...)" -> 11.
 fn number_in(summary: &str) -> i32 {
-    let after = summary.split('#').nth(1).unwrap_or_else(|| panic!("{summary}"));
+    let after = summary
+        .split('#')
+        .nth(1)
+        .unwrap_or_else(|| panic!("{summary}"));
     after
         .split(|c: char| !c.is_ascii_digit())
         .next()
@@ -164,7 +164,10 @@ async fn two_threads_confirm_the_same_defaulted_circuit(db: Db) {
     let effects = run(&h, confirm("t1", &first)).await;
     assert_eq!(resolved(&effects).0, Outcome::Executed, "{effects:#?}");
     let after = h.store.load_project(h.project).await.unwrap();
-    assert_eq!(circuits_named(&after, "Freezer"), [("Freezer".to_string(), n)]);
+    assert_eq!(
+        circuits_named(&after, "Freezer"),
+        [("Freezer".to_string(), n)]
+    );
     assert_eq!(
         h.store.project_version(h.project).await.unwrap(),
         version + 1
@@ -177,7 +180,9 @@ async fn two_threads_confirm_the_same_defaulted_circuit(db: Db) {
     let (outcome, details) = resolved(&effects);
     assert_eq!(outcome, Outcome::Outdated, "{effects:#?}");
     assert!(
-        details.iter().any(|d| d.contains(&format!("slot {n} of LP-1 is taken"))),
+        details
+            .iter()
+            .any(|d| d.contains(&format!("slot {n} of LP-1 is taken"))),
         "{details:?}"
     );
     let now = h.store.load_project(h.project).await.unwrap();
@@ -193,7 +198,11 @@ async fn two_threads_confirm_the_same_defaulted_circuit(db: Db) {
     );
     let (again, again_items, _) = card(&effects);
     assert_ne!(again, second);
-    assert_ne!(number_in(&again_items[0]), n, "the re-proposal shows the new number");
+    assert_ne!(
+        number_in(&again_items[0]),
+        n,
+        "the re-proposal shows the new number"
+    );
     let stale = h.store.pending(&second).await.unwrap().unwrap();
     assert_eq!(stale.state, PendingState::Outdated);
     assert_eq!(stale.resolved_by.as_deref(), Some("alice"));
@@ -209,8 +218,9 @@ async fn two_threads_confirm_the_same_defaulted_circuit(db: Db) {
         .iter()
         .filter(|a| a.entry.action_id.as_deref() == Some(second.as_str()))
         .collect();
-    assert!(of_second.iter().any(|a| a.entry.kind == AuditKind::Confirmed
-        && a.entry.result["applied"] == false));
+    assert!(of_second
+        .iter()
+        .any(|a| a.entry.kind == AuditKind::Confirmed && a.entry.result["applied"] == false));
     assert!(of_second
         .iter()
         .filter(|a| a.entry.kind == AuditKind::Execution)
@@ -242,7 +252,10 @@ async fn remove_by_description_is_refused_once_the_circuit_changed(db: Db) {
     let fake = FakeLlm::start(Dialect::OpenAi).await;
     let h = harness(&fake, db).await;
     let remove = json!({"find": "EV charger"});
-    fake.push(Reply::ToolCalls(vec![("remove_circuit".into(), remove.clone())]));
+    fake.push(Reply::ToolCalls(vec![(
+        "remove_circuit".into(),
+        remove.clone(),
+    )]));
     let (action, items, _) = card(&run(&h, say("t1", "remove the EV charger circuit")).await);
     assert!(items[0].contains("EV charger"), "{items:?}");
 
@@ -259,7 +272,9 @@ async fn remove_by_description_is_refused_once_the_circuit_changed(db: Db) {
     h.store.update_circuit(ev.id, &edited).await.unwrap();
     let before = h.store.load_project(h.project).await.unwrap();
 
-    fake.push(Reply::Text("The circuit changed; I did not remove it.".into()));
+    fake.push(Reply::Text(
+        "The circuit changed; I did not remove it.".into(),
+    ));
     let effects = run(&h, confirm("t1", &action)).await;
     let (outcome, details) = resolved(&effects);
     assert_eq!(outcome, Outcome::Outdated);
@@ -315,7 +330,10 @@ async fn several_calls_plan_against_each_other_and_apply_all_or_nothing(db: Db) 
     ]));
     let (action, items, _) = card(&run(&h, say("t1", "add a sump pump and an attic fan")).await);
     let (na, nb) = (number_in(&items[0]), number_in(&items[1]));
-    assert_ne!(na, nb, "the second call is planned with the first in place: {items:?}");
+    assert_ne!(
+        na, nb,
+        "the second call is planned with the first in place: {items:?}"
+    );
 
     // The second number is taken meanwhile: neither is applied.
     let before = h.store.load_project(h.project).await.unwrap();
@@ -365,7 +383,9 @@ async fn a_failed_write_call_is_shown_to_the_person_and_the_model(db: Db) {
         rejected[0].contains("add_circuit") && rejected[0].contains("LP-9"),
         "{rejected:?}"
     );
-    fake.push(Reply::Text("The freezer is in; LP-9 does not exist.".into()));
+    fake.push(Reply::Text(
+        "The freezer is in; LP-9 does not exist.".into(),
+    ));
     let effects = run(&h, confirm("t1", &action)).await;
     assert_eq!(resolved(&effects).0, Outcome::Executed);
     // The model got that call's own error as its result.
@@ -377,9 +397,10 @@ async fn a_failed_write_call_is_shown_to_the_person_and_the_model(db: Db) {
         .filter(|m| m["role"] == "tool")
         .collect();
     assert_eq!(tool_messages.len(), 2, "{last}");
-    assert!(tool_messages
-        .iter()
-        .any(|m| m["content"].as_str().unwrap().contains("no panel named 'LP-9'")));
+    assert!(tool_messages.iter().any(|m| m["content"]
+        .as_str()
+        .unwrap()
+        .contains("no panel named 'LP-9'")));
 
     // A turn whose only write call fails shows the failure to the person too.
     fake.push(Reply::ToolCalls(vec![(

@@ -89,7 +89,12 @@ async fn a_crash_before_commit_leaves_all_or_nothing(db: Db) {
     assert_eq!(scalar(&bot, db, CIRCUITS).await, 0);
     assert_eq!(scalar(&bot, db, VERSION).await, 0);
     assert_eq!(
-        scalar(&bot, db, "SELECT COUNT(*) FROM tool_audit WHERE kind = 'proposed'").await,
+        scalar(
+            &bot,
+            db,
+            "SELECT COUNT(*) FROM tool_audit WHERE kind = 'proposed'"
+        )
+        .await,
         1
     );
     assert_eq!(
@@ -106,7 +111,11 @@ async fn a_crash_before_commit_leaves_all_or_nothing(db: Db) {
 
     // The proposal left behind is confirmed after the restart: its plan applies once.
     let lines = bot
-        .chat("cli", &["--project", "Shop"], &format!("/confirm {action}\n"))
+        .chat(
+            "cli",
+            &["--project", "Shop"],
+            &format!("/confirm {action}\n"),
+        )
         .await;
     let resolved = support::bot::one(&lines, "resolved");
     assert_eq!(resolved["outcome"], "executed", "{lines:?}");

@@ -814,9 +814,11 @@ async fn tool_commands_run_through_the_core_and_are_audited() {
         })
         .await;
     reply_containing(&bot, &header.ts, "42").await;
-    assert!(audited(&bot, &header.ts)
-        .await
-        .contains(&(ALICE.to_string(), Some("calculator".into()), "execution".into())));
+    assert!(audited(&bot, &header.ts).await.contains(&(
+        ALICE.to_string(),
+        Some("calculator".into()),
+        "execution".into()
+    )));
 
     // A write from a command is proposed with buttons like the model's, and applied on Confirm.
     poster
@@ -844,7 +846,13 @@ async fn tool_commands_run_through_the_core_and_are_audited() {
         .await
         .unwrap()
         .unwrap();
-    assert!(bot.store.load_project(project).await.unwrap().tasks.is_empty());
+    assert!(bot
+        .store
+        .load_project(project)
+        .await
+        .unwrap()
+        .tasks
+        .is_empty());
     poster
         .interaction(&block_action(
             TEAM,

@@ -33,7 +33,14 @@ async fn console_and_cli_tool_commands_are_audited() {
 
     let (out, ok) = bot
         .run(
-            &["tool", "calculator", "--user", "dana", "--args", r#"{"expression":"6*7"}"#],
+            &[
+                "tool",
+                "calculator",
+                "--user",
+                "dana",
+                "--args",
+                r#"{"expression":"6*7"}"#,
+            ],
             "",
         )
         .await;
@@ -59,14 +66,16 @@ async fn console_and_cli_tool_commands_are_audited() {
         .await
         .unwrap()
         .unwrap();
-    assert!(store.load_project(project.id).await.unwrap().tasks.is_empty());
+    assert!(store
+        .load_project(project.id)
+        .await
+        .unwrap()
+        .tasks
+        .is_empty());
     let lines = bot
         .chat("erin", &["--project", "Shop"], &format!("/confirm {id}\n"))
         .await;
     assert_eq!(support::bot::one(&lines, "resolved")["outcome"], "executed");
-    assert_eq!(
-        store.load_project(project.id).await.unwrap().tasks.len(),
-        1
-    );
+    assert_eq!(store.load_project(project.id).await.unwrap().tasks.len(), 1);
     assert_eq!(count("erin", "create_task").await, 1);
 }

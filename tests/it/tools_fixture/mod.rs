@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use sparky::nec::units::{
-    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
-};
-use sparky::project::{CircuitSpec, PanelSpec, ServiceSpec};
 use sparky::config::ConfirmPolicy;
 use sparky::core::session::{Mode, SessionKey};
 use sparky::llm::ToolCall;
+use sparky::nec::units::{
+    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
+};
 use sparky::project::plan::Change;
 use sparky::project::ProjectData;
+use sparky::project::{CircuitSpec, PanelSpec, ServiceSpec};
 use sparky::store::{
     ActionItem, ActionOrigin, Applied, ApplyOutcome, ApplyRequest, ConfirmRule, Finish,
     NewPendingAction, PendingAction, Store,
@@ -62,7 +62,12 @@ pub fn ctx(store: Arc<dyn Store>, project: i64) -> Ctx {
 /// Validates and runs a tool like the core does: a read tool executes; a write tool is
 /// planned, stored as a pending action and applied through the store's apply transaction
 /// exactly as planned (the result is what the model would see).
-pub async fn call(reg: &ToolRegistry, ctx: &Ctx, name: &str, args: Value) -> Result<Value, ToolError> {
+pub async fn call(
+    reg: &ToolRegistry,
+    ctx: &Ctx,
+    name: &str,
+    args: Value,
+) -> Result<Value, ToolError> {
     let c = reg.validate(name, &args.to_string())?;
     reg.check_rate(name)?;
     match c.tool {
@@ -81,9 +86,12 @@ pub async fn apply(ctx: &Ctx, name: &str, args: Value, plan: ToolPlan) -> Result
         "test",
         "fixture",
         "tools",
-        &uuid::Uuid::new_v4().simple().to_string(),
+        uuid::Uuid::new_v4().simple().to_string(),
     );
-    let session = store.open_session(&key, Mode::General, ctx.project_id).await.unwrap();
+    let session = store
+        .open_session(&key, Mode::General, ctx.project_id)
+        .await
+        .unwrap();
     let call = ToolCall {
         id: "call_1".into(),
         name: name.into(),
