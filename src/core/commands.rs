@@ -539,6 +539,11 @@ async fn run(
             }
         }
         Command::Search { query } => {
+            if agent.tools().get("search_code").is_none() {
+                return Ok(CommandOutput::err(
+                    "Search is not available in this deployment.",
+                ));
+            }
             let args = json!({ "query": query }).to_string();
             match run_tool(agent, key, user, "search_code", &args).await {
                 ToolRun::Output {
@@ -559,10 +564,6 @@ async fn run(
                         text,
                         json!({"type": "search", "query": query, "result": result}),
                     )
-                }
-                ToolRun::Output { result, .. } if agent.tools().get("search_code").is_none() => {
-                    let _ = result;
-                    CommandOutput::err("Search is not available in this deployment.")
                 }
                 other => other.into_output("search_code"),
             }

@@ -247,6 +247,8 @@ pub struct Finish {
 }
 
 /// The result of [`Store::apply_pending`](super::Store::apply_pending).
+// Returned once per confirmation and never stored: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApplyOutcome {
     /// No such action.

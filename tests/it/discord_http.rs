@@ -328,3 +328,42 @@ async fn commands_and_clicks_over_http_work_like_the_gateway() {
         .iter()
         .all(|b| b.2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tool_command_runs_through_the_core_and_is_audited() {
+    let e = endpoint().await;
+    let opts = json!([{"type": 1, "name": "tool", "options": [
+        {"type": 3, "name": "name", "value": "calculator"},
+        {"type": 3, "name": "args", "value": "{\"expression\": \"6*7\"}"}
+    ]}]);
+    let (cmd, token) = e.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    let (status, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!((status, ack["type"].as_u64()), (200, Some(5)));
+    e.discord
+        .wait_until(10, "original response", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    let thread = e.discord.interaction_messages(&token)[0].id.clone();
+    e.discord
+        .wait_until(15, "the result", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().contains("42"))
+        })
+        .await;
+    let key = sparky::core::session::SessionKey::new("discord", GUILD_ID, CHANNEL_ID, &thread);
+    let session = e
+        .store
+        .open_session(&key, Default::default(), None)
+        .await
+        .unwrap();
+    let audit = e.store.audit_for_session(session.id).await.unwrap();
+    assert!(
+        audit.iter().any(|a| a.entry.actor == USER_ID
+            && a.entry.tool.as_deref() == Some("calculator")
+            && a.entry.kind == sparky::store::AuditKind::Execution
+            && !a.entry.is_error),
+        "{audit:?}"
+    );
+}

@@ -30,6 +30,7 @@ mod store_projects;
 mod store_retrieval;
 mod store_schema;
 mod store_sessions;
+mod tool_commands;
 mod tools_cli;
 mod tools_inspection;
 mod tools_nec_engine;

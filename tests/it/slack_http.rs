@@ -774,3 +774,116 @@ async fn chat_streaming_api_when_enabled_and_its_fallback() {
         "one refused attempt only"
     );
 }
+
+/// The tool runs of the session `thread` as (actor, tool, audit kind), in order.
+async fn audited(bot: &SlackBot, thread: &str) -> Vec<(String, Option<String>, String)> {
+    let key = sparky::core::session::SessionKey::new("slack", TEAM, CHANNEL, thread);
+    let session = bot
+        .store
+        .open_session(&key, Default::default(), None)
+        .await
+        .unwrap();
+    bot.store
+        .audit_for_session(session.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| {
+            (
+                a.entry.actor,
+                a.entry.tool,
+                a.entry.kind.as_str().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tool_commands_run_through_the_core_and_are_audited() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    poster
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            r#"tool calculator {"expression": "6*7"}"#,
+            "cmd.tool.1",
+        ))
+        .await;
+    let header = bot
+        .slack
+        .wait_for("the tool header", WAIT, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.thread_ts.is_none() && m.section_text().contains("calculator"))
+        })
+        .await;
+    reply_containing(&bot, &header.ts, "42").await;
+    assert!(audited(&bot, &header.ts).await.contains(&(
+        ALICE.to_string(),
+        Some("calculator".into()),
+        "execution".into()
+    )));
+
+    // A write from a command is proposed with buttons like the model's, and applied on Confirm.
+    poster
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            r#"tool create_task {"title": "Label the panels"}"#,
+            "cmd.tool.2",
+        ))
+        .await;
+    let header = bot
+        .slack
+        .wait_for("the write header", WAIT, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.thread_ts.is_none() && m.section_text().contains("create_task"))
+        })
+        .await;
+    let card = confirmation(&bot, &header.ts).await;
+    assert!(card.section_text().contains("Label the panels"));
+    let project = bot
+        .store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(bot
+        .store
+        .load_project(project)
+        .await
+        .unwrap()
+        .tasks
+        .is_empty());
+    poster
+        .interaction(&block_action(
+            TEAM,
+            ALICE,
+            &card,
+            &confirm_id(&card),
+            "trig.tool",
+        ))
+        .await;
+    bot.slack
+        .wait_for("the applied outcome", WAIT, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == card.ts && m.section_text().contains("applied"))
+        })
+        .await;
+    assert_eq!(
+        bot.store.load_project(project).await.unwrap().tasks.len(),
+        1
+    );
+    let rows = audited(&bot, &header.ts).await;
+    for kind in ["proposed", "confirmed", "execution"] {
+        assert!(
+            rows.iter().any(|(actor, _, k)| actor == ALICE && k == kind),
+            "{kind} missing: {rows:?}"
+        );
+    }
+}

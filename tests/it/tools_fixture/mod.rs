@@ -86,7 +86,7 @@ pub async fn apply(ctx: &Ctx, name: &str, args: Value, plan: ToolPlan) -> Result
         "test",
         "fixture",
         "tools",
-        &uuid::Uuid::new_v4().simple().to_string(),
+        uuid::Uuid::new_v4().simple().to_string(),
     );
     let session = store
         .open_session(&key, Mode::General, ctx.project_id)
