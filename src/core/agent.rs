@@ -291,12 +291,12 @@ impl Agent {
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
-            InputAction::Message { text, mode } => self.on_message(&input, text, mode, sink).await,
+            InputAction::Message { text, mode } => self.on_message(input, text, mode, sink).await,
             InputAction::Confirm { action_id } => {
-                self.on_resolve(&input, action_id, true, sink).await
+                self.on_resolve(input, action_id, true, sink).await
             }
             InputAction::Cancel { action_id } => {
-                self.on_resolve(&input, action_id, false, sink).await
+                self.on_resolve(input, action_id, false, sink).await
             }
             InputAction::Tool { name, args } => {
                 self.on_tool_command(&input, name, args, sink).await

@@ -140,7 +140,12 @@ impl Admission {
                 waker.notify().notify_waiters();
                 match served? {
                     Served::Done => return Ok(()),
-                    Served::NotYet => poll = POLL_MIN,
+                    Served::NotYet => {
+                        // Our own wake-up is for the others: wait for the next one.
+                        notified.set(waker.notify().notified());
+                        notified.as_mut().enable();
+                        poll = POLL_MIN;
+                    }
                 }
             }
             if !told {
