@@ -55,14 +55,13 @@ struct LoadArg {
     /// Nameplate VA (W as VA); or give `circuit`.
     #[serde(default)]
     va: Option<f64>,
-    /// A project circuit ("LP-1 #5", "the dryer"): its recorded VA and voltage.
+    /// Project circuit ("LP-1 #5", "the dryer"): its VA and voltage.
     #[serde(default)]
     circuit: Option<String>,
     /// 120 or 240 (default 240).
     #[serde(default)]
     volts: Option<f64>,
-    /// fastened (default: water heater, dishwasher...), dryer, cooking (range, oven, cooktop),
-    /// heating, cooling, heat_pump (compressor), supplemental_heat.
+    /// Default fastened (water heater, dishwasher...); cooking = range, oven, cooktop.
     #[serde(default)]
     kind: KindArg,
     /// Is a motor (for 25 % of the largest motor).
@@ -95,7 +94,7 @@ struct DwellingArgs {
     /// standard (default) or optional (220.82).
     #[serde(default)]
     method: MethodArg,
-    /// Floor area, ft² (outside dimensions; no open porches, garages, unfinished spaces).
+    /// ft², outside dimensions, no garages or open porches.
     floor_area_ft2: f64,
     /// Default 2.
     #[serde(default)]
@@ -112,13 +111,13 @@ struct DwellingArgs {
     /// Heat pump compressor cannot run with the supplemental heat.
     #[serde(default)]
     compressor_interlocked: bool,
-    /// Standard method: VA of the largest motor (default: the largest load marked motor).
+    /// Default: the largest load marked motor.
     #[serde(default)]
     largest_motor_va: Option<f64>,
-    /// Loads added per line after the calculation, 120/240 V (Annex D1(b)).
+    /// Per-line loads added after the calculation.
     #[serde(default)]
     line_loads: Vec<LineLoadArg>,
-    /// Line-to-line voltage (default: the project's service, else 240).
+    /// Default: the project's service, else 240.
     #[serde(default)]
     voltage: Option<Volts>,
 }
@@ -202,12 +201,10 @@ impl Tool for CalculateDwellingLoad {
         "calculate_dwelling_load"
     }
     fn description(&self) -> &'static str {
-        "Service/feeder load of a NEW dwelling unit (new house, new service or feeder): standard \
-         method, Art. 220 Part III (lighting demand 220.42/220.45, appliances 220.53, dryers 220.54, \
-         ranges 220.55 with notes, heat vs AC 220.60, neutral 220.61) or optional method 220.82. Not \
-         for adding load to an existing house: that is check_service_upgrade (220.83), which would \
-         undersize a new service. loads: nameplate VA or a project circuit, with kind. line_loads: \
-         120/240 V loads added per line with 25 % of the largest motor (Annex D1(b))."
+        "Service/feeder load of a NEW dwelling unit: standard method, Art. 220 Part III (220.42/220.45, \
+         220.53, 220.54, 220.55 notes, 220.60, neutral 220.61) or optional 220.82. Not for load added \
+         to an existing house: use check_service_upgrade (220.83), which would undersize a new service. \
+         line_loads: 120/240 V loads added per line, 25 % of the largest motor (Annex D1(b))."
     }
     fn schema(&self) -> Value {
         schema_for::<DwellingArgs>()

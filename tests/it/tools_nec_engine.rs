@@ -569,6 +569,33 @@ async fn fault_chain_impedance_tolerance(db: TestDb) {
     );
 }
 
+/// The tools added for the engine stay compact: what the model is sent for them (name,
+/// description, schema) is measured and held under a budget. `cargo test --test it
+/// tools_nec_engine::spec_size -- --nocapture` prints the figures.
+#[test]
+fn spec_size() {
+    let reg = registry();
+    let mut total = 0;
+    for name in [
+        "calculate_dwelling_load",
+        "size_motor_circuit",
+        "size_motor_feeder",
+        "size_grounding_electrode_conductor",
+        "calculate_general_lighting_load",
+    ] {
+        let spec = &reg.specs(&[name])[0];
+        let chars = spec.description.len() + spec.parameters.to_string().len() + name.len();
+        eprintln!("{name}: {chars} chars");
+        total += chars;
+    }
+    let all: usize = reg
+        .all()
+        .map(|t| t.name().len() + t.description().len() + t.schema().to_string().len())
+        .sum();
+    eprintln!("new tools: {total} chars; every tool: {all} chars");
+    assert!(total < 9300, "new tool specs grew to {total} chars");
+}
+
 db::both_backends!(
     fault_chain_impedance_tolerance,
     dwelling_standard_d1a_d1b,
