@@ -39,7 +39,7 @@ pub struct Metrics {
     pub turns: IntCounterVec,
     /// Model calls, by provider and result (ok, error).
     pub model_calls: IntCounterVec,
-    /// Model tokens, by provider and direction (input, output).
+    /// Model tokens, by provider and direction (input, cached_input, output).
     pub tokens: IntCounterVec,
     /// Tool executions, by tool and outcome (ok, error).
     pub tool_calls: IntCounterVec,

@@ -151,8 +151,8 @@ impl Usage {
         self.output_tokens += other.output_tokens;
     }
 
-    /// Logs this usage and adds it to the token metrics (`sparky_model_tokens_total` by
-    /// direction: input, cached_input, output).
+    /// Logs this usage and counts its cached input tokens in `sparky_model_tokens_total`
+    /// (direction `cached_input`; input and output are counted per model call as they end).
     pub fn record(&self, provider: &str) {
         tracing::info!(
             provider,
@@ -161,16 +161,10 @@ impl Usage {
             output_tokens = self.output_tokens,
             "model usage"
         );
-        let tokens = &crate::telemetry::metrics().tokens;
-        tokens
-            .with_label_values(&["input"])
-            .inc_by(self.input_tokens);
-        tokens
-            .with_label_values(&["cached_input"])
+        crate::telemetry::metrics()
+            .tokens
+            .with_label_values(&[provider, "cached_input"])
             .inc_by(self.cached_input_tokens);
-        tokens
-            .with_label_values(&["output"])
-            .inc_by(self.output_tokens);
     }
 }
 

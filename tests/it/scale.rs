@@ -126,10 +126,12 @@ fn final_texts(effects: &[(Instant, Effect)]) -> Vec<String> {
         .collect()
 }
 
-/// Server connections to the test database, other than the one asking.
+/// Client connections to the test database, other than the one asking (parallel query
+/// workers serve a connection's query and are not connections of their own).
 async fn connections(admin: &sqlx::PgPool, database: &str) -> i64 {
     sqlx::query_scalar(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() \
+         AND backend_type = 'client backend'",
     )
     .bind(database)
     .fetch_one(admin)
