@@ -298,9 +298,7 @@ impl Agent {
             InputAction::Cancel { action_id } => {
                 self.on_resolve(input, action_id, false, sink).await
             }
-            InputAction::Tool { name, args } => {
-                self.on_tool_command(&input, name, args, sink).await
-            }
+            InputAction::Tool { name, args } => self.on_tool_command(input, name, args, sink).await,
         }
     }
 
