@@ -1,13 +1,11 @@
 //! Posting a message with a file attached: `multipart/form-data` with the message as
 //! `payload_json` and the file as `files[0]`, as Discord's API documents.
 
-use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use super::rest::{MessageRef, Rest};
 use crate::core::FileAttachment;
 use crate::platforms::surface::SurfaceError;
-use crate::server_wait;
 
 /// The multipart body and its content type.
 pub fn multipart(payload: &Value, file: &FileAttachment) -> (String, Vec<u8>) {
@@ -52,32 +50,7 @@ impl Rest {
         });
         let (content_type, body) = multipart(&payload, file);
         let path = format!("/channels/{channel}/messages");
-        let resp = self
-            .request(Method::POST, &path)
-            .header("Content-Type", content_type)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| SurfaceError::Failed(format!("POST {path}: {e}")))?;
-        let status = resp.status();
-        let wait = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|h| h.to_str().ok())
-            .and_then(server_wait::parse_retry_after);
-        let text = resp.text().await.unwrap_or_default();
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            return Err(SurfaceError::RateLimited(
-                wait.unwrap_or(std::time::Duration::from_secs(1)),
-            ));
-        }
-        if !status.is_success() {
-            return Err(SurfaceError::Failed(format!(
-                "POST {path}: {status}: {text}"
-            )));
-        }
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| SurfaceError::Failed(format!("POST {path}: bad JSON: {e}")))?;
+        let v = self.post_multipart(&path, &content_type, &body).await?;
         let id = v
             .get("id")
             .and_then(Value::as_str)

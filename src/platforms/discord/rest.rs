@@ -28,6 +28,16 @@ pub struct Rest {
 }
 
 /// A failed attempt: the error to report and how the policy should read it.
+/// What a request carries.
+enum Body<'a> {
+    Empty,
+    Json(&'a Value),
+    Multipart {
+        content_type: &'a str,
+        bytes: &'a [u8],
+    },
+}
+
 struct Attempt {
     error: SurfaceError,
     failure: Failure,
@@ -118,13 +128,6 @@ impl Rest {
         })
     }
 
-    /// An authorised request builder (for bodies built elsewhere, e.g. file uploads).
-    pub(super) fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        self.client
-            .request(method, format!("{}{}", self.base, path))
-            .header("Authorization", format!("Bot {}", self.token))
-    }
-
     /// Sends a request under the outbound policy ([`crate::http_policy`]): a 429 is waited
     /// out as Discord asks, a connection that never opened is retried, and a POST that may
     /// have reached Discord, or a permanent 4xx, is never sent twice. A 429 still standing at
@@ -134,6 +137,33 @@ impl Rest {
         method: Method,
         path: &str,
         body: Option<&Value>,
+    ) -> Result<Value, SurfaceError> {
+        let body = match body {
+            Some(b) => Body::Json(b),
+            None => Body::Empty,
+        };
+        self.send(method, path, &body).await
+    }
+
+    /// Posts a `multipart/form-data` body (a message with files) under the same policy.
+    pub(super) async fn post_multipart(
+        &self,
+        path: &str,
+        content_type: &str,
+        bytes: &[u8],
+    ) -> Result<Value, SurfaceError> {
+        let body = Body::Multipart {
+            content_type,
+            bytes,
+        };
+        self.send(Method::POST, path, &body).await
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Body<'_>,
     ) -> Result<Value, SurfaceError> {
         let replay = match (&method, path) {
             // Showing the typing indicator twice does nothing more.
@@ -168,20 +198,21 @@ impl Rest {
     }
 
     /// One attempt, its failure classified for the policy.
-    async fn attempt(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, Attempt> {
+    async fn attempt(&self, method: Method, path: &str, body: &Body<'_>) -> Result<Value, Attempt> {
         let url = format!("{}{}", self.base, path);
         let mut req = self
             .client
             .request(method.clone(), &url)
             .header("Authorization", format!("Bot {}", self.token));
         req = match body {
-            Some(b) => req.json(b),
-            None => req.header("Content-Length", "0"),
+            Body::Json(b) => req.json(b),
+            Body::Multipart {
+                content_type,
+                bytes,
+            } => req
+                .header("Content-Type", *content_type)
+                .body(bytes.to_vec()),
+            Body::Empty => req.header("Content-Length", "0"),
         };
         let resp = req.send().await.map_err(|e| Attempt {
             failure: Failure::of_reqwest(&e),
