@@ -1,0 +1,72 @@
+//! The event ledger: platform event ids and signed-request digests seen before, so a
+//! redelivery or a replay is recognised on every replica.
+
+use async_trait::async_trait;
+
+use super::StoreResult;
+
+/// Which platform events and signed requests were already seen.
+#[async_trait]
+pub trait EventLedger: Send + Sync {
+    /// Records a platform event id; `false` when it was seen before (a redelivery).
+    async fn claim_event(&self, platform: &str, event_id: &str) -> StoreResult<bool>;
+    /// Records the digest of a verified signed request under `scope` for `window`; `false`
+    /// when the same digest was recorded less than `window` ago (a replay). Every replica on
+    /// this store sees the same ledger; digests of `scope` older than `window` are forgotten.
+    async fn claim_request(
+        &self,
+        scope: &str,
+        digest: &str,
+        window: std::time::Duration,
+    ) -> StoreResult<bool>;
+}
+
+/// Emits `impl EventLedger` for a backend store type.
+macro_rules! impl_ledger {
+    ($store:ty) => {
+        const _: () = {
+            use async_trait::async_trait;
+
+            use $crate::store::common::*;
+            use $crate::store::{StoreResult, EventLedger};
+
+            #[async_trait]
+            impl EventLedger for $store {
+                async fn claim_event(&self, platform: &str, event_id: &str) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) \
+                         ON CONFLICT (platform, event_id) DO NOTHING",
+                    )
+                    .bind(platform)
+                    .bind(event_id)
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn claim_request(
+                    &self,
+                    scope: &str,
+                    digest: &str,
+                    window: std::time::Duration,
+                ) -> StoreResult<bool> {
+                    let at = now();
+                    let window = chrono::Duration::from_std(window)
+                        .unwrap_or_else(|_| chrono::Duration::days(1));
+                    // Once a request is too old to pass the timestamp check its digest is no
+                    // longer needed; forgetting it keeps the ledger small.
+                    sqlx::query("DELETE FROM processed_events WHERE platform = $1 AND seen_at < $2")
+                        .bind(scope)
+                        .bind(at - window)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    self.claim_event(scope, digest).await
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_ledger;

@@ -1,0 +1,192 @@
+//! Pending actions: the confirmation gate's rows and their state machine.
+
+use async_trait::async_trait;
+
+use super::{ApplyOutcome, ApplyRequest, NewPendingAction, PendingAction, PendingState};
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+
+/// Actions waiting for a person's confirmation, and their one-way state changes.
+#[async_trait]
+pub trait PendingStore: Send + Sync {
+    /// Stores a new pending action.
+    async fn create_pending(&self, action: &NewPendingAction) -> StoreResult<PendingAction>;
+    /// A pending action by id.
+    async fn pending(&self, id: &str) -> StoreResult<Option<PendingAction>>;
+    /// The session's action still in state `pending`, if any.
+    async fn open_pending_for_session(&self, session_id: i64)
+        -> StoreResult<Option<PendingAction>>;
+    /// Moves an action from `from` to `to` in one conditional update; `None` when it was not
+    /// in `from` (already resolved by someone else). This is what makes Confirm idempotent.
+    async fn transition_pending(
+        &self,
+        id: &str,
+        from: PendingState,
+        to: PendingState,
+        by: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<PendingAction>>;
+    /// Records the outcome of an executed (or failed) action.
+    async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()>;
+    /// Applies the action's stored plan if it is still pending, in one transaction with: the
+    /// project's version bump, the action's move to `executed` (or `outdated` when `check`
+    /// finds the project changed under the plan; then nothing is applied), and `finish`'s
+    /// outcome, history message and audit rows. A crash leaves all of it or none of it.
+    async fn apply_pending(&self, req: &ApplyRequest<'_>) -> StoreResult<ApplyOutcome>;
+    /// Remembers the platform message that shows the action (to edit it later).
+    async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()>;
+}
+
+/// Emits `impl PendingStore` for a backend store type.
+macro_rules! impl_pending {
+    ($store:ty) => {
+        const _: () = {
+            use async_trait::async_trait;
+            use chrono::{DateTime, Utc};
+
+            use $crate::store::common::*;
+            use $crate::store::{NewPendingAction, PendingAction, PendingState, StoreError, StoreResult, PendingStore};
+
+            #[async_trait]
+            impl PendingStore for $store {
+                async fn create_pending(&self, action: &NewPendingAction) -> StoreResult<PendingAction> {
+                    let res = sqlx::query(
+                        "INSERT INTO pending_actions (id, session_id, state, rule, calls, prior_results, \
+                         items, created_at, expires_at, project_id, planned_version, origin) \
+                         VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *",
+                    )
+                    .bind(&action.id)
+                    .bind(action.session_id)
+                    .bind(db_json(&action.rule)?)
+                    .bind(db_json(&action.calls)?)
+                    .bind(db_json(&action.prior_results)?)
+                    .bind(db_json(&action.items)?)
+                    .bind(micros(action.created_at))
+                    .bind(micros(action.expires_at))
+                    .bind(action.project_id)
+                    .bind(action.planned_version)
+                    .bind(action.origin.as_str())
+                    .fetch_one(&self.pool)
+                    .await;
+                    match res {
+                        Ok(row) => pending_from(&row),
+                        Err(e) if is_unique(&e) => {
+                            let taken = sqlx::query_scalar::<_, i64>(
+                                "SELECT COUNT(*) FROM pending_actions WHERE id = $1",
+                            )
+                            .bind(&action.id)
+                            .fetch_one(&self.pool)
+                            .await
+                            .map_err(db)?;
+                            Err(StoreError::Conflict(if taken > 0 {
+                                format!("pending action {} already exists", action.id)
+                            } else {
+                                "this conversation already has an action waiting for confirmation"
+                                    .to_string()
+                            }))
+                        }
+                        Err(e) => Err(violation(
+                            e,
+                            None,
+                            Some(format!("session {} does not exist", action.session_id)),
+                        )),
+                    }
+                }
+
+                async fn pending(&self, id: &str) -> StoreResult<Option<PendingAction>> {
+                    sqlx::query("SELECT * FROM pending_actions WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .map(|r| pending_from(&r))
+                        .transpose()
+                }
+
+                async fn open_pending_for_session(
+                    &self,
+                    session_id: i64,
+                ) -> StoreResult<Option<PendingAction>> {
+                    sqlx::query(
+                        "SELECT * FROM pending_actions WHERE session_id = $1 AND state = 'pending'",
+                    )
+                    .bind(session_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| pending_from(&r))
+                    .transpose()
+                }
+
+                async fn transition_pending(
+                    &self,
+                    id: &str,
+                    from: PendingState,
+                    to: PendingState,
+                    by: Option<&str>,
+                    at: DateTime<Utc>,
+                ) -> StoreResult<Option<PendingAction>> {
+                    // One conditional statement: of any number of racing callers exactly one
+                    // matches `state = from`. The first resolution's who/when is kept.
+                    sqlx::query(
+                        "UPDATE pending_actions SET state = $3, \
+                         resolved_by = COALESCE(resolved_by, $4), \
+                         resolved_at = COALESCE(resolved_at, $5) \
+                         WHERE id = $1 AND state = $2 RETURNING *",
+                    )
+                    .bind(id)
+                    .bind(from.as_str())
+                    .bind(to.as_str())
+                    .bind(by)
+                    .bind(micros(at))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(
+                            e,
+                            Some("this conversation already has an action waiting for confirmation".into()),
+                            None,
+                        )
+                    })?
+                    .map(|r| pending_from(&r))
+                    .transpose()
+                }
+
+                async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()> {
+                    let done = sqlx::query("UPDATE pending_actions SET outcome = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(db_json(outcome)?)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
+                    }
+                    Ok(())
+                }
+
+                async fn apply_pending(
+                    &self,
+                    req: &$crate::store::ApplyRequest<'_>,
+                ) -> StoreResult<$crate::store::ApplyOutcome> {
+                    self.apply_plan(req).await
+                }
+
+                async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()> {
+                    let done = sqlx::query("UPDATE pending_actions SET message_ref = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(message_ref)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
+                    }
+                    Ok(())
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_pending;

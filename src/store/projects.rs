@@ -1,0 +1,383 @@
+//! Projects: the project rows, channel bindings, members and roles, tasks, the version every
+//! applied plan bumps, and the whole-project snapshot.
+
+use async_trait::async_trait;
+
+use crate::nec::units::Edition;
+use crate::project::{MemberRole, Project, ProjectData, Task, TaskSpec, Workspace};
+
+use super::StoreResult;
+
+/// Projects of a workspace, who may act on them, and the snapshot a plan is checked against.
+#[async_trait]
+pub trait ProjectStore: Send + Sync {
+    /// Creates a project in `workspace`; `Conflict` when the name exists there.
+    async fn create_project(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+        edition: Edition,
+    ) -> StoreResult<Project>;
+    /// A project by id.
+    async fn project(&self, id: i64) -> StoreResult<Option<Project>>;
+    /// A project of `workspace` by name (case-insensitive); other workspaces' projects are
+    /// never found.
+    async fn project_by_name(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+    ) -> StoreResult<Option<Project>>;
+    /// The projects of `workspace`, by name.
+    async fn list_projects(&self, workspace: &Workspace) -> StoreResult<Vec<Project>>;
+    /// Saves edition, confirm policy and the job site (location, permit date, override).
+    async fn update_project(&self, project: &Project) -> StoreResult<()>;
+    /// Binds a channel to a project of the channel's own workspace (replacing any earlier
+    /// binding); `NotFound` when the project is not in that workspace.
+    async fn bind_channel(
+        &self,
+        platform: &str,
+        workspace: &str,
+        channel: &str,
+        project_id: i64,
+    ) -> StoreResult<()>;
+    /// The project a channel is bound to.
+    async fn channel_project(
+        &self,
+        platform: &str,
+        workspace: &str,
+        channel: &str,
+    ) -> StoreResult<Option<i64>>;
+    /// Sets a member's role in a project.
+    async fn set_member_role(
+        &self,
+        project_id: i64,
+        platform: &str,
+        user: &str,
+        role: MemberRole,
+    ) -> StoreResult<()>;
+    /// Removes a member's role; whether there was one.
+    async fn remove_member(&self, project_id: i64, platform: &str, user: &str)
+        -> StoreResult<bool>;
+    /// Every member of a project with their role, by user id.
+    async fn members(&self, project_id: i64) -> StoreResult<Vec<(String, MemberRole)>>;
+    /// A member's role, if any.
+    async fn member_role(
+        &self,
+        project_id: i64,
+        platform: &str,
+        user: &str,
+    ) -> StoreResult<Option<MemberRole>>;
+    /// Creates a task.
+    async fn create_task(
+        &self,
+        project_id: i64,
+        task: &TaskSpec,
+        created_by: &str,
+    ) -> StoreResult<Task>;
+    /// Marks a task done; `None` when it does not exist or was already done.
+    async fn complete_task(&self, id: i64, by: &str) -> StoreResult<Option<Task>>;
+    /// The project's version: bumped by every applied plan.
+    async fn project_version(&self, project_id: i64) -> StoreResult<i64>;
+    /// Everything about a project; `NotFound` when it does not exist.
+    async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData>;
+}
+
+/// Emits `impl ProjectStore` for a backend store type.
+macro_rules! impl_projects {
+    ($store:ty) => {
+        const _: () = {
+            use async_trait::async_trait;
+
+            use $crate::nec::units::Edition;
+            use $crate::project::{MemberRole, Project, ProjectData, Task, TaskSpec, Workspace};
+            use $crate::store::common::*;
+            use $crate::store::{StoreError, StoreResult, ProjectStore};
+
+            #[async_trait]
+            impl ProjectStore for $store {
+                async fn create_project(
+                    &self,
+                    workspace: &Workspace,
+                    name: &str,
+                    edition: Edition,
+                ) -> StoreResult<Project> {
+                    let name = name.trim();
+                    let row = sqlx::query(
+                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
+                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(name)
+                    .bind(edition_to_db(edition))
+                    .bind(now())
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(e, Some(format!("a project named '{name}' already exists")), None)
+                    })?;
+                    project_from(&row)
+                }
+
+                async fn project(&self, id: i64) -> StoreResult<Option<Project>> {
+                    sqlx::query("SELECT * FROM projects WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .map(|r| project_from(&r))
+                        .transpose()
+                }
+
+                async fn project_by_name(
+                    &self,
+                    workspace: &Workspace,
+                    name: &str,
+                ) -> StoreResult<Option<Project>> {
+                    sqlx::query(
+                        "SELECT * FROM projects \
+                         WHERE platform = $1 AND workspace = $2 AND lower(name) = lower($3)",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(name.trim())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| project_from(&r))
+                    .transpose()
+                }
+
+                async fn list_projects(&self, workspace: &Workspace) -> StoreResult<Vec<Project>> {
+                    sqlx::query(
+                        "SELECT * FROM projects WHERE platform = $1 AND workspace = $2 \
+                         ORDER BY lower(name), id",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(project_from)
+                    .collect()
+                }
+
+                async fn update_project(&self, project: &Project) -> StoreResult<()> {
+                    let site = &project.site;
+                    let loc = site.location.as_ref();
+                    let done = sqlx::query(
+                        "UPDATE projects SET edition = $2, confirm_policy = $3, site_state = $4, \
+                         site_county = $5, site_city = $6, permit_date = $7, edition_override = $8 \
+                         WHERE id = $1",
+                    )
+                    .bind(project.id)
+                    .bind(edition_to_db(project.edition))
+                    .bind(policy_to_db(project.confirm_policy)?)
+                    .bind(loc.map(|l| l.state.clone()))
+                    .bind(loc.and_then(|l| l.county.clone()))
+                    .bind(loc.and_then(|l| l.city.clone()))
+                    .bind(site.permit_date.map(|d| d.format("%Y-%m-%d").to_string()))
+                    .bind(site.edition_override.map(|e| i32::from(e.year())))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!(
+                            "project {} does not exist",
+                            project.id
+                        )));
+                    }
+                    Ok(())
+                }
+
+                async fn bind_channel(
+                    &self,
+                    platform: &str,
+                    workspace: &str,
+                    channel: &str,
+                    project_id: i64,
+                ) -> StoreResult<()> {
+                    // Only a project of the channel's own workspace can be bound to it.
+                    let done = sqlx::query(
+                        "INSERT INTO channel_bindings (platform, workspace, channel, project_id, bound_at) \
+                         SELECT $1, $2, $3, id, $5 FROM projects \
+                         WHERE id = $4 AND platform = $1 AND workspace = $2 \
+                         ON CONFLICT (platform, workspace, channel) \
+                         DO UPDATE SET project_id = excluded.project_id, bound_at = excluded.bound_at",
+                    )
+                    .bind(platform)
+                    .bind(workspace)
+                    .bind(channel)
+                    .bind(project_id)
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!(
+                            "project {project_id} does not exist"
+                        )));
+                    }
+                    Ok(())
+                }
+
+                async fn channel_project(
+                    &self,
+                    platform: &str,
+                    workspace: &str,
+                    channel: &str,
+                ) -> StoreResult<Option<i64>> {
+                    sqlx::query_scalar::<_, i64>(
+                        "SELECT project_id FROM channel_bindings \
+                         WHERE platform = $1 AND workspace = $2 AND channel = $3",
+                    )
+                    .bind(platform)
+                    .bind(workspace)
+                    .bind(channel)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)
+                }
+
+                async fn set_member_role(
+                    &self,
+                    project_id: i64,
+                    platform: &str,
+                    user: &str,
+                    role: MemberRole,
+                ) -> StoreResult<()> {
+                    sqlx::query(
+                        "INSERT INTO project_members (project_id, platform, user_id, role, updated_at) \
+                         VALUES ($1, $2, $3, $4, $5) \
+                         ON CONFLICT (project_id, platform, user_id) \
+                         DO UPDATE SET role = excluded.role, updated_at = excluded.updated_at",
+                    )
+                    .bind(project_id)
+                    .bind(platform)
+                    .bind(user)
+                    .bind(role.as_str())
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(e, None, Some(format!("project {project_id} does not exist")))
+                    })?;
+                    Ok(())
+                }
+
+                async fn remove_member(
+                    &self,
+                    project_id: i64,
+                    platform: &str,
+                    user: &str,
+                ) -> StoreResult<bool> {
+                    let done = sqlx::query(
+                        "DELETE FROM project_members \
+                         WHERE project_id = $1 AND platform = $2 AND user_id = $3",
+                    )
+                    .bind(project_id)
+                    .bind(platform)
+                    .bind(user)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() > 0)
+                }
+
+                async fn members(&self, project_id: i64) -> StoreResult<Vec<(String, MemberRole)>> {
+                    sqlx::query(
+                        "SELECT user_id, role FROM project_members WHERE project_id = $1 \
+                         ORDER BY user_id",
+                    )
+                    .bind(project_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(|r| Ok((r.string("user_id")?, role_from(r)?)))
+                    .collect()
+                }
+
+                async fn member_role(
+                    &self,
+                    project_id: i64,
+                    platform: &str,
+                    user: &str,
+                ) -> StoreResult<Option<MemberRole>> {
+                    sqlx::query(
+                        "SELECT role FROM project_members \
+                         WHERE project_id = $1 AND platform = $2 AND user_id = $3",
+                    )
+                    .bind(project_id)
+                    .bind(platform)
+                    .bind(user)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| role_from(&r))
+                    .transpose()
+                }
+
+                async fn create_task(
+                    &self,
+                    project_id: i64,
+                    task: &TaskSpec,
+                    created_by: &str,
+                ) -> StoreResult<Task> {
+                    let row = sqlx::query(
+                        "INSERT INTO tasks (project_id, title, notes, assignee, created_by, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+                    )
+                    .bind(project_id)
+                    .bind(&task.title)
+                    .bind(&task.notes)
+                    .bind(&task.assignee)
+                    .bind(created_by)
+                    .bind(now())
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(e, None, Some(format!("project {project_id} does not exist")))
+                    })?;
+                    task_from(&row)
+                }
+
+                async fn complete_task(&self, id: i64, by: &str) -> StoreResult<Option<Task>> {
+                    sqlx::query(
+                        "UPDATE tasks SET completed_at = $2, completed_by = $3 \
+                         WHERE id = $1 AND completed_at IS NULL RETURNING *",
+                    )
+                    .bind(id)
+                    .bind(now())
+                    .bind(by)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| task_from(&r))
+                    .transpose()
+                }
+
+                async fn project_version(&self, project_id: i64) -> StoreResult<i64> {
+                    sqlx::query_scalar::<_, i64>("SELECT version FROM projects WHERE id = $1")
+                        .bind(project_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .ok_or_else(|| {
+                            StoreError::NotFound(format!("project {project_id} does not exist"))
+                        })
+                }
+
+                async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
+                    // One snapshot, so the parts agree with each other.
+                    let mut tx = self.begin_read().await.map_err(db)?;
+                    let data = <$store>::load_project_in(&mut tx, project_id).await?;
+                    tx.commit().await.map_err(db)?;
+                    Ok(data)
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_projects;

@@ -1,0 +1,226 @@
+//! Sessions (one per platform thread) and their message history.
+
+use async_trait::async_trait;
+
+use super::{NewMessage, StoredMessage};
+use crate::core::session::{Mode, Session, SessionKey};
+
+use super::StoreResult;
+
+/// Conversations: their mode, bound project, running summary and history.
+#[async_trait]
+pub trait SessionStore: Send + Sync {
+    /// The session for a key, created with `mode` and `project_id` when new.
+    async fn open_session(
+        &self,
+        key: &SessionKey,
+        mode: Mode,
+        project_id: Option<i64>,
+    ) -> StoreResult<Session>;
+    /// A session by id.
+    async fn session(&self, id: i64) -> StoreResult<Option<Session>>;
+    /// Changes the mode.
+    async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()>;
+    /// Changes the project.
+    async fn set_session_project(&self, id: i64, project_id: Option<i64>) -> StoreResult<()>;
+    /// Stores the running summary and the last message it covers.
+    async fn set_session_summary(
+        &self,
+        id: i64,
+        summary: &str,
+        through_message_id: i64,
+    ) -> StoreResult<()>;
+    /// Appends a message to a session's history.
+    async fn append_message(
+        &self,
+        session_id: i64,
+        message: &NewMessage,
+    ) -> StoreResult<StoredMessage>;
+    /// The newest `limit` messages with id > `after_id`, oldest first.
+    async fn recent_messages(
+        &self,
+        session_id: i64,
+        after_id: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<StoredMessage>>;
+}
+
+/// Emits `impl SessionStore` for a backend store type.
+macro_rules! impl_sessions {
+    ($store:ty) => {
+        const _: () = {
+            use async_trait::async_trait;
+
+            use $crate::core::session::{Mode, Session, SessionKey};
+            use $crate::store::common::*;
+            use $crate::store::{NewMessage, StoreError, StoreResult, StoredMessage, SessionStore};
+
+            #[async_trait]
+            impl SessionStore for $store {
+                async fn open_session(
+                    &self,
+                    key: &SessionKey,
+                    mode: Mode,
+                    project_id: Option<i64>,
+                ) -> StoreResult<Session> {
+                    let created = sqlx::query(
+                        "INSERT INTO sessions (platform, workspace, channel, thread, mode, project_id, \
+                         summary, summarized_through, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, '', 0, $7) \
+                         ON CONFLICT (platform, workspace, channel, thread) DO NOTHING RETURNING *",
+                    )
+                    .bind(&key.platform)
+                    .bind(&key.workspace)
+                    .bind(&key.channel)
+                    .bind(&key.thread)
+                    .bind(mode.as_str())
+                    .bind(project_id)
+                    .bind(now())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(
+                            e,
+                            None,
+                            Some(format!(
+                                "project {} does not exist",
+                                project_id.unwrap_or_default()
+                            )),
+                        )
+                    })?;
+                    let row = match created {
+                        Some(row) => row,
+                        None => sqlx::query(
+                            "SELECT * FROM sessions \
+                             WHERE platform = $1 AND workspace = $2 AND channel = $3 AND thread = $4",
+                        )
+                        .bind(&key.platform)
+                        .bind(&key.workspace)
+                        .bind(&key.channel)
+                        .bind(&key.thread)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .ok_or_else(|| {
+                            StoreError::NotFound(format!("session {key} vanished while opening"))
+                        })?,
+                    };
+                    session_from(&row)
+                }
+
+                async fn session(&self, id: i64) -> StoreResult<Option<Session>> {
+                    sqlx::query("SELECT * FROM sessions WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .map(|r| session_from(&r))
+                        .transpose()
+                }
+
+                async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()> {
+                    let done = sqlx::query("UPDATE sessions SET mode = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(mode.as_str())
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!("session {id} does not exist")));
+                    }
+                    Ok(())
+                }
+
+                async fn set_session_project(&self, id: i64, project_id: Option<i64>) -> StoreResult<()> {
+                    let done = sqlx::query("UPDATE sessions SET project_id = $2 WHERE id = $1")
+                        .bind(id)
+                        .bind(project_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| {
+                            violation(
+                                e,
+                                None,
+                                Some(format!(
+                                    "project {} does not exist",
+                                    project_id.unwrap_or_default()
+                                )),
+                            )
+                        })?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!("session {id} does not exist")));
+                    }
+                    Ok(())
+                }
+
+                async fn set_session_summary(
+                    &self,
+                    id: i64,
+                    summary: &str,
+                    through_message_id: i64,
+                ) -> StoreResult<()> {
+                    let done = sqlx::query(
+                        "UPDATE sessions SET summary = $2, summarized_through = $3 WHERE id = $1",
+                    )
+                    .bind(id)
+                    .bind(summary)
+                    .bind(through_message_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!("session {id} does not exist")));
+                    }
+                    Ok(())
+                }
+
+                async fn append_message(
+                    &self,
+                    session_id: i64,
+                    message: &NewMessage,
+                ) -> StoreResult<StoredMessage> {
+                    let tokens = i64::try_from(message.message.estimated_tokens()).unwrap_or(i64::MAX);
+                    let row = sqlx::query(
+                        "INSERT INTO messages (session_id, role, content, author, event_id, tokens, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+                    )
+                    .bind(session_id)
+                    .bind(message_role(&message.message))
+                    .bind(db_json(&message.message)?)
+                    .bind(clean_opt(&message.author))
+                    .bind(clean_opt(&message.event_id))
+                    .bind(tokens)
+                    .bind(now())
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        violation(e, None, Some(format!("session {session_id} does not exist")))
+                    })?;
+                    message_from(&row)
+                }
+
+                async fn recent_messages(
+                    &self,
+                    session_id: i64,
+                    after_id: i64,
+                    limit_n: usize,
+                ) -> StoreResult<Vec<StoredMessage>> {
+                    sqlx::query(
+                        "SELECT * FROM (SELECT * FROM messages WHERE session_id = $1 AND id > $2 \
+                         ORDER BY id DESC LIMIT $3) AS w ORDER BY id",
+                    )
+                    .bind(session_id)
+                    .bind(after_id)
+                    .bind(limit(limit_n))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(message_from)
+                    .collect()
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_sessions;
