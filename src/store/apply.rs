@@ -4,8 +4,11 @@
 //! The action row is read (and on Postgres locked) first, so of any number of racing
 //! confirmations exactly one finds it pending; the project row is locked next, so two plans
 //! on one project are checked and applied one after the other.
+//!
+//! Every row statement a plan runs is the aggregate's own (`stmt_*` in `equipment.rs`,
+//! `projects.rs`, `sessions.rs`, `audit.rs`): this file holds only the transaction around them.
 
-/// Emits the inherent `load_project_in` and `apply_plan` for a backend (`$db` is its sqlx
+/// Emits the inherent `apply_plan` for a backend (`$db` is its sqlx
 /// database type).
 macro_rules! impl_apply {
     ($store:ty, $db:ty) => {
@@ -13,7 +16,6 @@ macro_rules! impl_apply {
             use sqlx::Transaction;
 
             use $crate::project::plan::{Change, Written, FIRST_PLACEHOLDER};
-            use $crate::project::ProjectData;
             use $crate::store::common::*;
             use $crate::store::{
                 Applied, ApplyOutcome, ApplyRequest, AuditEntry, NewMessage, PendingState,
@@ -33,70 +35,6 @@ macro_rules! impl_apply {
             }
 
             impl $store {
-                /// Everything about a project, read through `tx`.
-                pub(crate) async fn load_project_in(
-                    tx: &mut Tx,
-                    project_id: i64,
-                ) -> StoreResult<ProjectData> {
-                    let project = sqlx::query("SELECT * FROM projects WHERE id = $1")
-                        .bind(project_id)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(db)?
-                        .map(|r| project_from(&r))
-                        .transpose()?
-                        .ok_or_else(|| {
-                            StoreError::NotFound(format!("project {project_id} does not exist"))
-                        })?;
-                    let service = sqlx::query("SELECT * FROM services WHERE project_id = $1")
-                        .bind(project_id)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(db)?
-                        .map(|r| service_from(&r))
-                        .transpose()?;
-                    macro_rules! rows {
-                        ($sql:expr, $from:ident) => {
-                            sqlx::query($sql)
-                                .bind(project_id)
-                                .fetch_all(&mut **tx)
-                                .await
-                                .map_err(db)?
-                                .iter()
-                                .map($from)
-                                .collect::<StoreResult<Vec<_>>>()?
-                        };
-                    }
-                    let panels = rows!("SELECT * FROM panels WHERE project_id = $1 ORDER BY id", panel_from);
-                    let circuits = rows!(
-                        "SELECT c.* FROM circuits c JOIN panels p ON p.id = c.panel_id \
-                         WHERE p.project_id = $1 ORDER BY c.panel_id, c.number",
-                        circuit_from
-                    );
-                    let feeders = rows!("SELECT * FROM feeders WHERE project_id = $1 ORDER BY id", feeder_from);
-                    let transformers = rows!(
-                        "SELECT * FROM transformers WHERE project_id = $1 ORDER BY id",
-                        transformer_from
-                    );
-                    let loads = rows!("SELECT * FROM load_items WHERE project_id = $1 ORDER BY id", load_item_from);
-                    let charging_sources = rows!(
-                        "SELECT * FROM charging_sources WHERE project_id = $1 ORDER BY id",
-                        charging_source_from
-                    );
-                    let tasks = rows!("SELECT * FROM tasks WHERE project_id = $1 ORDER BY id", task_from);
-                    Ok(ProjectData {
-                        project,
-                        service,
-                        panels,
-                        circuits,
-                        feeders,
-                        transformers,
-                        loads,
-                        charging_sources,
-                        tasks,
-                    })
-                }
-
                 /// See [`Store::apply_pending`](crate::store::Store::apply_pending).
                 pub(crate) async fn apply_plan(
                     &self,
@@ -254,68 +192,26 @@ macro_rules! impl_apply {
             ) -> StoreResult<Written> {
                 Ok(match change {
                     Change::SetService { after, .. } => {
-                        sqlx::query(
-                            "INSERT INTO services (project_id, voltage, phase, rating, available_fault_ka, notes) \
-                             VALUES ($1, $2, $3, $4, $5, $6) \
-                             ON CONFLICT (project_id) DO UPDATE SET voltage = excluded.voltage, \
-                             phase = excluded.phase, rating = excluded.rating, \
-                             available_fault_ka = excluded.available_fault_ka, notes = excluded.notes",
-                        )
-                        .bind(project_id)
-                        .bind(after.voltage.0)
-                        .bind(phase_to_db(after.phase))
-                        .bind(after.rating.0)
-                        .bind(after.available_fault_ka)
-                        .bind(&after.notes)
-                        .execute(&mut **tx)
-                        .await
-                        .map_err(db)?;
+                        <$store>::stmt_upsert_service(project_id, after)
+                            .execute(&mut **tx)
+                            .await
+                            .map_err(db)?;
                         Written::Service(after.clone())
                     }
                     Change::AddPanel { spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO panels (project_id, name, voltage, phase, bus_rating, main_breaker, \
-                             interrupting_rating_ka, fed_from, spaces, location) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(spec.name.trim())
-                        .bind(spec.voltage.0)
-                        .bind(phase_to_db(spec.phase))
-                        .bind(spec.bus_rating.0)
-                        .bind(spec.main_breaker.map(|a| a.0))
-                        .bind(spec.interrupting_rating_ka)
-                        .bind(&spec.fed_from)
-                        .bind(i64::from(spec.spaces))
-                        .bind(&spec.location)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(|e| {
+                        let row = <$store>::stmt_insert_panel(project_id, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(|e| {
                             violation(e, Some(format!("panel '{}' already exists", spec.name.trim())), None)
                         })?;
                         Written::Panel(panel_from(&row)?)
                     }
                     Change::AddCircuit { panel_id, panel, spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO circuits (panel_id, number, poles, description, load_va, continuous, \
-                             breaker, conductor_size, material, insulation, length_ft, conduit) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
-                        )
-                        .bind(real(ids, *panel_id)?)
-                        .bind(spec.number)
-                        .bind(i32::from(spec.poles))
-                        .bind(&spec.description)
-                        .bind(spec.load_va.0)
-                        .bind(spec.continuous)
-                        .bind(spec.breaker.0)
-                        .bind(spec.conductor_size.map(size_to_db))
-                        .bind(material_to_db(spec.material))
-                        .bind(temp_to_db(spec.insulation))
-                        .bind(spec.length.map(|l| l.0))
-                        .bind(&spec.conduit)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(|e| {
+                        let row = <$store>::stmt_insert_circuit(real(ids, *panel_id)?, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(|e| {
                             violation(
                                 e,
                                 Some(format!(
@@ -333,26 +229,10 @@ macro_rules! impl_apply {
                         after,
                         ..
                     } => {
-                        let row = sqlx::query(
-                            "UPDATE circuits SET number = $2, poles = $3, description = $4, load_va = $5, \
-                             continuous = $6, breaker = $7, conductor_size = $8, material = $9, \
-                             insulation = $10, length_ft = $11, conduit = $12 WHERE id = $1 RETURNING *",
-                        )
-                        .bind(real(ids, *circuit_id)?)
-                        .bind(after.number)
-                        .bind(i32::from(after.poles))
-                        .bind(&after.description)
-                        .bind(after.load_va.0)
-                        .bind(after.continuous)
-                        .bind(after.breaker.0)
-                        .bind(after.conductor_size.map(size_to_db))
-                        .bind(material_to_db(after.material))
-                        .bind(temp_to_db(after.insulation))
-                        .bind(after.length.map(|l| l.0))
-                        .bind(&after.conduit)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(|e| {
+                        let row = <$store>::stmt_update_circuit(real(ids, *circuit_id)?, after)
+                            .fetch_optional(&mut **tx)
+                            .await
+                            .map_err(|e| {
                             violation(
                                 e,
                                 Some(format!(
@@ -366,8 +246,7 @@ macro_rules! impl_apply {
                         Written::UpdatedCircuit(circuit_from(&row)?)
                     }
                     Change::RemoveCircuit { circuit_id, .. } => {
-                        let row = sqlx::query("DELETE FROM circuits WHERE id = $1 RETURNING *")
-                            .bind(real(ids, *circuit_id)?)
+                        let row = <$store>::stmt_delete_circuit(real(ids, *circuit_id)?)
                             .fetch_optional(&mut **tx)
                             .await
                             .map_err(db)?
@@ -375,45 +254,19 @@ macro_rules! impl_apply {
                         Written::RemovedCircuit(circuit_from(&row)?)
                     }
                     Change::AddFeeder { spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO feeders (project_id, name, from_equipment, to_equipment, \
-                             conductor_size, material, insulation, sets, length_ft, ocpd) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(spec.name.trim())
-                        .bind(&spec.from)
-                        .bind(&spec.to)
-                        .bind(size_to_db(spec.conductor_size))
-                        .bind(material_to_db(spec.material))
-                        .bind(temp_to_db(spec.insulation))
-                        .bind(i32::from(spec.sets))
-                        .bind(spec.length.map(|l| l.0))
-                        .bind(spec.ocpd.0)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(|e| {
+                        let row = <$store>::stmt_insert_feeder(project_id, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(|e| {
                             violation(e, Some(format!("feeder '{}' already exists", spec.name.trim())), None)
                         })?;
                         Written::Feeder(feeder_from(&row)?)
                     }
                     Change::AddTransformer { spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO transformers (project_id, name, kva, primary_voltage, \
-                             secondary_voltage, phase, impedance_percent, fed_from) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(spec.name.trim())
-                        .bind(spec.kva)
-                        .bind(spec.primary_voltage.0)
-                        .bind(spec.secondary_voltage.0)
-                        .bind(phase_to_db(spec.phase))
-                        .bind(spec.impedance_percent)
-                        .bind(&spec.fed_from)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(|e| {
+                        let row = <$store>::stmt_insert_transformer(project_id, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(|e| {
                             violation(
                                 e,
                                 Some(format!("transformer '{}' already exists", spec.name.trim())),
@@ -423,109 +276,50 @@ macro_rules! impl_apply {
                         Written::Transformer(transformer_from(&row)?)
                     }
                     Change::AddLoadItem { spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO load_items (project_id, name, watts, hours_per_day, duty_cycle, \
-                             quantity, notes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(&spec.name)
-                        .bind(spec.watts.0)
-                        .bind(spec.hours_per_day)
-                        .bind(spec.duty_cycle)
-                        .bind(i64::from(spec.quantity))
-                        .bind(&spec.notes)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(db)?;
+                        let row = <$store>::stmt_insert_load_item(project_id, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(db)?;
                         Written::LoadItem(load_item_from(&row)?)
                     }
                     Change::AddChargingSource { spec } => {
-                        let row = sqlx::query(
-                            "INSERT INTO charging_sources (project_id, name, kind, watts, hours_per_day, \
-                             efficiency, notes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(&spec.name)
-                        .bind(&spec.kind)
-                        .bind(spec.watts.0)
-                        .bind(spec.hours_per_day)
-                        .bind(spec.efficiency)
-                        .bind(&spec.notes)
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(db)?;
+                        let row = <$store>::stmt_insert_charging_source(project_id, spec)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(db)?;
                         Written::ChargingSource(charging_source_from(&row)?)
                     }
                     Change::CreateTask { spec, created_by } => {
-                        let row = sqlx::query(
-                            "INSERT INTO tasks (project_id, title, notes, assignee, created_by, created_at) \
-                             VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
-                        )
-                        .bind(project_id)
-                        .bind(&spec.title)
-                        .bind(&spec.notes)
-                        .bind(&spec.assignee)
-                        .bind(created_by)
-                        .bind(now())
-                        .fetch_one(&mut **tx)
-                        .await
-                        .map_err(db)?;
+                        let row = <$store>::stmt_insert_task(project_id, spec, created_by)
+                            .fetch_one(&mut **tx)
+                            .await
+                            .map_err(db)?;
                         Written::CreatedTask(task_from(&row)?)
                     }
                     Change::CompleteTask { task_id, .. } => {
-                        let row = sqlx::query(
-                            "UPDATE tasks SET completed_at = $2, completed_by = $3 \
-                             WHERE id = $1 AND completed_at IS NULL RETURNING *",
-                        )
-                        .bind(real(ids, *task_id)?)
-                        .bind(now())
-                        .bind(by)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(db)?
-                        .ok_or_else(|| refused(format!("task {task_id} is not open")))?;
+                        let row = <$store>::stmt_complete_task(real(ids, *task_id)?, by)
+                            .fetch_optional(&mut **tx)
+                            .await
+                            .map_err(db)?
+                            .ok_or_else(|| refused(format!("task {task_id} is not open")))?;
                         Written::CompletedTask(task_from(&row)?)
                     }
                 })
             }
 
             async fn insert_message(tx: &mut Tx, session_id: i64, message: &NewMessage) -> StoreResult<()> {
-                let tokens = i64::try_from(message.message.estimated_tokens()).unwrap_or(i64::MAX);
-                sqlx::query(
-                    "INSERT INTO messages (session_id, role, content, author, event_id, tokens, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .bind(session_id)
-                .bind(message_role(&message.message))
-                .bind(db_json(&message.message)?)
-                .bind(clean_opt(&message.author))
-                .bind(clean_opt(&message.event_id))
-                .bind(tokens)
-                .bind(now())
-                .execute(&mut **tx)
-                .await
-                .map_err(db)?;
+                <$store>::stmt_insert_message(session_id, message)?
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db)?;
                 Ok(())
             }
 
             async fn insert_audit(tx: &mut Tx, entry: &AuditEntry) -> StoreResult<()> {
-                sqlx::query(
-                    "INSERT INTO tool_audit (session_id, actor, kind, tool, action_id, args, result, \
-                     is_error, duration_ms, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
-                .bind(entry.session_id)
-                .bind(&entry.actor)
-                .bind(entry.kind.as_str())
-                .bind(&entry.tool)
-                .bind(&entry.action_id)
-                .bind(db_json(&entry.args)?)
-                .bind(db_json(&entry.result)?)
-                .bind(entry.is_error)
-                .bind(entry.duration_ms)
-                .bind(micros(entry.at))
-                .execute(&mut **tx)
-                .await
-                .map_err(db)?;
+                <$store>::stmt_insert_audit(entry)?
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db)?;
                 Ok(())
             }
         };

@@ -17,19 +17,20 @@ pub trait AuditStore: Send + Sync {
 
 /// Emits `impl AuditStore` for a backend store type.
 macro_rules! impl_audit {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
 
             use $crate::store::common::*;
             use $crate::store::{AuditEntry, AuditRecord, StoreResult, AuditStore};
 
-            #[async_trait]
-            impl AuditStore for $store {
-                async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()> {
-                    sqlx::query(
+            impl $store {
+                /// Inserts an audit row: the one statement both the store method and applied
+                /// plans run, so a column added here reaches both.
+                pub(crate) fn stmt_insert_audit<'q>(entry: &'q AuditEntry) -> StoreResult<Stmt<'q, $db>> {
+                    Ok(sqlx::query(
                         "INSERT INTO tool_audit (session_id, actor, kind, tool, action_id, args, result, \
-                         is_error, duration_ms, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                        is_error, duration_ms, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                     )
                     .bind(entry.session_id)
                     .bind(&entry.actor)
@@ -40,10 +41,17 @@ macro_rules! impl_audit {
                     .bind(db_json(&entry.result)?)
                     .bind(entry.is_error)
                     .bind(entry.duration_ms)
-                    .bind(micros(entry.at))
-                    .execute(&self.pool)
-                    .await
-                    .map_err(|e| {
+                    .bind(micros(entry.at)))
+                }
+            }
+
+            #[async_trait]
+            impl AuditStore for $store {
+                async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()> {
+                    <$store>::stmt_insert_audit(entry)?
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| {
                         violation(
                             e,
                             None,

@@ -56,7 +56,7 @@ pub trait ChunkSearch: Send + Sync {
 
 /// Emits `impl ChunkSearch` for a backend store type.
 macro_rules! impl_chunk_search {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
 

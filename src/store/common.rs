@@ -659,16 +659,16 @@ pub(crate) fn filter_sql(e: usize, w: usize) -> String {
 /// Emits `impl Store` (every aggregate's trait) for a backend type with a `pool` field; see
 /// the module docs for the inherent items it relies on.
 macro_rules! impl_store {
-    ($store:ty) => {
-        $crate::store::projects::impl_projects!($store);
-        $crate::store::equipment::impl_equipment!($store);
-        $crate::store::sessions::impl_sessions!($store);
-        $crate::store::inbox::impl_inbox!($store);
-        $crate::store::pending::impl_pending!($store);
-        $crate::store::audit::impl_audit!($store);
-        $crate::store::ledger::impl_ledger!($store);
-        $crate::store::documents::impl_documents!($store);
-        $crate::store::chunk_search::impl_chunk_search!($store);
+    ($store:ty, $db:ty) => {
+        $crate::store::projects::impl_projects!($store, $db);
+        $crate::store::equipment::impl_equipment!($store, $db);
+        $crate::store::sessions::impl_sessions!($store, $db);
+        $crate::store::inbox::impl_inbox!($store, $db);
+        $crate::store::pending::impl_pending!($store, $db);
+        $crate::store::audit::impl_audit!($store, $db);
+        $crate::store::ledger::impl_ledger!($store, $db);
+        $crate::store::documents::impl_documents!($store, $db);
+        $crate::store::chunk_search::impl_chunk_search!($store, $db);
 
         #[async_trait::async_trait]
         impl $crate::store::Store for $store {
@@ -687,3 +687,6 @@ macro_rules! impl_store {
     };
 }
 pub(crate) use impl_store;
+
+/// A statement with its values bound, ready to run on a pool or in a transaction.
+pub(crate) type Stmt<'q, DB> = sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>;

@@ -34,7 +34,7 @@ pub trait DocumentStore: Send + Sync {
 
 /// Emits `impl DocumentStore` for a backend store type.
 macro_rules! impl_documents {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
             use sqlx::Row as _;

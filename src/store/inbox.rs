@@ -49,7 +49,7 @@ pub trait InboxStore: Send + Sync {
 
 /// Emits `impl InboxStore` for a backend store type.
 macro_rules! impl_inbox {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};

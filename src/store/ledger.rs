@@ -23,7 +23,7 @@ pub trait EventLedger: Send + Sync {
 
 /// Emits `impl EventLedger` for a backend store type.
 macro_rules! impl_ledger {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
 

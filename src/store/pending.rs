@@ -40,7 +40,7 @@ pub trait PendingStore: Send + Sync {
 
 /// Emits `impl PendingStore` for a backend store type.
 macro_rules! impl_pending {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};

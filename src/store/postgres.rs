@@ -419,5 +419,5 @@ async fn applied_version(pool: &PgPool) -> StoreResult<Option<i64>> {
         .map_err(db)
 }
 
-impl_store!(PostgresStore);
+impl_store!(PostgresStore, Postgres);
 super::apply::impl_apply!(PostgresStore, Postgres);

@@ -84,7 +84,7 @@ pub trait ProjectStore: Send + Sync {
 
 /// Emits `impl ProjectStore` for a backend store type.
 macro_rules! impl_projects {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
 
@@ -92,6 +92,99 @@ macro_rules! impl_projects {
             use $crate::project::{MemberRole, Project, ProjectData, Task, TaskSpec, Workspace};
             use $crate::store::common::*;
             use $crate::store::{StoreError, StoreResult, ProjectStore};
+
+            impl $store {
+                /// Everything about a project, read through `tx`.
+                pub(crate) async fn load_project_in(
+                    tx: &mut sqlx::Transaction<'static, $db>,
+                    project_id: i64,
+                ) -> StoreResult<ProjectData> {
+                    let project = sqlx::query("SELECT * FROM projects WHERE id = $1")
+                        .bind(project_id)
+                        .fetch_optional(&mut **tx)
+                        .await
+                        .map_err(db)?
+                        .map(|r| project_from(&r))
+                        .transpose()?
+                        .ok_or_else(|| {
+                            StoreError::NotFound(format!("project {project_id} does not exist"))
+                        })?;
+                    let service = sqlx::query("SELECT * FROM services WHERE project_id = $1")
+                        .bind(project_id)
+                        .fetch_optional(&mut **tx)
+                        .await
+                        .map_err(db)?
+                        .map(|r| service_from(&r))
+                        .transpose()?;
+                    macro_rules! rows {
+                        ($sql:expr, $from:ident) => {
+                            sqlx::query($sql)
+                                .bind(project_id)
+                                .fetch_all(&mut **tx)
+                                .await
+                                .map_err(db)?
+                                .iter()
+                                .map($from)
+                                .collect::<StoreResult<Vec<_>>>()?
+                        };
+                    }
+                    let panels = rows!("SELECT * FROM panels WHERE project_id = $1 ORDER BY id", panel_from);
+                    let circuits = rows!(
+                        "SELECT c.* FROM circuits c JOIN panels p ON p.id = c.panel_id \
+                         WHERE p.project_id = $1 ORDER BY c.panel_id, c.number",
+                        circuit_from
+                    );
+                    let feeders = rows!("SELECT * FROM feeders WHERE project_id = $1 ORDER BY id", feeder_from);
+                    let transformers = rows!(
+                        "SELECT * FROM transformers WHERE project_id = $1 ORDER BY id",
+                        transformer_from
+                    );
+                    let loads = rows!("SELECT * FROM load_items WHERE project_id = $1 ORDER BY id", load_item_from);
+                    let charging_sources = rows!(
+                        "SELECT * FROM charging_sources WHERE project_id = $1 ORDER BY id",
+                        charging_source_from
+                    );
+                    let tasks = rows!("SELECT * FROM tasks WHERE project_id = $1 ORDER BY id", task_from);
+                    Ok(ProjectData {
+                        project,
+                        service,
+                        panels,
+                        circuits,
+                        feeders,
+                        transformers,
+                        loads,
+                        charging_sources,
+                        tasks,
+                    })
+                }
+
+                /// Inserts a task: the one statement both the store method and applied
+                /// plans run, so a column added here reaches both.
+                pub(crate) fn stmt_insert_task<'q>(project_id: i64, spec: &'q TaskSpec, created_by: &'q str) -> Stmt<'q, $db> {
+                    sqlx::query(
+                        "INSERT INTO tasks (project_id, title, notes, assignee, created_by, created_at) \
+                        VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+                    )
+                    .bind(project_id)
+                    .bind(&spec.title)
+                    .bind(&spec.notes)
+                    .bind(&spec.assignee)
+                    .bind(created_by)
+                    .bind(now())
+                }
+
+                /// Marks an open task done: the one statement both the store method and applied
+                /// plans run, so a column added here reaches both.
+                pub(crate) fn stmt_complete_task<'q>(id: i64, by: &'q str) -> Stmt<'q, $db> {
+                    sqlx::query(
+                        "UPDATE tasks SET completed_at = $2, completed_by = $3 \
+                        WHERE id = $1 AND completed_at IS NULL RETURNING *",
+                    )
+                    .bind(id)
+                    .bind(now())
+                    .bind(by)
+                }
+            }
 
             #[async_trait]
             impl ProjectStore for $store {
@@ -325,37 +418,22 @@ macro_rules! impl_projects {
                     task: &TaskSpec,
                     created_by: &str,
                 ) -> StoreResult<Task> {
-                    let row = sqlx::query(
-                        "INSERT INTO tasks (project_id, title, notes, assignee, created_by, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
-                    )
-                    .bind(project_id)
-                    .bind(&task.title)
-                    .bind(&task.notes)
-                    .bind(&task.assignee)
-                    .bind(created_by)
-                    .bind(now())
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| {
+                    let row = <$store>::stmt_insert_task(project_id, task, created_by)
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err(|e| {
                         violation(e, None, Some(format!("project {project_id} does not exist")))
                     })?;
                     task_from(&row)
                 }
 
                 async fn complete_task(&self, id: i64, by: &str) -> StoreResult<Option<Task>> {
-                    sqlx::query(
-                        "UPDATE tasks SET completed_at = $2, completed_by = $3 \
-                         WHERE id = $1 AND completed_at IS NULL RETURNING *",
-                    )
-                    .bind(id)
-                    .bind(now())
-                    .bind(by)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(db)?
-                    .map(|r| task_from(&r))
-                    .transpose()
+                    <$store>::stmt_complete_task(id, by)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(db)?
+                        .map(|r| task_from(&r))
+                        .transpose()
                 }
 
                 async fn project_version(&self, project_id: i64) -> StoreResult<i64> {

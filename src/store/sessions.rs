@@ -47,13 +47,31 @@ pub trait SessionStore: Send + Sync {
 
 /// Emits `impl SessionStore` for a backend store type.
 macro_rules! impl_sessions {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use async_trait::async_trait;
 
             use $crate::core::session::{Mode, Session, SessionKey};
             use $crate::store::common::*;
             use $crate::store::{NewMessage, StoreError, StoreResult, StoredMessage, SessionStore};
+
+            impl $store {
+                /// Appends a history message: the one statement both the store method and applied
+                /// plans run, so a column added here reaches both.
+                pub(crate) fn stmt_insert_message<'q>(session_id: i64, message: &'q NewMessage) -> StoreResult<Stmt<'q, $db>> {
+                    Ok(sqlx::query(
+                        "INSERT INTO messages (session_id, role, content, author, event_id, tokens, created_at) \
+                        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+                    )
+                    .bind(session_id)
+                    .bind(message_role(&message.message))
+                    .bind(db_json(&message.message)?)
+                    .bind(clean_opt(&message.author))
+                    .bind(clean_opt(&message.event_id))
+                    .bind(i64::try_from(message.message.estimated_tokens()).unwrap_or(i64::MAX))
+                    .bind(now()))
+                }
+            }
 
             #[async_trait]
             impl SessionStore for $store {
@@ -179,21 +197,10 @@ macro_rules! impl_sessions {
                     session_id: i64,
                     message: &NewMessage,
                 ) -> StoreResult<StoredMessage> {
-                    let tokens = i64::try_from(message.message.estimated_tokens()).unwrap_or(i64::MAX);
-                    let row = sqlx::query(
-                        "INSERT INTO messages (session_id, role, content, author, event_id, tokens, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-                    )
-                    .bind(session_id)
-                    .bind(message_role(&message.message))
-                    .bind(db_json(&message.message)?)
-                    .bind(clean_opt(&message.author))
-                    .bind(clean_opt(&message.event_id))
-                    .bind(tokens)
-                    .bind(now())
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| {
+                    let row = <$store>::stmt_insert_message(session_id, message)?
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err(|e| {
                         violation(e, None, Some(format!("session {session_id} does not exist")))
                     })?;
                     message_from(&row)

@@ -343,5 +343,5 @@ async fn applied_version(pool: &SqlitePool) -> StoreResult<Option<i64>> {
         .map_err(db)
 }
 
-impl_store!(SqliteStore);
+impl_store!(SqliteStore, Sqlite);
 super::apply::impl_apply!(SqliteStore, Sqlite);
