@@ -67,7 +67,7 @@ impl App {
 
 /// Attached-file intake: default limits, `llm.vision`, and Slack's bot token for
 /// `url_private` downloads.
-fn file_intake(config: &Config) -> crate::core::FileIntake {
+pub fn file_intake(config: &Config) -> crate::core::FileIntake {
     let intake = crate::core::FileIntake::new(crate::intake::Limits::default(), config.llm.vision);
     match &config.secrets.slack_bot_token {
         Some(token) => intake.with_token(crate::platforms::slack::PLATFORM, token.clone()),

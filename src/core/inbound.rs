@@ -15,7 +15,7 @@ use super::effects::{Effect, EffectSink};
 use super::session::{Mode, Session};
 use super::untrusted;
 use crate::config::Secret;
-use crate::intake::{self, Content, IntakeError, Limits};
+use crate::intake::{self, human_size, Content, IntakeError, Limits};
 use crate::llm::{ChatMessage, ChatRequest, ImagePart};
 
 pub use crate::intake::download::FileRef;
@@ -131,19 +131,6 @@ pub(super) enum Prepared {
     Go(String, TurnFiles),
     /// The turn is over: what could be said was said.
     Stop,
-}
-
-/// "1.2 MB", "340 kB", "512 bytes".
-pub fn human_size(bytes: usize) -> String {
-    const KB: f64 = 1000.0;
-    let b = bytes as f64;
-    if b >= KB * KB {
-        format!("{:.1} MB", b / (KB * KB))
-    } else if b >= KB {
-        format!("{:.0} kB", b / KB)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 /// What the person is told about a scanned PDF, which cannot be turned into pictures yet.

@@ -9,6 +9,20 @@ pub mod download;
 
 use serde_json::{json, Value};
 
+/// A size as people write it: "1.2 MB", "340 kB", "512 bytes" (decimal units, as phones and
+/// file managers show them).
+pub fn human_size(bytes: usize) -> String {
+    const KB: f64 = 1000.0;
+    let b = bytes as f64;
+    if b >= KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else if b >= KB {
+        format!("{:.0} kB", b / KB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Limits on what is accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -35,7 +49,7 @@ impl Default for Limits {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IntakeError {
     /// Over the size limit.
-    #[error("{name} is {size} bytes; the limit is {max} bytes (send a smaller photo or a page at a time)")]
+    #[error("{name} is {}; the limit is {} (send a smaller photo or a page at a time)", human_size(*.size), human_size(*.max))]
     TooLarge {
         /// File name.
         name: String,
