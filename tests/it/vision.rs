@@ -228,7 +228,7 @@ pub fn plan_calls(microwave_breaker: u32) -> Vec<(String, Value)> {
         (
             "add_panel".into(),
             json!({"name": "LP-3", "voltage": 208, "phase": 3, "bus_rating": 100,
-                   "main_breaker": 100, "interrupting_rating_ka": 22, "fed_from": "service",
+                   "main_breaker": 100, "interrupting_rating_ka": 22,
                    "spaces": 30, "location": "warehouse"}),
         ),
         (
@@ -611,4 +611,82 @@ async fn a_text_pdf_goes_as_fenced_text_for_its_turn_only_without_vision() {
     let stored = serde_json::to_string(&history(&h).await).expect("json");
     assert!(!stored.contains("<<<document"), "{stored}");
     assert!(stored.contains("[PDF: LP-1.pdf, "), "{stored}");
+}
+
+/// The Slack path end to end: the signed `app_mention` carrying the recorded file object,
+/// Sparky's endpoint, the download with the bot token from the production wiring, the card
+/// posted in the thread, and the Confirm click applying every item.
+#[tokio::test]
+async fn slack_end_to_end_a_mention_with_a_photo_gets_one_card_and_confirm_applies_it() {
+    use support::fake_slack::{app_mention, block_action, SlackBot};
+    let bot = SlackBot::start_with(Db::Sqlite, "http", &[("SPARKY_LLM__VISION", "true")]).await;
+    let poster = bot.serve_http().await;
+    let photo = png();
+    let url = bot
+        .slack
+        .host_file("T111-F0PANEL/panel.png", "image/png", photo.clone());
+    let ts = "1770243000.000100";
+    let mut payload = app_mention(TEAM, CHANNEL, ALICE, ts, "add these as LP-3", "EvPhoto1");
+    let mut file = fixture_json("vercel-chat-replay-slack-streaming.json")["aiMentionWithFile"]
+        ["event"]["files"][0]
+        .clone();
+    file["name"] = json!("panel.png");
+    file["url_private"] = json!(url);
+    payload["event"]["files"] = json!([file]);
+    bot.llm.push(Reply::ToolCalls(plan_calls(20)));
+    let a = poster.event(&payload, None).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let wait = std::time::Duration::from_secs(15);
+    let card = bot
+        .slack
+        .wait_for("a confirmation with buttons", wait, |s| {
+            s.thread(CHANNEL, ts).into_iter().find(|m| m.has_buttons())
+        })
+        .await;
+    let text = card.section_text();
+    for needle in [
+        "LP-3",
+        "Office receptacles",
+        "Copier",
+        "Break room microwave",
+    ] {
+        assert!(text.contains(needle), "{needle} on the card: {text}");
+    }
+    assert_eq!(
+        images_in(Dialect::OpenAi, &bot.llm.requests()[0]),
+        vec![("image/png".to_string(), photo)]
+    );
+    let confirm = card.buttons()[0]["action_id"]
+        .as_str()
+        .expect("confirm id")
+        .to_string();
+    bot.llm
+        .push(Reply::Text("LP-3 is in with its circuits.".into()));
+    let a = poster
+        .interaction(&block_action(TEAM, ALICE, &card, &confirm, "trig.photo"))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    bot.slack
+        .wait_for("the card closed", wait, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == card.ts && !m.has_buttons())
+        })
+        .await;
+    let id = bot
+        .store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .expect("binding")
+        .expect("bound");
+    let wait_until = std::time::Instant::now() + wait;
+    loop {
+        let p = bot.store.load_project(id).await.expect("project");
+        if let Some(lp3) = p.panels.iter().find(|x| x.spec.name == "LP-3") {
+            assert_eq!(p.circuits_of(lp3.id).len(), 3);
+            break;
+        }
+        assert!(std::time::Instant::now() < wait_until, "LP-3 never applied");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
