@@ -54,12 +54,23 @@ impl App {
             config.agent.clone(),
             &config.limits,
         )
-        .with_temperature(config.llm.temperature);
+        .with_temperature(config.llm.temperature)
+        .with_file_intake(file_intake(&config));
         Ok(Self {
             config,
             store,
             agent: Arc::new(agent),
             retriever,
         })
+    }
+}
+
+/// Attached-file intake: default limits, `llm.vision`, and Slack's bot token for
+/// `url_private` downloads.
+pub fn file_intake(config: &Config) -> crate::core::FileIntake {
+    let intake = crate::core::FileIntake::new(crate::intake::Limits::default(), config.llm.vision);
+    match &config.secrets.slack_bot_token {
+        Some(token) => intake.with_token(crate::platforms::slack::PLATFORM, token.clone()),
+        None => intake,
     }
 }

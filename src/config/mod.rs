@@ -64,6 +64,10 @@ pub struct LlmConfig {
     pub retry_base_delay_ms: u64,
     /// Sampling temperature.
     pub temperature: f32,
+    /// Whether the configured models read images (photos of a panel directory, scanned
+    /// pages). Off: a photo is answered with how to type or import the circuits instead.
+    #[serde(default)]
+    pub vision: bool,
     /// OpenAI-compatible endpoint.
     pub openai: ProviderEndpoint,
     /// Gemini endpoint.

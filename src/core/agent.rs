@@ -59,6 +59,15 @@ pub enum InputAction {
         /// Mode requested (slash command or button).
         mode: Option<Mode>,
     },
+    /// A message with files attached (photos, PDFs), downloaded and read within its turn.
+    MessageWithFiles {
+        /// Text as typed (may be empty).
+        text: String,
+        /// Mode requested.
+        mode: Option<Mode>,
+        /// The files, as references to download.
+        files: Vec<super::inbound::FileRef>,
+    },
     /// Confirm a pending action (the session's open one when `None`).
     Confirm {
         /// Action id from the button.
@@ -83,7 +92,7 @@ impl InputAction {
     /// The kind, as metrics label it: message, confirm, cancel or tool.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::Message { .. } => "message",
+            Self::Message { .. } | Self::MessageWithFiles { .. } => "message",
             Self::Confirm { .. } => "confirm",
             Self::Cancel { .. } => "cancel",
             Self::Tool { .. } => "tool",
@@ -113,6 +122,8 @@ pub struct Agent {
     /// whatever the transport.
     tasks: tokio_util::task::TaskTracker,
     context: ContextPolicy,
+    /// Downloads of attached files and whether the model sees pictures.
+    pub(super) intake: super::inbound::FileIntake,
 }
 
 /// What one streamed model call produced.
@@ -155,6 +166,7 @@ impl Agent {
             temperature: None,
             limiter: TurnLimiter::new(limits),
             context: ContextPolicy::default(),
+            intake: super::inbound::FileIntake::default(),
         }
     }
 
@@ -162,6 +174,12 @@ impl Agent {
     /// pays; see docs/context.md).
     pub fn with_context_policy(mut self, policy: ContextPolicy) -> Self {
         self.context = policy;
+        self
+    }
+
+    /// Sets how attached files are fetched and whether pictures go to the model.
+    pub fn with_file_intake(mut self, intake: super::inbound::FileIntake) -> Self {
+        self.intake = intake;
         self
     }
 
@@ -184,6 +202,11 @@ impl Agent {
     /// Whether a model is configured.
     pub fn has_model(&self) -> bool {
         self.provider.is_some()
+    }
+
+    /// The configured model as `provider:model`, when there is one.
+    pub fn provider_name(&self) -> Option<String> {
+        self.provider.as_ref().map(|p| p.name())
     }
 
     /// Turns in flight and the platform tasks that lead to them; shutdown closes it and waits.
@@ -211,7 +234,10 @@ impl Agent {
             m.inputs
                 .with_label_values(&[platform.as_str(), input.action.kind()])
                 .inc();
-            if matches!(input.action, InputAction::Message { .. }) {
+            if matches!(
+                input.action,
+                InputAction::Message { .. } | InputAction::MessageWithFiles { .. }
+            ) {
                 // The first sign of life comes before any database work, however busy.
                 tx.emit(Effect::Status {
                     text: "received".into(),
@@ -269,7 +295,7 @@ impl Agent {
     /// The session an input belongs to: its thread's, or for a button its action's.
     async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
         Ok(match &input.action {
-            InputAction::Message { mode, .. } => {
+            InputAction::Message { mode, .. } | InputAction::MessageWithFiles { mode, .. } => {
                 Some(self.open_session(&input.key, *mode).await?.id)
             }
             InputAction::Confirm {
@@ -291,7 +317,12 @@ impl Agent {
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
-            InputAction::Message { text, mode } => self.on_message(input, text, mode, sink).await,
+            InputAction::Message { text, mode } => {
+                self.on_message(input, text, mode, &[], sink).await
+            }
+            InputAction::MessageWithFiles { text, mode, files } => {
+                self.on_message(input, text, mode, &files, sink).await
+            }
             InputAction::Confirm { action_id } => {
                 self.on_resolve(input, action_id, true, sink).await
             }
@@ -333,6 +364,7 @@ impl Agent {
         input: &Input,
         text: String,
         mode: Option<Mode>,
+        files: &[super::inbound::FileRef],
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         if let Err(message) = self.limiter.check(&input.key, &input.user) {
@@ -340,6 +372,18 @@ impl Agent {
             return Ok(());
         }
         let session = self.open_session(&input.key, mode).await?;
+        // Attached files are read now and reach the model in this turn only.
+        let (text, files) = if files.is_empty() {
+            (text, super::inbound::TurnFiles::default())
+        } else {
+            match self
+                .prepare_files(input, &session, text, files, sink)
+                .await?
+            {
+                super::inbound::Prepared::Go(text, files) => (text, files),
+                super::inbound::Prepared::Stop => return Ok(()),
+            }
+        };
 
         // Typing while a confirmation is pending is a correction, not a confirmation.
         match self
@@ -347,7 +391,11 @@ impl Agent {
             .await?
         {
             TextAndPending::Held => return Ok(()),
-            TextAndPending::Superseded => return self.run_model(&session, &input.user, sink).await,
+            TextAndPending::Superseded => {
+                return self
+                    .run_model_with(&session, &input.user, &files, sink)
+                    .await
+            }
             TextAndPending::Continue => {}
         }
 
@@ -363,7 +411,8 @@ impl Agent {
                 .offline_answer(&session, &input.user, &text, sink)
                 .await;
         }
-        self.run_model(&session, &input.user, sink).await
+        self.run_model_with(&session, &input.user, &files, sink)
+            .await
     }
 
     /// Without a model, a question is answered with the best passages and their citations.
@@ -467,6 +516,18 @@ impl Agent {
         user: &str,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
+        self.run_model_with(session, user, &super::inbound::TurnFiles::default(), sink)
+            .await
+    }
+
+    /// [`Self::run_model`] with files that join every model request of this turn only.
+    pub(super) async fn run_model_with(
+        &self,
+        session: &Session,
+        user: &str,
+        files: &super::inbound::TurnFiles,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
         // Offline, a resolved confirmation needs no follow-up: its outcome was already shown.
         let Some(provider) = self.provider.clone() else {
             return Ok(());
@@ -491,7 +552,7 @@ impl Agent {
                 break;
             }
             model_calls += 1;
-            let request = request::build(
+            let mut request = request::build(
                 self.store.as_ref(),
                 &self.tools,
                 session,
@@ -500,6 +561,7 @@ impl Agent {
                 self.temperature,
             )
             .await?;
+            files.attach(&mut request);
             sink.emit(Effect::Status {
                 text: "thinking".into(),
             })

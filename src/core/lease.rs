@@ -450,6 +450,10 @@ pub fn encode(action: &InputAction) -> Value {
         InputAction::Message { text, mode } => {
             json!({"kind": "message", "text": text, "mode": mode.map(Mode::as_str)})
         }
+        // References only: the files are downloaded again if the input is served later.
+        InputAction::MessageWithFiles { text, mode, files } => {
+            json!({"kind": "message", "text": text, "mode": mode.map(Mode::as_str), "files": files})
+        }
         InputAction::Confirm { action_id } => json!({"kind": "confirm", "action_id": action_id}),
         InputAction::Cancel { action_id } => json!({"kind": "cancel", "action_id": action_id}),
         InputAction::Tool { name, args } => json!({"kind": "tool", "name": name, "args": args}),
@@ -464,13 +468,17 @@ pub fn decode(v: &Value) -> Option<InputAction> {
             .map(str::to_string)
     };
     match v.get("kind")?.as_str()? {
-        "message" => Some(InputAction::Message {
-            text: v.get("text")?.as_str()?.to_string(),
-            mode: match v.get("mode").and_then(Value::as_str) {
+        "message" => Some(InputAction::message(
+            v.get("text")?.as_str()?.to_string(),
+            match v.get("mode").and_then(Value::as_str) {
                 Some(m) => Some(m.parse().ok()?),
                 None => None,
             },
-        }),
+            match v.get("files") {
+                Some(f) => serde_json::from_value(f.clone()).ok()?,
+                None => Vec::new(),
+            },
+        )),
         "confirm" => Some(InputAction::Confirm {
             action_id: action_id(),
         }),
@@ -504,6 +512,16 @@ mod tests {
                 action_id: Some("a1".into()),
             },
             InputAction::Confirm { action_id: None },
+            InputAction::MessageWithFiles {
+                text: String::new(),
+                mode: None,
+                files: vec![crate::core::FileRef {
+                    name: "panel.jpg".into(),
+                    mime: "image/jpeg".into(),
+                    size: 1_200_000,
+                    url: "https://files.slack.com/files-pri/T1-F1/panel.jpg".into(),
+                }],
+            },
             InputAction::Cancel {
                 action_id: Some("a2".into()),
             },

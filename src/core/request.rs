@@ -41,7 +41,7 @@ pub async fn build(
         .iter()
         .rev()
         .filter_map(|m| match m {
-            ChatMessage::User { text } => Some(text.clone()),
+            ChatMessage::User { text, .. } => Some(text.clone()),
             _ => None,
         })
         .take(RELEVANCE_MESSAGES)
@@ -106,7 +106,7 @@ pub async fn build(
         system.push_str(&win.summary);
     }
     if !attached.is_empty() {
-        if let Some(ChatMessage::User { text }) = messages
+        if let Some(ChatMessage::User { text, .. }) = messages
             .iter_mut()
             .rev()
             .find(|m| matches!(m, ChatMessage::User { .. }))

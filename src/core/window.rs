@@ -59,7 +59,7 @@ fn attributed(stored: &[StoredMessage]) -> Vec<ChatMessage> {
     stored
         .iter()
         .map(|m| match (&m.message, m.author.as_deref()) {
-            (ChatMessage::User { text }, Some(author)) if authors.len() > 1 => {
+            (ChatMessage::User { text, .. }, Some(author)) if authors.len() > 1 => {
                 ChatMessage::user(format!("[{author}] {text}"))
             }
             (message, _) => message.clone(),
@@ -106,7 +106,7 @@ fn fold_summary(previous: &str, dropped: &[StoredMessage]) -> String {
     let mut lines: Vec<String> = previous.lines().map(str::to_string).collect();
     for m in dropped {
         match &m.message {
-            ChatMessage::User { text } => lines.push(format!("- user: {}", clip(text, 200))),
+            ChatMessage::User { text, .. } => lines.push(format!("- user: {}", clip(text, 200))),
             ChatMessage::Assistant {
                 text, tool_calls, ..
             } => {
@@ -141,7 +141,7 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                 ref tool_calls,
                 ..
             } if text.trim().is_empty() && tool_calls.is_empty() => {}
-            ChatMessage::User { ref text } if text.trim().is_empty() => {}
+            ChatMessage::User { ref text, .. } if text.trim().is_empty() => {}
             ChatMessage::Assistant {
                 text,
                 tool_calls,
@@ -268,7 +268,7 @@ fn digest(v: &serde_json::Value) -> serde_json::Value {
 /// Appends a user message, merged into a user message just before it.
 fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
     match (out.last_mut(), m) {
-        (Some(ChatMessage::User { text: prev }), ChatMessage::User { text }) => {
+        (Some(ChatMessage::User { text: prev, .. }), ChatMessage::User { text, .. }) => {
             prev.push_str("\n\n");
             prev.push_str(&text);
         }
@@ -331,7 +331,7 @@ mod tests {
             other => panic!("expected the real results, got {other:?}"),
         }
         match &out[3] {
-            ChatMessage::User { text } => {
+            ChatMessage::User { text, .. } => {
                 assert_eq!(
                     text,
                     "[bob] make it 30 A\n\n[carol] and label it\n\n[alice] thanks"

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use super::{InboundFile, IntakeError, Limits};
 
 /// A file the platform announced: name, type, size and where to fetch it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileRef {
     /// File name.
     pub name: String,

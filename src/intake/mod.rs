@@ -7,8 +7,21 @@
 
 pub mod download;
 
-use base64::Engine;
 use serde_json::{json, Value};
+
+/// A size as people write it: "1.2 MB", "340 kB", "512 bytes" (decimal units, as phones and
+/// file managers show them).
+pub fn human_size(bytes: usize) -> String {
+    const KB: f64 = 1000.0;
+    let b = bytes as f64;
+    if b >= KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else if b >= KB {
+        format!("{:.0} kB", b / KB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
 
 /// Limits on what is accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +49,7 @@ impl Default for Limits {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IntakeError {
     /// Over the size limit.
-    #[error("{name} is {size} bytes; the limit is {max} bytes (send a smaller photo or a page at a time)")]
+    #[error("{name} is {}; the limit is {} (send a smaller photo or a page at a time)", human_size(*.size), human_size(*.max))]
     TooLarge {
         /// File name.
         name: String,
@@ -206,11 +219,11 @@ pub fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeEr
     })
 }
 
-fn data_url(mime: &str, bytes: &[u8]) -> String {
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
+fn image_part(mime: &str, bytes: &[u8]) -> crate::llm::ImagePart {
+    crate::llm::ImagePart {
+        mime: mime.to_string(),
+        bytes: bytes.to_vec(),
+    }
 }
 
 fn pdf_text_part(name: &str, text: &str, clipped: bool) -> String {
@@ -224,10 +237,7 @@ fn pdf_text_part(name: &str, text: &str, clipped: bool) -> String {
 /// (`None` for a scanned PDF, which has nothing to pass on).
 pub fn openai_part(c: &Content) -> Option<Value> {
     match c {
-        Content::Image { mime, bytes, .. } => Some(json!({
-            "type": "image_url",
-            "image_url": {"url": data_url(mime, bytes)},
-        })),
+        Content::Image { mime, bytes, .. } => Some(image_part(mime, bytes).openai_part()),
         Content::PdfText {
             name,
             text,
@@ -240,12 +250,7 @@ pub fn openai_part(c: &Content) -> Option<Value> {
 /// The part of a Gemini `generateContent` user turn for `c`.
 pub fn gemini_part(c: &Content) -> Option<Value> {
     match c {
-        Content::Image { mime, bytes, .. } => Some(json!({
-            "inline_data": {
-                "mime_type": mime,
-                "data": base64::engine::general_purpose::STANDARD.encode(bytes),
-            }
-        })),
+        Content::Image { mime, bytes, .. } => Some(image_part(mime, bytes).gemini_part()),
         Content::PdfText {
             name,
             text,
@@ -255,18 +260,34 @@ pub fn gemini_part(c: &Content) -> Option<Value> {
     }
 }
 
-/// What to say when a picture arrives and the configured model cannot see.
-pub fn no_vision_message(model: &str) -> String {
+/// What to say when a picture arrives and the configured model cannot see: why, and how to
+/// get the circuits in anyway (typing them, or the schedule CSV import). `workspace` and
+/// `platform` fill in the import command for the person's workspace.
+pub fn no_vision_message(model: &str, workspace: &str, platform: &str) -> String {
+    let columns = crate::project::io::CSV_COLUMNS.join(",");
+    let ws = if platform == "console" || workspace == "local" {
+        "local".to_string()
+    } else {
+        format!("{platform}:{workspace}")
+    };
     format!(
-        "The configured model ({model}) does not read images, so I cannot read this photo. \
-         Type the circuits, or put the directory in a CSV file (number, description, load_va, \
-         breaker, poles, ...) and import it with `sparky project import FILE`."
+        "I cannot read pictures: the configured model ({model}) is not set up to take images \
+         (an administrator can set `llm.vision = true` for a model that reads them, such as \
+         gpt-4o-mini or gemini-2.5-flash). Nothing from the picture was sent.\n\
+         Meanwhile, type the circuits here (\"add to LP-2: #1 kitchen receptacles, 20 A 1-pole, \
+         1500 VA; #3 ...\") and I will propose them, or import them as a CSV file:\n\
+         1. One row per circuit, with this header: `{columns}` \
+         (`sparky project export PROJECT --format csv` writes a filled-in example).\n\
+         2. On the machine that runs Sparky: `sparky project import FILE.csv --project PROJECT \
+         --panel PANEL --workspace {ws}`.\n\
+         A PDF schedule with a text layer needs no picture reading: attach it as a PDF."
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     fn file(name: &str, bytes: &[u8]) -> InboundFile {
         InboundFile {

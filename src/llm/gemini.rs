@@ -155,9 +155,14 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
         match message {
             // Gemini rejects empty text parts, and a content must have a part: an empty
             // message (stored before empty turns were refused) is left out.
-            ChatMessage::User { text } => {
+            ChatMessage::User { text, images } => {
+                let mut parts = Vec::with_capacity(images.len() + 1);
                 if !text.is_empty() {
-                    out.push(json!({"role": "user", "parts": [{"text": text}]}));
+                    parts.push(json!({ "text": text }));
+                }
+                parts.extend(images.iter().map(crate::llm::ImagePart::gemini_part));
+                if !parts.is_empty() {
+                    out.push(json!({"role": "user", "parts": parts}));
                 }
             }
             ChatMessage::Assistant {

@@ -46,6 +46,10 @@ pub enum ChatMessage {
     User {
         /// Text as typed.
         text: String,
+        /// Pictures sent with the text for this turn only. Never serialised, so they are
+        /// never stored: the history keeps the text (with a placeholder naming each file).
+        #[serde(skip)]
+        images: Vec<ImagePart>,
     },
     /// A model turn: text and/or tool calls.
     Assistant {
@@ -69,7 +73,10 @@ pub enum ChatMessage {
 impl ChatMessage {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        Self::User { text: text.into() }
+        Self::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
     }
 
     /// An assistant message with text only.
@@ -84,7 +91,7 @@ impl ChatMessage {
     /// Rough token estimate (4 characters per token) used for history windows.
     pub fn estimated_tokens(&self) -> usize {
         let chars = match self {
-            Self::User { text } => text.len(),
+            Self::User { text, images } => text.len() + images.len() * IMAGE_TOKENS_ESTIMATE * 4,
             Self::Assistant {
                 text, tool_calls, ..
             } => {
@@ -100,6 +107,42 @@ impl ChatMessage {
                 .sum(),
         };
         chars / 4 + 4
+    }
+}
+
+/// Tokens a picture is assumed to cost when estimating a request (providers charge from
+/// about 260 to 1,500 per image depending on its size and detail).
+const IMAGE_TOKENS_ESTIMATE: usize = 1_000;
+
+/// A picture sent to the model (a photo of a panel directory, a scanned page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    /// image/jpeg, image/png, image/webp or image/gif.
+    pub mime: String,
+    /// The encoded image.
+    pub bytes: Vec<u8>,
+}
+
+impl ImagePart {
+    /// The picture as a `data:` URL.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64())
+    }
+
+    /// The bytes in standard base64.
+    pub fn base64(&self) -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(&self.bytes)
+    }
+
+    /// OpenAI Chat Completions content part: `image_url` with a data URL.
+    pub fn openai_part(&self) -> serde_json::Value {
+        serde_json::json!({"type": "image_url", "image_url": {"url": self.data_url()}})
+    }
+
+    /// Gemini part: `inline_data` with the MIME type and base64 data.
+    pub fn gemini_part(&self) -> serde_json::Value {
+        serde_json::json!({"inline_data": {"mime_type": self.mime, "data": self.base64()}})
     }
 }
 

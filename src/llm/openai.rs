@@ -116,8 +116,19 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
         match message {
             // Empty text is never sent: an empty message (stored before empty turns were
             // refused) is left out.
-            ChatMessage::User { text } if text.is_empty() => {}
-            ChatMessage::User { text } => out.push(json!({"role": "user", "content": text})),
+            ChatMessage::User { text, images } if text.is_empty() && images.is_empty() => {}
+            ChatMessage::User { text, images } if images.is_empty() => {
+                out.push(json!({"role": "user", "content": text}))
+            }
+            // With pictures the content is a list of parts: the text, then each image.
+            ChatMessage::User { text, images } => {
+                let mut parts = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(images.iter().map(crate::llm::ImagePart::openai_part));
+                out.push(json!({"role": "user", "content": parts}));
+            }
             ChatMessage::Assistant {
                 text, tool_calls, ..
             } if text.is_empty() && tool_calls.is_empty() => {}

@@ -48,15 +48,23 @@ struct World {
 }
 
 async fn world(db: Db) -> World {
+    world_with(db, Dialect::OpenAi, &[]).await
+}
+
+/// A world whose model speaks `dialect`, with extra configuration variables.
+async fn world_with(db: Db, dialect: Dialect, extra: &[(&str, &str)]) -> World {
     sparky::llm::tls::install_default_crypto_provider();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("TEST_LOG"))
         .with_test_writer()
         .try_init();
     let discord = FakeDiscord::start().await;
-    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let llm = FakeLlm::start(dialect).await;
     let dir = tempfile::tempdir().unwrap();
     let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    for (k, v) in extra {
+        env.insert(k.to_string(), v.to_string());
+    }
     env.extend(discord.env());
     env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
     env.insert("DISCORD_PUBLIC_KEY".into(), test_public_key_hex());
@@ -113,13 +121,16 @@ impl World {
     fn agent(&self) -> Arc<Agent> {
         let tools = sparky::tools::default_registry(1000);
         let provider = sparky::llm::resilient::build_provider(&self.config);
-        Arc::new(Agent::new(
-            self.store.clone(),
-            provider,
-            Arc::new(tools),
-            self.config.agent.clone(),
-            &self.config.limits,
-        ))
+        Arc::new(
+            Agent::new(
+                self.store.clone(),
+                provider,
+                Arc::new(tools),
+                self.config.agent.clone(),
+                &self.config.limits,
+            )
+            .with_file_intake(sparky::app::file_intake(&self.config)),
+        )
     }
 
     /// Starts a bot process and waits until its gateway session is ready.
@@ -927,5 +938,99 @@ async fn a_report_the_model_sends_lands_in_the_conversation_thread() {
                 .any(|m| m.content().contains("inspection report is attached"))
         })
         .await;
+    bot.stop().await;
+}
+
+/// The Discord path end to end: a mention with a photo attachment (documented attachment
+/// object, served by the fake CDN) starts a thread; the Gemini fake receives the photo as
+/// `inline_data`; a correction typed in the thread re-proposes the whole plan; Confirm applies
+/// every item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_photo_attachment_becomes_one_plan_corrected_and_confirmed() {
+    let w = world_with(
+        Db::Sqlite,
+        Dialect::Gemini,
+        &[("SPARKY_LLM__VISION", "true")],
+    )
+    .await;
+    let photo = crate::vision::png();
+    let url = w.discord.host_attachment(
+        "1/1100000000000000001/panel.png",
+        "image/png",
+        photo.clone(),
+    );
+    w.llm.push(Reply::ToolCalls(crate::vision::plan_calls(15)));
+    let bot = w.start_bot().await;
+    let msg = w.discord.user_message_with(
+        CHANNEL_ID,
+        USER_ID,
+        "add these as LP-3",
+        true,
+        json!([{
+            "id": "1100000000000000001",
+            "filename": "panel.png",
+            "size": photo.len(),
+            "url": url,
+            "proxy_url": url,
+            "content_type": "image/png",
+            "width": 40,
+            "height": 30
+        }]),
+    );
+    let thread = thread_of(&w.discord, &msg).await;
+    let first = confirmation_in(&w.discord, &thread, 0).await;
+    let text = first.embed_text();
+    for needle in [
+        "LP-3",
+        "Office receptacles",
+        "Copier",
+        "Break room microwave",
+    ] {
+        assert!(text.contains(needle), "{needle} on the card: {text}");
+    }
+    assert_eq!(
+        crate::vision::images_in(Dialect::Gemini, &w.llm.requests()[0]),
+        vec![("image/png".to_string(), photo)]
+    );
+
+    w.llm.push(Reply::ToolCalls(crate::vision::plan_calls(20)));
+    w.discord
+        .user_message(&thread, USER_ID, "#7 is 20 A, not 15", false);
+    let second = confirmation_in(&w.discord, &thread, 1).await;
+    assert_ne!(second.id, first.id);
+    let text = second.embed_text();
+    for needle in [
+        "LP-3",
+        "Office receptacles",
+        "Copier",
+        "Break room microwave",
+    ] {
+        assert!(text.contains(needle), "the whole plan again: {text}");
+    }
+    assert!(
+        crate::vision::images_in(Dialect::Gemini, &w.llm.requests()[1]).is_empty(),
+        "the photo went with its own turn only"
+    );
+
+    w.llm
+        .push(Reply::Text("LP-3 is in with its circuits.".into()));
+    let confirm_id = button(&second, "sparky:confirm:");
+    click(&w, &second, &confirm_id, USER_ID);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let p = w.store.load_project(w.project).await.unwrap();
+        if let Some(lp3) = p.panels.iter().find(|x| x.spec.name == "LP-3") {
+            let mut c: Vec<(i32, f64)> = p
+                .circuits_of(lp3.id)
+                .iter()
+                .map(|c| (c.spec.number, c.spec.breaker.0))
+                .collect();
+            c.sort_by_key(|x| x.0);
+            assert_eq!(c, vec![(1, 20.0), (3, 20.0), (7, 20.0)]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "LP-3 never applied");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     bot.stop().await;
 }

@@ -36,4 +36,5 @@ mod tools_inspection;
 mod tools_nec_engine;
 mod tools_read;
 mod tools_write;
+mod vision;
 mod workspaces;

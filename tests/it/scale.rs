@@ -286,7 +286,7 @@ async fn one_thread_serialises(db: Db) {
     let roles: Vec<String> = history
         .iter()
         .map(|m| match &m.message {
-            ChatMessage::User { text } => format!("user:{text}"),
+            ChatMessage::User { text, .. } => format!("user:{text}"),
             ChatMessage::Assistant { .. } => "assistant".into(),
             ChatMessage::Tool { .. } => "tool".into(),
         })

@@ -244,17 +244,22 @@ impl Discord {
             return;
         }
         let text = strip_mention(&msg.content, &bot);
-        if text.is_empty() {
+        let files = super::inbound_files::attachment_refs(&msg.attachments);
+        if text.is_empty() && files.is_empty() {
             return;
         }
         let user = msg.author.id.to_string();
         let event_id = Some(msg.id.to_string());
+        let input = |key| Input {
+            key,
+            user: user.clone(),
+            event_id: event_id.clone(),
+            action: InputAction::message(text.clone(), None, files.clone()),
+        };
         let Some(guild) = guild else {
             let key = SessionKey::new(PLATFORM, DM_WORKSPACE, &channel, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
-            return self
-                .converse(message_input(key, user, event_id, text, None), surface)
-                .await;
+            return self.converse(input(key), surface).await;
         };
         let mentioned = msg.mentions.iter().any(|u| u.id.to_string() == bot)
             || msg.content.contains(&format!("<@{bot}>"));
@@ -272,9 +277,7 @@ impl Discord {
             }
             let key = SessionKey::new(PLATFORM, &guild, &parent, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
-            return self
-                .converse(message_input(key, user, event_id, text, None), surface)
-                .await;
+            return self.converse(input(key), surface).await;
         }
         if !self.settings.channel_allowed(&channel, None)
             || (self.settings.require_mention && !mentioned)
@@ -282,13 +285,17 @@ impl Discord {
             return;
         }
         let message = msg.id.to_string();
-        let Some(thread) = self.start_thread(&channel, &message, &text).await else {
+        // A photo sent without words still names its thread.
+        let name = match files.first() {
+            Some(f) if text.is_empty() => f.name.clone(),
+            _ => text.clone(),
+        };
+        let Some(thread) = self.start_thread(&channel, &message, &name).await else {
             return;
         };
         let key = SessionKey::new(PLATFORM, &guild, &channel, &thread);
         let surface = ThreadSurface::new(self.rest.clone(), &thread, None);
-        self.converse(message_input(key, user, event_id, text, None), surface)
-            .await;
+        self.converse(input(key), surface).await;
     }
 
     /// Starts a thread from `message`; a redelivered message finds the thread it already has.

@@ -140,12 +140,13 @@ pub fn job_from_push(
                 .as_ref()
                 .map_or(ts.clone(), |t| t.0.clone());
             let text = clean_text(e.content.text.as_deref().unwrap_or(""), bot_user);
+            let files = super::inbound_files::file_refs(e.content.files.as_deref().unwrap_or(&[]));
             Some(Job::Turn {
                 input: Input {
                     key: key(team, channel, &thread),
                     user: e.user.0.clone(),
                     event_id,
-                    action: InputAction::Message { text, mode: None },
+                    action: InputAction::message(text, None, files),
                 },
                 target: ThreadTarget {
                     channel: channel.to_string(),
@@ -179,7 +180,13 @@ pub fn job_from_push(
                 .and_then(|c| c.text.as_deref())
                 .unwrap_or("");
             let text = clean_text(raw, bot_user);
-            if text.is_empty() {
+            let files = super::inbound_files::file_refs(
+                e.content
+                    .as_ref()
+                    .and_then(|c| c.files.as_deref())
+                    .unwrap_or(&[]),
+            );
+            if text.is_empty() && files.is_empty() {
                 return None;
             }
             let ts = e.origin.ts.0.clone();
@@ -207,7 +214,7 @@ pub fn job_from_push(
                     key: key(team, &channel, &thread),
                     user,
                     event_id,
-                    action: InputAction::Message { text, mode: None },
+                    action: InputAction::message(text, None, files),
                 },
                 target: ThreadTarget {
                     channel,

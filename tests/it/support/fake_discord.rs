@@ -207,6 +207,8 @@ struct State_ {
     /// Scripted failures: (method, path substring, retry_after seconds).
     rate_limits: Vec<(String, String, f64)>,
     commands: Vec<(Option<String>, Value)>,
+    /// Attachment files served by the fake CDN: path -> (content type, bytes).
+    hosted: HashMap<String, (String, Vec<u8>)>,
 }
 
 struct Inner {
@@ -302,6 +304,7 @@ impl FakeDiscord {
                 "/api/v10/applications/{app}/guilds/{g}/commands",
                 put(put_commands),
             )
+            .route("/attachments/{*path}", get(attachment_file))
             .fallback(unknown)
             .layer(axum::middleware::from_fn_with_state(inner.clone(), record))
             .with_state(inner.clone());
@@ -451,6 +454,17 @@ impl FakeDiscord {
         );
     }
 
+    /// Serves a file at `/attachments/{path}` (as Discord's CDN does); returns its URL.
+    pub fn host_attachment(&self, path: &str, content_type: &str, bytes: Vec<u8>) -> String {
+        self.inner
+            .state
+            .lock()
+            .unwrap()
+            .hosted
+            .insert(path.to_string(), (content_type.to_string(), bytes));
+        format!("http://{}/attachments/{path}", self.rest)
+    }
+
     /// Stores a user message in a channel and dispatches MESSAGE_CREATE for it, in the
     /// recorded shape. Returns the message id.
     pub fn user_message(
@@ -459,6 +473,18 @@ impl FakeDiscord {
         user: &str,
         content: &str,
         mention_bot: bool,
+    ) -> String {
+        self.user_message_with(channel, user, content, mention_bot, json!([]))
+    }
+
+    /// [`FakeDiscord::user_message`] carrying `attachments` (attachment objects).
+    pub fn user_message_with(
+        &self,
+        channel: &str,
+        user: &str,
+        content: &str,
+        mention_bot: bool,
+        attachments: Value,
     ) -> String {
         let id = self.next_id();
         let is_thread = self
@@ -486,6 +512,7 @@ impl FakeDiscord {
         if mention_bot {
             d["mentions"][0]["id"] = json!(BOT_ID);
         }
+        d["attachments"] = attachments;
         self.inner.state.lock().unwrap().messages.insert(
             id.clone(),
             FakeMessage {
@@ -1185,6 +1212,18 @@ async fn put_commands(State(inner): State<Arc<Inner>>, uri: Uri, body: Bytes) ->
     }
     inner.state.lock().unwrap().commands.push((guild, body));
     Json(Value::Array(out)).into_response()
+}
+
+async fn attachment_file(State(inner): State<Arc<Inner>>, Path(path): Path<String>) -> Response {
+    match inner.state.lock().unwrap().hosted.get(&path) {
+        Some((ctype, bytes)) => (
+            StatusCode::OK,
+            [("content-type", ctype.clone())],
+            bytes.clone(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "Not Found").into_response(),
+    }
 }
 
 async fn unknown(method: Method, uri: Uri) -> Response {

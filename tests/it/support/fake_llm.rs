@@ -534,6 +534,62 @@ fn openai_call_fragments(
     }
 }
 
+/// Content parts of a system or user message, as strictly as the API checks them: text parts
+/// with text, and (for users) `image_url` parts whose URL is http(s) or a base64 `data:` URL
+/// of an image type the API takes.
+fn validate_openai_parts(i: usize, role: &str, parts: &[Value]) -> Result<(), String> {
+    if parts.is_empty() {
+        return Err(format!(
+            "Invalid 'messages[{i}].content': empty array. Expected an array with minimum length 1."
+        ));
+    }
+    for (j, part) in parts.iter().enumerate() {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if !part.get("text").is_some_and(Value::is_string) {
+                    return Err(format!(
+                        "Missing required parameter: 'messages[{i}].content[{j}].text'."
+                    ));
+                }
+            }
+            Some("image_url") if role == "user" => {
+                let url = part
+                    .pointer("/image_url/url")
+                    .and_then(Value::as_str)
+                    .ok_or(format!(
+                        "Missing required parameter: 'messages[{i}].content[{j}].image_url.url'."
+                    ))?;
+                if let Some(rest) = url.strip_prefix("data:") {
+                    let (mime, data) = rest.split_once(";base64,").ok_or(format!(
+                        "Invalid 'messages[{i}].content[{j}].image_url.url': expected a base64-encoded data URL."
+                    ))?;
+                    if !["image/png", "image/jpeg", "image/webp", "image/gif"].contains(&mime) {
+                        return Err(format!("Invalid MIME type. Only image types are supported. (messages[{i}].content[{j}])"));
+                    }
+                    use base64::Engine;
+                    if base64::engine::general_purpose::STANDARD
+                        .decode(data)
+                        .is_err()
+                    {
+                        return Err(format!("You uploaded an unsupported image. Please make sure your image is valid. (messages[{i}].content[{j}])"));
+                    }
+                } else if !url.starts_with("https://") && !url.starts_with("http://") {
+                    return Err(format!(
+                        "Invalid 'messages[{i}].content[{j}].image_url.url': expected a URL."
+                    ));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "Invalid value: '{}'. Supported values are: 'text' and 'image_url'. (messages[{i}].content[{j}].type)",
+                    other.unwrap_or("null")
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 fn validate_openai(request: &Value) -> Result<(), String> {
     if !request.is_object() {
         return Err("The request body must be a JSON object.".into());
@@ -599,6 +655,9 @@ fn validate_openai(request: &Value) -> Result<(), String> {
             "system" | "developer" | "user" => {
                 if m.get("content").is_none_or(Value::is_null) {
                     return Err(format!("Missing required parameter: 'messages[{i}].content'."));
+                }
+                if let Some(parts) = m.get("content").and_then(Value::as_array) {
+                    validate_openai_parts(i, role, parts)?;
                 }
             }
             "assistant" => {
@@ -1008,6 +1067,18 @@ fn validate_gemini(inner: &Inner, request: &Value) -> Result<(), String> {
             .count();
             if data != 1 {
                 return Err(format!("* GenerateContentRequest.contents[{i}].parts[{j}].data: required oneof field 'data' must have one initialized field"));
+            }
+            for key in ["inline_data", "inlineData"] {
+                if let Some(blob) = obj.get(key) {
+                    let mime = field(blob, "mimeType", "mime_type").and_then(Value::as_str);
+                    let data = blob.get("data").and_then(Value::as_str);
+                    use base64::Engine;
+                    match (mime, data) {
+                        (Some(m), Some(d)) if !m.is_empty() && base64::engine::general_purpose::STANDARD.decode(d).is_ok() => {}
+                        (None, _) | (Some(""), _) => return Err(format!("* GenerateContentRequest.contents[{i}].parts[{j}].inline_data.mime_type: mime_type is required")),
+                        _ => return Err(format!("Invalid value at 'contents[{i}].parts[{j}].inline_data.data' (TYPE_BYTES), Base64 decoding failed")),
+                    }
+                }
             }
             // The live API refuses empty text, also when a signature rides on it.
             if obj

@@ -949,6 +949,15 @@ pub struct SlackBot {
 impl SlackBot {
     /// A bot on `db` using `transport` ("http" or "socket"); the channel is bound to a project.
     pub async fn start(db: super::bot::Db, transport: &str) -> SlackBot {
+        Self::start_with(db, transport, &[]).await
+    }
+
+    /// [`SlackBot::start`] with extra configuration variables (e.g. `SPARKY_LLM__VISION`).
+    pub async fn start_with(
+        db: super::bot::Db,
+        transport: &str,
+        extra: &[(&str, &str)],
+    ) -> SlackBot {
         sparky::llm::tls::install_default_crypto_provider();
         let llm = super::fake_llm::FakeLlm::start(super::fake_llm::Dialect::OpenAi).await;
         let slack = FakeSlack::start().await;
@@ -967,6 +976,9 @@ impl SlackBot {
             env.insert(k.into(), v.into());
         }
         env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+        for (k, v) in extra {
+            env.insert(k.to_string(), v.to_string());
+        }
         match db {
             super::bot::Db::Sqlite => {
                 env.insert(
@@ -1056,7 +1068,8 @@ async fn build(
         tools,
         config.agent.clone(),
         &config.limits,
-    );
+    )
+    .with_file_intake(sparky::app::file_intake(&config));
     (config, store, Arc::new(agent))
 }
 
