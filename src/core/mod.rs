@@ -1,6 +1,7 @@
 //! The agent core: sessions, the turn loop and the confirmation gate. Platform-independent:
 //! adapters turn platform events into [`agent::Input`] and render [`effects::Effect`]s.
 
+pub mod addressing;
 pub mod agent;
 pub mod attachment;
 pub mod commands;
@@ -8,6 +9,7 @@ pub mod context;
 pub mod effects;
 pub mod gate;
 pub mod lease;
+pub mod ledger;
 pub mod limits;
 pub mod mention;
 pub mod modes;

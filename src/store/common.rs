@@ -1429,6 +1429,22 @@ macro_rules! impl_store {
                     message_from(&row)
                 }
 
+                async fn thread_has_history(&self, key: &SessionKey) -> StoreResult<bool> {
+                    let found = sqlx::query(
+                        "SELECT s.id FROM sessions s WHERE s.platform = $1 AND s.workspace = $2 \
+                         AND s.channel = $3 AND s.thread = $4 \
+                         AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)",
+                    )
+                    .bind(&key.platform)
+                    .bind(&key.workspace)
+                    .bind(&key.channel)
+                    .bind(&key.thread)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(found.is_some())
+                }
+
                 async fn recent_messages(
                     &self,
                     session_id: i64,
@@ -1821,6 +1837,15 @@ macro_rules! impl_store {
                         .await
                         .map_err(db)?;
                     self.claim_event(scope, digest).await
+                }
+
+                async fn purge_events(&self, before: DateTime<Utc>) -> StoreResult<u64> {
+                    let done = sqlx::query("DELETE FROM processed_events WHERE seen_at < $1")
+                        .bind(before)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    Ok(done.rows_affected())
                 }
 
                 // ----- documents and chunks -----

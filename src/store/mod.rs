@@ -194,6 +194,9 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<Session>;
     /// A session by id.
     async fn session(&self, id: i64) -> StoreResult<Option<Session>>;
+    /// Whether the thread `key` already is a conversation (a session with at least one
+    /// message). A lookup only: unlike [`open_session`](Self::open_session) it creates nothing.
+    async fn thread_has_history(&self, key: &SessionKey) -> StoreResult<bool>;
     /// Changes the mode.
     async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()>;
     /// Changes the project.
@@ -299,6 +302,10 @@ pub trait Store: Send + Sync {
         digest: &str,
         window: std::time::Duration,
     ) -> StoreResult<bool>;
+    /// Forgets every recorded event id and request digest seen before `before`; returns how
+    /// many. Redeliveries come within minutes, so ids older than a retention window are no
+    /// longer needed.
+    async fn purge_events(&self, before: DateTime<Utc>) -> StoreResult<u64>;
 
     // ----- documents and chunks (retrieval) -----
     /// Inserts or updates a document by (source, workspace); returns it and whether its hash changed.
