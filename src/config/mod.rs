@@ -155,6 +155,9 @@ pub struct AgentConfig {
     /// Seconds a thread's lease lasts without renewal: how long a turn of a process that
     /// died stays blocked before another process closes it.
     pub lease_secs: u64,
+    /// Hours the ids of inputs already taken are remembered (to drop redeliveries); older
+    /// ids are purged.
+    pub event_retention_hours: u64,
 }
 
 /// `[limits]`.
@@ -451,6 +454,9 @@ impl Config {
         }
         if !(3..=3600).contains(&a.lease_secs) {
             problems.push("agent.lease_secs must be between 3 and 3600".into());
+        }
+        if !(1..=24 * 365).contains(&a.event_retention_hours) {
+            problems.push("agent.event_retention_hours must be between 1 and 8760".into());
         }
         let l = &self.limits;
         for (key, v) in [

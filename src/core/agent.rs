@@ -21,6 +21,7 @@ use super::context::ContextPolicy;
 use super::effects::{Citation, Effect, EffectSink};
 use super::gate::{PlannedCall, TextAndPending};
 use super::lease::Admission;
+use super::ledger::{InputKind, Ledger};
 use super::limits::TurnLimiter;
 use super::mention;
 use super::request;
@@ -124,6 +125,7 @@ pub struct Agent {
     context: ContextPolicy,
     /// Downloads of attached files and whether the model sees pictures.
     pub(super) intake: super::inbound::FileIntake,
+    ledger: Ledger,
 }
 
 /// What one streamed model call produced.
@@ -159,6 +161,10 @@ impl Agent {
             ),
             admission: Admission::new(store.clone(), &cfg),
             tasks: tokio_util::task::TaskTracker::new(),
+            ledger: Ledger::new(
+                store.clone(),
+                Duration::from_secs(cfg.event_retention_hours.saturating_mul(3600)),
+            ),
             store,
             provider,
             tools,
@@ -187,6 +193,11 @@ impl Agent {
     pub fn with_temperature(mut self, t: f32) -> Self {
         self.temperature = Some(t);
         self
+    }
+
+    /// The ledger of inputs already taken (redeliveries of any kind are dropped there).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
     }
 
     /// The store this agent writes to.
@@ -274,14 +285,18 @@ impl Agent {
     }
 
     async fn handle_inner(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
+        if input.event_id.is_some() {
+            // Old ids are forgotten as inputs arrive (at most once an hour).
+            self.ledger.purge_if_due().await;
+        }
         match self.session_of(&input).await? {
             Some(session_id) => self.admission.serve(self, session_id, input, sink).await,
             None => {
                 // Nothing to queue behind (a button of an unknown action): answered at once.
                 if let Some(event_id) = &input.event_id {
                     if !self
-                        .store
-                        .claim_event(&input.key.platform, event_id)
+                        .ledger
+                        .claim(&input.key.platform, InputKind::Event, event_id)
                         .await?
                     {
                         return Ok(());
@@ -722,6 +737,10 @@ impl Agent {
                         // A file goes to the thread, never into the history or the model.
                         if let Some(file) = super::attachment::take_attachment(&mut r.content) {
                             sink.emit(Effect::File { file }).await;
+                        }
+                        // What people wrote in the project reaches the model as data.
+                        if !r.is_error {
+                            super::untrusted::fence_tool_result(&mut r.content);
                         }
                         cache.insert(cache_key, r.clone());
                         r

@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 use serde_json::{json, Value};
 
+use super::mention::UserRef;
 use super::session::{Mode, SessionKey};
 use super::Agent;
 use super::{CollectSink, Effect, Input, InputAction, Outcome};
@@ -435,7 +436,7 @@ async fn run(
             } else {
                 members
                     .iter()
-                    .map(|(u, r)| format!("- {u}: {}", r.as_str()))
+                    .map(|(u, r)| format!("- {}: {}", UserRef::new(u.as_str()), r.as_str()))
                     .collect::<Vec<_>>()
                     .join("\n")
             };
@@ -452,7 +453,11 @@ async fn run(
             };
             store.set_member_role(id, &key.platform, &who, role).await?;
             CommandOutput::ok(
-                format!("{who} is now {} of this project.", role.as_str()),
+                format!(
+                    "{} is now {} of this project.",
+                    UserRef::new(who.as_str()),
+                    role.as_str()
+                ),
                 json!({"type": "member", "user": who, "role": role}),
             )
         }
@@ -475,9 +480,12 @@ async fn run(
             let removed = store.remove_member(id, &key.platform, &who).await?;
             CommandOutput::ok(
                 if removed {
-                    format!("{who} no longer has a role in this project.")
+                    format!(
+                        "{} no longer has a role in this project.",
+                        UserRef::new(who.as_str())
+                    )
                 } else {
-                    format!("{who} had no role in this project.")
+                    format!("{} had no role in this project.", UserRef::new(who.as_str()))
                 },
                 json!({"type": "member", "user": who, "role": null}),
             )

@@ -1,6 +1,7 @@
 //! The agent core: sessions, the turn loop and the confirmation gate. Platform-independent:
 //! adapters turn platform events into [`agent::Input`] and render [`effects::Effect`]s.
 
+pub mod addressing;
 pub mod agent;
 pub mod attachment;
 pub mod commands;
@@ -9,6 +10,7 @@ pub mod effects;
 pub mod gate;
 pub mod inbound;
 pub mod lease;
+pub mod ledger;
 pub mod limits;
 pub mod mention;
 pub mod modes;

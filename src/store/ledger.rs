@@ -19,6 +19,10 @@ pub trait EventLedger: Send + Sync {
         digest: &str,
         window: std::time::Duration,
     ) -> StoreResult<bool>;
+    /// Forgets every recorded event id and request digest seen before `before`; returns how
+    /// many. Redeliveries come within minutes, so ids older than a retention window are no
+    /// longer needed.
+    async fn purge_events(&self, before: chrono::DateTime<chrono::Utc>) -> StoreResult<u64>;
 }
 
 /// Emits `impl EventLedger` for a backend store type.
@@ -64,6 +68,18 @@ macro_rules! impl_ledger {
                         .await
                         .map_err(db)?;
                     self.claim_event(scope, digest).await
+                }
+
+                async fn purge_events(
+                    &self,
+                    before: chrono::DateTime<chrono::Utc>,
+                ) -> StoreResult<u64> {
+                    let done = sqlx::query("DELETE FROM processed_events WHERE seen_at < $1")
+                        .bind(before)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
+                    Ok(done.rows_affected())
                 }
             }
         };

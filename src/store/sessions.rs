@@ -19,6 +19,9 @@ pub trait SessionStore: Send + Sync {
     ) -> StoreResult<Session>;
     /// A session by id.
     async fn session(&self, id: i64) -> StoreResult<Option<Session>>;
+    /// Whether the thread `key` already is a conversation (a session with at least one
+    /// message). A lookup only: unlike [`open_session`](Self::open_session) it creates nothing.
+    async fn thread_has_history(&self, key: &SessionKey) -> StoreResult<bool>;
     /// Changes the mode.
     async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()>;
     /// Changes the project.
@@ -134,6 +137,22 @@ macro_rules! impl_sessions {
                         .map_err(db)?
                         .map(|r| session_from(&r))
                         .transpose()
+                }
+
+                async fn thread_has_history(&self, key: &SessionKey) -> StoreResult<bool> {
+                    let found = sqlx::query(
+                        "SELECT s.id FROM sessions s WHERE s.platform = $1 AND s.workspace = $2 \
+                         AND s.channel = $3 AND s.thread = $4 \
+                         AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)",
+                    )
+                    .bind(&key.platform)
+                    .bind(&key.workspace)
+                    .bind(&key.channel)
+                    .bind(&key.thread)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(found.is_some())
                 }
 
                 async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()> {

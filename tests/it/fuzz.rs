@@ -3,6 +3,8 @@
 //! Seeds come from tests/fixtures/. The number of cases per target is `SPARKY_FUZZ_CASES`
 //! (default 64, a smoke run in the suite; `.ci/fuzz` runs a long one; see docs/fuzzing.md).
 
+mod endpoints;
+
 use std::sync::OnceLock;
 
 use proptest::prelude::*;

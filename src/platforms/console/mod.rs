@@ -89,7 +89,7 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
                     Ok(Command::Tool { name, args }) => InputAction::Tool { name, args },
                     Ok(cmd) => {
                         let r = commands::execute(&agent, &key, &opts.user, cmd).await;
-                        out.line(&r.json, &r.text);
+                        out.line(&r.json, &crate::core::mention::plain(&r.text));
                         for file in r.files {
                             out.effect(&crate::core::Effect::File { file });
                         }

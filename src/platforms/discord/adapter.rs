@@ -17,6 +17,8 @@ use super::surface::{InteractionHandle, ThreadSurface, MAX_MESSAGE};
 use super::DiscordError;
 use crate::config::Config;
 use crate::core::commands::{execute, Command, CommandOutput};
+use crate::core::addressing::{self, Place};
+use crate::core::ledger::InputKind;
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Input, InputAction};
 use crate::platforms::render::{parse_button, split_message, ButtonAction};
@@ -271,17 +273,24 @@ impl Discord {
             if !self.settings.channel_allowed(&channel, Some(&parent)) {
                 return;
             }
-            // The bot's own threads are its sessions; elsewhere it answers when called.
-            if info.owner_id.as_deref() != Some(bot.as_str()) && !mentioned {
+            let key = SessionKey::new(PLATFORM, &guild, &parent, &channel);
+            let place = Place::Thread {
+                started_by_sparky: info.owner_id.as_deref() == Some(bot.as_str()),
+            };
+            if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
                 return;
             }
-            let key = SessionKey::new(PLATFORM, &guild, &parent, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
             return self.converse(input(key), surface).await;
         }
-        if !self.settings.channel_allowed(&channel, None)
-            || (self.settings.require_mention && !mentioned)
-        {
+        if !self.settings.channel_allowed(&channel, None) {
+            return;
+        }
+        let place = Place::Channel {
+            mention_required: self.settings.require_mention,
+        };
+        let key = SessionKey::new(PLATFORM, &guild, &channel, &msg.id.to_string());
+        if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
             return;
         }
         let message = msg.id.to_string();
@@ -387,7 +396,14 @@ impl Discord {
     pub async fn process(&self, work: Work) {
         let _busy = self.enter();
         match work {
-            Work::Command(cmd, slash) => self.run_command(&cmd, slash).await,
+            Work::Command(cmd, slash) => {
+                // A redelivered interaction (a gateway resume) runs nothing twice.
+                let id = cmd.id.to_string();
+                let ledger = self.agent.ledger();
+                if ledger.first_delivery(PLATFORM, InputKind::Command, &id).await {
+                    self.run_command(&cmd, slash).await;
+                }
+            }
             Work::Button(comp, action) => self.click(&comp, action).await,
         }
     }
@@ -543,6 +559,8 @@ impl Discord {
         } else {
             out.text.clone()
         };
+        // People the core named are shown as mentions (never pinging: `allowed_mentions`).
+        let text = super::surface::mentionize(&text);
         self.answer_text(handle, &text).await;
     }
 

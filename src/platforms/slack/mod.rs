@@ -26,7 +26,9 @@ use tokio::sync::OnceCell;
 
 use crate::config::{Config, SlackConfig};
 use crate::core::commands::{self, Command};
-use crate::core::session::{Mode, SessionKey};
+use crate::core::addressing::{self, Place};
+use crate::core::ledger::InputKind;
+use crate::core::session::SessionKey;
 use crate::core::{Agent, Effect, EffectSink, Input, InputAction};
 use crate::platforms::surface::SurfaceSink;
 
@@ -165,26 +167,19 @@ impl Shared {
                 target,
                 only_if_session,
             } => {
-                if only_if_session && !self.is_session(&input.key).await {
+                // A plain thread reply: the core's rule says whether it is for Sparky.
+                let place = Place::Thread {
+                    started_by_sparky: false,
+                };
+                if only_if_session
+                    && !addressing::belongs(self.agent.store().as_ref(), &input.key, place, false)
+                        .await
+                {
                     return;
                 }
                 self.turn(input, target).await;
             }
             Job::Command(cmd) => self.command(cmd).await,
-        }
-    }
-
-    /// Whether a channel thread is a conversation with Sparky (it has history).
-    async fn is_session(&self, key: &SessionKey) -> bool {
-        let store = self.agent.store();
-        // open_session is the store's only lookup by key; an empty session it creates for
-        // a thread Sparky is not part of stays empty and unused.
-        match store.open_session(key, Mode::General, None).await {
-            Ok(s) => matches!(store.recent_messages(s.id, 0, 1).await, Ok(m) if !m.is_empty()),
-            Err(e) => {
-                tracing::warn!(error = %e, "could not look up the thread's session");
-                false
-            }
         }
     }
 
@@ -207,17 +202,14 @@ impl Shared {
 
     /// A slash command: a message in the channel that the answer threads under.
     async fn command(&self, cmd: SlashCommand) {
-        let store = self.agent.store();
-        // The header is posted before the core sees anything, so redeliveries are dropped here.
-        match store
-            .claim_event(PLATFORM, &format!("command:{}", cmd.trigger_id))
+        // The header is posted before any input reaches the core, so the command itself is
+        // checked against the core's ledger first.
+        let ledger = self.agent.ledger();
+        if !ledger
+            .first_delivery(PLATFORM, InputKind::Command, &cmd.trigger_id)
             .await
         {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(e) => {
-                tracing::warn!(error = %e, "could not record the slash command; handling it anyway")
-            }
+            return;
         }
         let action = events::parse_slash(&cmd.text);
         let shown = if cmd.text.trim().is_empty() {
