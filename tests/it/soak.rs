@@ -147,15 +147,18 @@ fn free_addr() -> SocketAddr {
     l.local_addr().expect("addr")
 }
 
-/// Posts a signed Slack request; `None` when the replica is unreachable.
+/// Posts a signed Slack request, signed `skew` seconds in the past (a delivery signed apart
+/// from another of the same body, as a redelivery is); `None` when the replica is
+/// unreachable.
 async fn slack_post(
     http: &reqwest::Client,
     base: &str,
     path: &str,
     content_type: &str,
     body: String,
+    skew: i64,
 ) -> Option<u16> {
-    let ts = chrono::Utc::now().timestamp();
+    let ts = chrono::Utc::now().timestamp() - skew;
     let sig = signature(SIGNING_SECRET, ts, body.as_bytes());
     let resp = http
         .post(format!("{base}{path}"))
@@ -176,11 +179,17 @@ async fn slack_event(http: &reqwest::Client, base: &str, payload: &Value) -> Opt
         "/slack/events",
         "application/json",
         payload.to_string(),
+        0,
     )
     .await
 }
 
-async fn slack_click(http: &reqwest::Client, base: &str, payload: &Value) -> Option<u16> {
+async fn slack_click(
+    http: &reqwest::Client,
+    base: &str,
+    payload: &Value,
+    skew: i64,
+) -> Option<u16> {
     let body = serde_urlencoded::to_string([("payload", payload.to_string())]).ok()?;
     slack_post(
         http,
@@ -188,14 +197,25 @@ async fn slack_click(http: &reqwest::Client, base: &str, payload: &Value) -> Opt
         "/slack/interactivity",
         "application/x-www-form-urlencoded",
         body,
+        skew,
     )
     .await
 }
 
 /// Posts an interaction to the Discord endpoint, signed as Discord signs it.
 async fn discord_post(http: &reqwest::Client, base: &str, payload: &Value) -> Option<u16> {
+    discord_post_at(http, base, payload, 0).await
+}
+
+/// [`discord_post`] signed `skew` seconds in the past.
+async fn discord_post_at(
+    http: &reqwest::Client,
+    base: &str,
+    payload: &Value,
+    skew: i64,
+) -> Option<u16> {
     let body = payload.to_string();
-    let ts = chrono::Utc::now().timestamp().to_string();
+    let ts = (chrono::Utc::now().timestamp() - skew).to_string();
     let sig = discord_key().sign(format!("{ts}{body}").as_bytes());
     let resp = http
         .post(format!(
@@ -581,11 +601,18 @@ async fn two_replicas_soak() {
                     .as_str()
                     .unwrap_or_default()
                     .to_string();
-                let payload = block_action(TEAM, ALICE, card, &confirm, &format!("trig.{i}"));
-                for base in &bases {
-                    let (http, base, payload) = (http.clone(), base.clone(), payload.clone());
+                // Odd trials: one click delivered twice. Even trials: a double click, two
+                // clicks of the same button (each its own trigger), one to each replica.
+                for (n, base) in bases.iter().enumerate() {
+                    let trigger = if i % 2 == 1 {
+                        format!("trig.{i}")
+                    } else {
+                        format!("trig.{i}.{n}")
+                    };
+                    let payload = block_action(TEAM, ALICE, card, &confirm, &trigger);
+                    let (http, base, skew) = (http.clone(), base.clone(), n as i64);
                     clicks.push(tokio::spawn(async move {
-                        slack_click(&http, &base, &payload).await
+                        slack_click(&http, &base, &payload, skew).await
                     }));
                 }
                 false
@@ -601,10 +628,11 @@ async fn two_replicas_soak() {
                 let Some(card) = card else { return true };
                 let confirm = card.buttons()[0].0.clone();
                 let (payload, _) = discord.click_payload(&card, &confirm, USER_ID);
-                for base in &bases {
+                for (n, base) in bases.iter().enumerate() {
                     let (http, base, payload) = (http.clone(), base.clone(), payload.clone());
+                    let skew = n as i64;
                     clicks.push(tokio::spawn(async move {
-                        discord_post(&http, &base, &payload).await
+                        discord_post_at(&http, &base, &payload, skew).await
                     }));
                 }
                 false
