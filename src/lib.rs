@@ -16,6 +16,7 @@ pub mod platforms;
 pub mod project;
 pub mod rag;
 pub mod report;
+pub mod serve;
 pub mod server;
 pub mod server_wait;
 pub mod store;

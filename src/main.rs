@@ -318,7 +318,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Cmd::Serve => serve(config).await,
+        Cmd::Serve => {
+            sparky::serve::Server::bind(config)
+                .await?
+                .run(sparky::server::shutdown_signal())
+                .await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Jurisdiction {
             action: _,
             location,
@@ -429,175 +435,6 @@ fn confirm_on_terminal(items: &[sparky::store::ActionItem]) -> bool {
     let mut answer = String::new();
     let _ = std::io::stdin().read_line(&mut answer);
     matches!(answer.trim(), "y" | "Y" | "yes")
-}
-
-async fn serve(config: Config) -> anyhow::Result<ExitCode> {
-    let mut platforms = Vec::new();
-    if config.discord.enabled {
-        platforms.push("discord");
-    }
-    if config.slack.enabled {
-        platforms.push("slack");
-    }
-    if platforms.is_empty() {
-        anyhow::bail!(
-            "no platform is enabled. Set discord.enabled = true (with DISCORD_TOKEN) or slack.enabled = true \
-             (with SLACK_BOT_TOKEN and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET) in bot-config.toml, or the \
-             SPARKY_DISCORD__ENABLED / SPARKY_SLACK__ENABLED variables. To try Sparky without a platform, run `sparky chat`."
-        );
-    }
-    let app = App::build(config).await?;
-    let config = &app.config;
-    let inflight = std::sync::Arc::new(sparky::server::InFlight::default());
-    let states = std::sync::Arc::new(sparky::server::Platforms::default());
-    let mut router =
-        sparky::server::router_with(app.store.clone(), inflight.clone(), states.clone());
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.changed().await;
-    };
-    use sparky::server::{PlatformFailure, PlatformState};
-    let mut tasks = tokio::task::JoinSet::new();
-    if config.discord.enabled {
-        use sparky::platforms::discord::{self, DiscordError};
-        let failure = |e: DiscordError| match e {
-            DiscordError::MissingSecret(_) | DiscordError::Setup(_) => {
-                PlatformFailure::Permanent(e.to_string())
-            }
-            other => PlatformFailure::Transient(other.to_string()),
-        };
-        if config.secrets.discord_public_key.is_some() {
-            match discord::interactions_router(app.agent.clone(), config) {
-                Ok(r) => {
-                    router = router.merge(r);
-                    states.set("discord-interactions", PlatformState::Running, "");
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "the Discord interactions endpoint cannot start");
-                    states.set("discord-interactions", PlatformState::Failed, e.to_string());
-                }
-            }
-        }
-        let (agent, cfg, states, stop) = (
-            app.agent.clone(),
-            config.clone(),
-            states.clone(),
-            stop_rx.clone(),
-        );
-        tasks.spawn(async move {
-            sparky::server::supervise("discord-gateway", states, stop, |stop| {
-                let (agent, cfg) = (agent.clone(), cfg.clone());
-                async move {
-                    discord::run(agent, &cfg, stopped(stop))
-                        .await
-                        .map_err(failure)
-                }
-            })
-            .await;
-            Ok(())
-        });
-    }
-    if config.slack.enabled {
-        use sparky::platforms::slack::{self, SlackError};
-        match config.slack.transport {
-            sparky::config::SlackTransport::Http => {
-                match slack::events_router(app.agent.clone(), config) {
-                    Ok(r) => {
-                        router = router.merge(r);
-                        states.set("slack", PlatformState::Running, "");
-                    }
-                    Err(e) => {
-                        tracing::error!(error = %e, "the Slack endpoint cannot start");
-                        states.set("slack", PlatformState::Failed, e.to_string());
-                    }
-                }
-            }
-            sparky::config::SlackTransport::Socket => {
-                let (agent, cfg, states, stop) = (
-                    app.agent.clone(),
-                    config.clone(),
-                    states.clone(),
-                    stop_rx.clone(),
-                );
-                tasks.spawn(async move {
-                    sparky::server::supervise("slack", states, stop, |stop| {
-                        let (agent, cfg) = (agent.clone(), cfg.clone());
-                        async move {
-                            slack::run(agent, &cfg, stopped(stop))
-                                .await
-                                .map_err(|e| match e {
-                                    SlackError::Config(_) => {
-                                        PlatformFailure::Permanent(e.to_string())
-                                    }
-                                    other => PlatformFailure::Transient(other.to_string()),
-                                })
-                        }
-                    })
-                    .await;
-                    Ok(())
-                });
-            }
-        }
-    }
-    let listener = tokio::net::TcpListener::bind(&config.server.bind)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.server.bind))?;
-    tracing::info!(bind = %config.server.bind, platforms = ?platforms, "serving");
-    let http_stop = stopped(stop_rx.clone());
-    tasks.spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(http_stop)
-            .await
-            .map_err(|e| anyhow::anyhow!("http server: {e}"))
-    });
-    // Threads whose process died mid-turn, with nobody writing in them again, are closed
-    // and told here (Slack and Discord threads can be addressed from their session key).
-    {
-        let agent = app.agent.clone();
-        let cfg = config.clone();
-        let mut stop = stop_rx.clone();
-        let every = std::time::Duration::from_secs(config.agent.lease_secs.max(3) / 3);
-        tasks.spawn(async move {
-            let sinks = sparky::platforms::recovery_sinks(&agent, &cfg);
-            loop {
-                tokio::select! {
-                    () = tokio::time::sleep(every) => {}
-                    _ = stop.changed() => return Ok(()),
-                }
-                match agent.admission().recover(&agent, sinks.as_ref()).await {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        tracing::info!(threads = n, "recovered threads left by a stopped process")
-                    }
-                    Err(e) => tracing::warn!(error = %e, "recovering orphaned threads failed"),
-                }
-            }
-        });
-    }
-    // Run until a signal, or until the HTTP server stops (platforms are retried on their own).
-    let failure = tokio::select! {
-        () = sparky::server::shutdown_signal() => None,
-        Some(done) = tasks.join_next() => Some(done),
-    };
-    tracing::info!("shutting down: finishing turns in flight");
-    inflight.set_draining();
-    let tracker = app.agent.tasks();
-    tracker.close();
-    let grace = std::time::Duration::from_secs(config.server.shutdown_grace_secs);
-    if tokio::time::timeout(grace, tracker.wait()).await.is_err() {
-        tracing::warn!(
-            left = tracker.len(),
-            "turns still running at the end of the grace period"
-        );
-    }
-    let _ = stop_tx.send(true);
-    let grace = std::time::Duration::from_secs(config.server.shutdown_grace_secs + 5);
-    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
-    match failure {
-        Some(Ok(Err(e))) => Err(e),
-        Some(Err(join)) => Err(anyhow::anyhow!("a task crashed: {join}")),
-        _ => Ok(ExitCode::SUCCESS),
-    }
 }
 
 async fn search(

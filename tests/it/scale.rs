@@ -193,12 +193,37 @@ async fn two_hundred_threads_run_at_once_on_ten_connections() {
         }));
     }
     let mut first_signs = Vec::new();
+    // When the model's first word reached each thread (its call had started), and when the
+    // thread's answer was complete: where the time beyond the model's 2 s goes.
+    let mut model_started = Vec::new();
+    let mut answered = Vec::new();
     for t in tasks {
         let effects = t.await.expect("task");
         assert_eq!(final_texts(&effects), vec!["Working — done.".to_string()]);
         let first = effects.first().map(|(at, _)| *at).expect("some effect");
         first_signs.push(first.duration_since(started));
+        if let Some((at, _)) = effects
+            .iter()
+            .find(|(_, e)| matches!(e, Effect::Delta { .. }))
+        {
+            model_started.push(at.duration_since(started));
+        }
+        if let Some((at, _)) = effects.iter().rfind(|(_, e)| matches!(e, Effect::Text { .. })) {
+            answered.push(at.duration_since(started));
+        }
     }
+    model_started.sort();
+    answered.sort();
+    let pct = |v: &[Duration], p: usize| v.get(v.len() * p / 100).copied().unwrap_or_default();
+    eprintln!(
+        "model call started: p50 {:?} p99 {:?} max {:?}; answer complete: p50 {:?} p99 {:?} max {:?}",
+        pct(&model_started, 50),
+        pct(&model_started, 99),
+        model_started.last().copied().unwrap_or_default(),
+        pct(&answered, 50),
+        pct(&answered, 99),
+        answered.last().copied().unwrap_or_default(),
+    );
     let wall = started.elapsed();
     sampling.store(false, std::sync::atomic::Ordering::SeqCst);
     sampler.await.expect("sampler");

@@ -83,7 +83,12 @@ pub enum Reply {
     CutMidStream(String),
     /// Accepts, sends the response headers, then nothing.
     Stall,
+    /// Waits this long, then answers with the inner reply (a model that thinks first).
+    After(Duration, Box<Reply>),
 }
+
+/// Answers requests once the script is empty: gets each request body, returns the reply.
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
 /// Model name the fake reports in [`FakeLlm::env`].
 pub const FAKE_MODEL: &str = "fake-model";
@@ -101,6 +106,7 @@ struct Inner {
     /// Gemini: thought signature issued with each tool-call turn, keyed by the calls.
     issued: Mutex<Vec<IssuedTurn>>,
     counter: Mutex<u64>,
+    responder: Mutex<Option<Responder>>,
 }
 
 /// A running fake provider; stops when dropped.
@@ -126,6 +132,7 @@ impl FakeLlm {
             headers: Mutex::new(Vec::new()),
             issued: Mutex::new(Vec::new()),
             counter: Mutex::new(0),
+            responder: Mutex::new(None),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(openai_handler))
@@ -148,6 +155,12 @@ impl FakeLlm {
     /// Appends a reply to the FIFO script. An empty script answers 500 "script exhausted".
     pub fn push(&self, reply: Reply) {
         lock(&self.inner.script).push_back(reply);
+    }
+
+    /// Answers every request the script does not with `responder` (for loads where the
+    /// reply depends on the conversation rather than on arrival order).
+    pub fn respond_with(&self, responder: Responder) {
+        *lock(&self.inner.responder) = Some(responder);
     }
 
     /// Every request body received, in order (rejected ones included).
@@ -366,8 +379,21 @@ fn record(inner: &Inner, headers: &HeaderMap, body: &[u8]) -> Option<Value> {
     parsed
 }
 
-fn next_reply(inner: &Inner) -> Option<Reply> {
-    lock(&inner.script).pop_front()
+fn next_reply(inner: &Inner, request: &Value) -> Option<Reply> {
+    if let Some(r) = lock(&inner.script).pop_front() {
+        return Some(r);
+    }
+    let responder = lock(&inner.responder).clone();
+    responder.map(|f| f(request))
+}
+
+/// The reply after any `After` wait.
+async fn settle(mut reply: Reply) -> Reply {
+    while let Reply::After(wait, inner) = reply {
+        tokio::time::sleep(wait).await;
+        reply = *inner;
+    }
+    reply
 }
 
 fn next_number(inner: &Inner) -> u64 {
@@ -397,9 +423,10 @@ async fn openai_handler(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let prompt_tokens = (body.len() / 4) as u64;
-    let Some(reply) = next_reply(&inner) else {
+    let Some(reply) = next_reply(&inner, &request) else {
         return reject(d, 500, "script exhausted");
     };
+    let reply = settle(reply).await;
     let n = next_number(&inner);
     let id = format!("chatcmpl-fake{n}{}", random_alnum(12));
     let chunk = |delta: Value, finish: Value| {
@@ -508,6 +535,7 @@ async fn openai_handler(
             sse_response(events, Ending::Cut)
         }
         Reply::Stall => sse_response(Vec::new(), Ending::Hang),
+        Reply::After(..) => unreachable!("settled above"),
     }
 }
 
@@ -785,9 +813,10 @@ async fn gemini_handler(
     if let Err(message) = validate_gemini(&inner, &request) {
         return reject(d, 400, &message);
     }
-    let Some(reply) = next_reply(&inner) else {
+    let Some(reply) = next_reply(&inner, &request) else {
         return reject(d, 500, "script exhausted");
     };
+    let reply = settle(reply).await;
     let n = next_number(&inner);
     let response_id = format!("fake{n}{}", random_alnum(10));
     let prompt_tokens = (body.len() / 4) as u64;
@@ -918,6 +947,7 @@ async fn gemini_handler(
             )
         }
         Reply::Stall => sse_response(Vec::new(), Ending::Hang),
+        Reply::After(..) => unreachable!("settled above"),
     }
 }
 

@@ -1,0 +1,128 @@
+//! `sparky serve` in process: the library's `Server` binds an ephemeral port, a signed Slack
+//! request starts a turn, shutdown is asked for mid-turn, and `run` returns only once that
+//! turn has answered; meanwhile `/readyz` says the replica is shutting down.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use sparky::nec::units::Edition;
+use sparky::serve::Server;
+use support::fake_llm::{Dialect, FakeLlm, Reply};
+use support::fake_slack::{
+    app_mention, FakeSlack, SignedPoster, ALICE, APP_TOKEN, BOT_TOKEN, CHANNEL, SIGNING_SECRET,
+    TEAM,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
+    sparky::llm::tls::install_default_crypto_provider();
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    llm.push(Reply::PacedText {
+        pieces: vec!["Working".into(), " - all done".into()],
+        gap: Duration::from_millis(1500),
+    });
+    let slack = FakeSlack::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    for (k, v) in [
+        ("SPARKY_LLM__MAX_RETRIES", "0"),
+        ("SPARKY_RAG__EMBEDDER", "none"),
+        ("SPARKY_SLACK__ENABLED", "true"),
+        ("SPARKY_SLACK__TRANSPORT", "http"),
+        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
+        ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "20"),
+        ("SLACK_BOT_TOKEN", BOT_TOKEN),
+        ("SLACK_APP_TOKEN", APP_TOKEN),
+        ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
+    ] {
+        env.insert(k.into(), v.into());
+    }
+    env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+    env.insert(
+        "SPARKY_DATABASE__SQLITE_PATH".into(),
+        dir.path().join("serve.db").display().to_string(),
+    );
+    let config = sparky::config::Config::load(None, &env).expect("config");
+    let server = Server::bind(config).await.expect("bind");
+    let addr = server.local_addr().expect("address");
+    assert_ne!(addr.port(), 0);
+    let store = server.app().store.clone();
+    let project = store
+        .create_project(
+            &sparky::project::Workspace::new("slack", TEAM),
+            "Shop",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    store
+        .bind_channel("slack", TEAM, CHANNEL, project.id)
+        .await
+        .expect("bind");
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let http = reqwest::Client::new();
+    let readyz = |http: reqwest::Client| async move {
+        http.get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while readyz(http.clone()).await != 200 {
+        assert!(Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let poster = SignedPoster::new(&format!("http://{addr}"));
+    let ts = "1700000001.000100";
+    let a = poster
+        .event(
+            &app_mention(TEAM, CHANNEL, ALICE, ts, "what size breaker?", "EvServe1"),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while llm.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the turn never reached the model");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let answered = |slack: &FakeSlack| {
+        slack
+            .thread(CHANNEL, ts)
+            .iter()
+            .any(|m| m.section_text().contains("all done"))
+    };
+    assert!(!answered(&slack), "the turn is still in flight");
+
+    let asked = Instant::now();
+    stop.send(()).expect("serve is running");
+    // Draining: not ready, but still up until the turn is done.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while readyz(http.clone()).await != 503 {
+        assert!(Instant::now() < deadline, "/readyz never said shutting down");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let result = tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("serve returned within the grace period")
+        .expect("serve task");
+    result.expect("serve ended cleanly");
+    assert!(
+        answered(&slack),
+        "serve returned {:?} after shutdown was asked, before the turn answered: {:?}",
+        asked.elapsed(),
+        slack.thread(CHANNEL, ts)
+    );
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "the port is closed once serve returned"
+    );
+}
