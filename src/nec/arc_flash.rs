@@ -774,8 +774,10 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
         .ppe_ac
         .iter()
         .find(|r| r.key == input.equipment.key())
-        .ok_or_else(|| {
-            NecError::not_in_table("NFPA 70E Table 130.7(C)(15)(a)", input.equipment.key())
+        .ok_or_else(|| NecError::NotVerified {
+            table: "NFPA 70E Table 130.7(C)(15)(a)",
+            key: format!("the '{}' row", input.equipment.key()),
+            hint: "use the published table for this equipment class, or give the IEEE 1584 inputs (electrode_configuration, gap_mm, working_distance_mm, reduced_clearing_time_ms) for an incident energy analysis",
         })?;
     let mut exceeded = Vec::new();
     if v < row.min_voltage || v > row.max_voltage {
@@ -796,7 +798,10 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
             row.max_clearing_time_s
         ));
     }
-    let mut assumptions = vec![UNVERIFIED_PPE.to_string()];
+    let mut assumptions = Vec::new();
+    if row.arc_flash_boundary_mm.is_none() {
+        assumptions.push(BOUNDARY_NOT_AVAILABLE.to_string());
+    }
     match input.working_distance_mm {
         Some(d) if d < row.working_distance_mm => exceeded.push(format!(
             "working distance {d} mm < {} mm",
@@ -813,7 +818,7 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
         input: input.clone(),
         within_parameters: ok,
         ppe_category: ok.then_some(row.ppe_category),
-        arc_flash_boundary_mm: ok.then_some(row.arc_flash_boundary_mm),
+        arc_flash_boundary_mm: row.arc_flash_boundary_mm.filter(|_| ok),
         row: row.clone(),
         exceeded,
         method: "NFPA 70E arc-flash PPE category method: valid only inside the row's fault current, clearing time and working distance parameters; otherwise an incident energy analysis is required".into(),
@@ -825,9 +830,11 @@ pub fn ppe_category_ac(input: &PpeCategoryInput) -> Result<PpeCategoryResult, Ne
     })
 }
 
-/// Shipped with every PPE-table answer until the table is checked cell by cell against two
-/// independent sources (see `data/SOURCES.md`).
-const UNVERIFIED_PPE: &str = "the shipped NFPA 70E table is not yet checked cell by cell against two independent sources: confirm the row in the published table before relying on it";
+/// Said when a row ships without its arc-flash boundary cell (see `data/SOURCES.md`).
+const BOUNDARY_NOT_AVAILABLE: &str = "arc-flash boundary not available: that cell is not confirmed by two independent published sources, so it is not shipped; read it from the published table";
+
+/// Said by every DC answer while no row of the DC table is confirmed by two sources.
+const DC_TABLE_NOT_AVAILABLE: &str = "NFPA 70E Table 130.7(C)(15)(b) is not shipped: its cells are not yet confirmed by two independent published sources (data/SOURCES.md); use the published table or a DC incident energy analysis (NFPA 70E Annex D.5)";
 
 /// Inputs for the NFPA 70E DC table (storage batteries, DC switchboards, other DC sources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -872,9 +879,11 @@ pub fn ppe_category_dc(input: &PpeDcInput) -> Result<PpeDcResult, NecError> {
             && ka < r.max_fault_ka
     });
     let mut exceeded = Vec::new();
-    if row.is_none() {
+    if rows.is_empty() {
+        exceeded.push(DC_TABLE_NOT_AVAILABLE.to_string());
+    } else if row.is_none() {
         exceeded.push(format!(
-            "no row for {v} V DC at {ka} kA (the table covers 100–600 V and limited fault currents)"
+            "no shipped row for {v} V DC at {ka} kA (the published table covers 100–600 V and limited fault currents)"
         ));
     }
     if let Some(r) = row {
@@ -890,7 +899,11 @@ pub fn ppe_category_dc(input: &PpeDcInput) -> Result<PpeDcResult, NecError> {
         arc_flash_boundary_mm: row.filter(|_| ok).map(|r| r.arc_flash_boundary_mm),
         exceeded,
         references: vec!["NFPA 70E-2021 Table 130.7(C)(15)(b)".into()],
-        note: UNVERIFIED_PPE.into(),
+        note: if rows.is_empty() {
+            DC_TABLE_NOT_AVAILABLE.into()
+        } else {
+            "shipped rows are confirmed by two independent published sources (data/SOURCES.md)".into()
+        },
     })
 }
 
@@ -1035,7 +1048,7 @@ mod tests {
     #[test]
     fn dispatch_falls_back_to_table_and_requires_clearing_time() {
         let mut req = ArcFlashRequest {
-            voltage: Volts(480.0),
+            voltage: Volts(208.0),
             bolted_fault_ka: 20.0,
             clearing_time_ms: None,
             reduced_clearing_time_ms: None,
@@ -1043,7 +1056,7 @@ mod tests {
             gap_mm: None,
             working_distance_mm: None,
             enclosure: None,
-            equipment: Some(AcEquipment::Panelboard600v),
+            equipment: Some(AcEquipment::Panelboard240v),
         };
         assert!(matches!(
             arc_flash(&req),
@@ -1053,7 +1066,8 @@ mod tests {
         match arc_flash(&req).unwrap() {
             ArcFlashAssessment::PpeTable(r) => {
                 assert!(r.within_parameters);
-                assert_eq!(r.ppe_category, Some(2));
+                assert_eq!(r.ppe_category, Some(1));
+                assert_eq!(r.arc_flash_boundary_mm, None);
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -1082,21 +1096,37 @@ mod tests {
     }
 
     #[test]
-    fn dc_table() {
+    fn dc_table_is_not_available_until_confirmed() {
         let r = ppe_category_dc(&PpeDcInput {
             voltage: Volts(125.0),
             available_fault_ka: 5.0,
             arc_duration_s: 1.0,
         })
         .unwrap();
-        assert_eq!(r.ppe_category, Some(2));
-        assert_eq!(r.arc_flash_boundary_mm, Some(1200.0));
-        let r = ppe_category_dc(&PpeDcInput {
-            voltage: Volts(48.0),
+        assert!(!r.within_parameters);
+        assert_eq!(r.ppe_category, None);
+        assert_eq!(r.arc_flash_boundary_mm, None);
+        assert!(r.note.contains("not shipped"), "{}", r.note);
+        assert!(r.exceeded.iter().any(|e| e.contains("not shipped")));
+        assert!(ppe_category_dc(&PpeDcInput {
+            voltage: Volts(-1.0),
             available_fault_ka: 5.0,
             arc_duration_s: 1.0,
         })
-        .unwrap();
-        assert!(!r.within_parameters);
+        .is_err());
+    }
+
+    #[test]
+    fn unshipped_ac_rows_say_not_available() {
+        let e = ppe_category_ac(&PpeCategoryInput {
+            equipment: AcEquipment::Mcc600vFast,
+            voltage: Volts(480.0),
+            available_fault_ka: 20.0,
+            clearing_time_s: 0.02,
+            working_distance_mm: None,
+        })
+        .unwrap_err();
+        assert!(matches!(e, NecError::NotVerified { .. }), "{e}");
+        assert!(e.to_string().contains("no value is available"), "{e}");
     }
 }

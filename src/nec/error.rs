@@ -32,6 +32,17 @@ pub enum NecError {
         /// The key that was looked up.
         key: String,
     },
+    /// The table cell exists in the published table but is not shipped, because it is not yet
+    /// confirmed by two independent public sources (see `data/SOURCES.md`).
+    #[error("{table}: no value is available for {key} (the shipped table holds only cells confirmed by two independent published sources; {hint})")]
+    NotVerified {
+        /// The table.
+        table: &'static str,
+        /// The key that was looked up.
+        key: String,
+        /// What the caller can do instead.
+        hint: &'static str,
+    },
     /// No table entry satisfies the requirements (e.g. no conductor large enough).
     #[error("no {what} satisfies the requirements: {reason}")]
     NoSolution {

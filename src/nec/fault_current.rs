@@ -195,10 +195,13 @@ pub fn point_to_point(input: &PointToPointInput) -> Result<PointToPointResult, N
         );
     }
     let c = match input.c_value {
-        Some(c) => positive("c_value", c)?,
+        Some(c) => {
+            assumptions.push("C value given by the caller".into());
+            positive("c_value", c)?
+        }
         None => {
             assumptions.push(
-                "C value from the SPD handbook table (600 V, three single conductors); apart from a few cells (data/SOURCES.md) the shipped table is not yet checked against two independent sources: give c_value from the published table to be sure".into(),
+                "C value from the SPD handbook table (600 V, three single conductors), a cell confirmed by two independent published sources".into(),
             );
             tables::c_value(input.size, input.material, input.conduit)?
         }
@@ -328,8 +331,16 @@ mod tests {
         };
         assert!(matches!(
             point_to_point(&p),
-            Err(NecError::NotInTable { .. })
+            Err(NecError::NotVerified { .. })
         ));
+        // A caller-supplied C value (e.g. busway) is used as given.
+        let r = point_to_point(&PointToPointInput {
+            c_value: Some(20_000.0),
+            ..p
+        })
+        .unwrap();
+        assert_eq!(r.c_value, 20_000.0);
+        assert!(r.assumptions.iter().any(|a| a.contains("given by the caller")));
     }
 
     #[test]

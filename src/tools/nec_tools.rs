@@ -461,6 +461,10 @@ struct ScArgs {
     /// Free input: parallel sets.
     #[serde(default)]
     parallel_sets: Option<u32>,
+    /// Free input: the point-to-point C value of the run, from the published table (the
+    /// shipped table holds only the cells confirmed by two independent sources).
+    #[serde(default)]
+    c_value: Option<f64>,
     /// Equipment interrupting rating to check, kA (overrides a panel's recorded rating).
     #[serde(default)]
     interrupting_rating_ka: Option<f64>,
@@ -629,7 +633,7 @@ impl Tool for CalculateShortCircuit {
                 ("voltage", a.voltage.is_some()),
                 ("phase", a.phase.is_some()),
                 ("length", a.length.is_some()),
-                ("size", a.size.is_some()),
+                ("size (or c_value)", a.size.is_some() || a.c_value.is_some()),
             ] {
                 if !given {
                     missing.push(name);
@@ -664,7 +668,7 @@ impl Tool for CalculateShortCircuit {
                     _ => ConduitMagnetism::Nonmagnetic,
                 },
                 parallel_sets: a.parallel_sets.unwrap_or(1),
-                c_value: None,
+                c_value: a.c_value,
                 equipment_interrupting_rating: a.interrupting_rating_ka.map(|k| Amps(k * 1000.0)),
             })
             .map_err(nec_err)?;

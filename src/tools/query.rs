@@ -38,7 +38,9 @@ pub fn register(r: &mut ToolRegistry) {
 /// Maps an engine error to a tool error (the engine's message already names the input).
 pub fn nec_err(e: NecError) -> ToolError {
     match e {
-        NecError::MissingInput { .. } => ToolError::MissingData(e.to_string()),
+        NecError::MissingInput { .. } | NecError::NotVerified { .. } => {
+            ToolError::MissingData(e.to_string())
+        }
         NecError::InvalidInput { .. }
         | NecError::NotInTable { .. }
         | NecError::ArcFlashModel(_) => ToolError::InvalidArguments(e.to_string()),
