@@ -212,11 +212,12 @@ pub struct DiscordConfig {
     pub enabled: bool,
     /// REST API base URL.
     pub api_base_url: String,
-    /// Guild ids the bot answers in, comma-separated; empty answers in every guild.
-    pub allowed_guilds: String,
-    /// Channel ids the bot answers in (a thread counts as its parent), comma-separated; empty
-    /// answers in every channel.
-    pub allowed_channels: String,
+    /// Guild ids the bot answers in (empty: every guild).
+    #[serde(deserialize_with = "id_list")]
+    pub allowed_guilds: Vec<String>,
+    /// Channel ids the bot answers in (a thread counts as its parent; empty: every channel).
+    #[serde(deserialize_with = "id_list")]
+    pub allowed_channels: Vec<String>,
     /// Outside its own threads, answer only messages that mention the bot.
     pub require_mention: bool,
     /// Answer direct messages.
@@ -246,6 +247,27 @@ pub enum SlackTransport {
     Http,
 }
 
+/// An allow-list of platform ids, the same on every platform: a TOML list, or one
+/// comma-separated string (as an environment variable, or as older files wrote Discord's).
+fn id_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        List(Vec<String>),
+        Text(String),
+    }
+    let items = match Raw::deserialize(d)? {
+        Raw::List(items) => items,
+        Raw::Text(text) => text.split(',').map(str::to_string).collect(),
+    };
+    Ok(items
+        .iter()
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
 /// `[slack]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -257,8 +279,10 @@ pub struct SlackConfig {
     /// Web API base URL.
     pub api_base_url: String,
     /// Team ids the bot answers in (empty: all).
+    #[serde(deserialize_with = "id_list")]
     pub allowed_workspaces: Vec<String>,
     /// Channel ids the bot answers in (empty: all).
+    #[serde(deserialize_with = "id_list")]
     pub allowed_channels: Vec<String>,
     /// Whether direct messages are answered.
     pub allow_direct_messages: bool,
@@ -507,9 +531,9 @@ impl Config {
         }
         let d = &self.discord;
         for (key, list) in [
-            ("discord.allowed_guilds", &d.allowed_guilds),
-            ("discord.allowed_channels", &d.allowed_channels),
-            ("discord.dev_guild_id", &d.dev_guild_id),
+            ("discord.allowed_guilds", d.allowed_guilds.join(",")),
+            ("discord.allowed_channels", d.allowed_channels.join(",")),
+            ("discord.dev_guild_id", d.dev_guild_id.clone()),
         ] {
             if list
                 .split(',')
@@ -667,6 +691,8 @@ fn apply_env_overrides(
                     continue;
                 }
             },
+            // Lists (allow-lists) are given comma-separated.
+            Some(toml::Value::Array(_)) => toml::Value::String(raw.clone()),
             Some(toml::Value::Float(_)) => match raw.trim().parse::<f64>() {
                 Ok(v) => toml::Value::Float(v),
                 Err(_) => {

@@ -327,9 +327,64 @@ pub fn help_text() -> String {
      \x20 report panel NAME|inspection|load|energy [pdf|png]  a document of the project as a file\n\
      \x20 tools                            list the tools\n\
      \x20 tool NAME {json}                 run a tool directly (changes ask for confirmation)\n\
-     \x20 confirm [ID] / cancel [ID]       resolve the proposed change\n\
+     A proposed change runs only when someone allowed clicks its Confirm button (on the \
+     console: `confirm [ID]` or `cancel [ID]`).\n\
      Typing while a change is proposed corrects it instead of confirming it."
         .into()
+}
+
+/// What the spec assistant is told when its command names no equipment (every front end).
+pub fn spec_opening(mode: Mode, equipment: Option<&str>) -> String {
+    match (mode, equipment.map(str::trim).filter(|e| !e.is_empty())) {
+        (_, Some(e)) => e.to_string(),
+        (Mode::Source, None) => "I want to add a charging source to the project.".into(),
+        _ => "I want to add loads to the project.".into(),
+    }
+}
+
+/// Binds the channel of `key` to the project `name` (created when missing, its creator the
+/// owner), or keeps the channel's project (else "default") when no name is given: the front
+/// ends that start on a project (the console, the command line) use this one rule, built on
+/// the same `project use` and `project create` commands as every platform. Returns the
+/// project's name.
+pub async fn use_or_create_project(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    name: Option<&str>,
+) -> Result<String, StoreError> {
+    let store = agent.store();
+    if name.is_none() {
+        if let Some(id) = store
+            .channel_project(&key.platform, &key.workspace, &key.channel)
+            .await?
+        {
+            if let Some(p) = store.project(id).await? {
+                return Ok(p.name);
+            }
+        }
+    }
+    let name = name.unwrap_or("default").to_string();
+    let bind = || execute(agent, key, user, Command::ProjectUse { name: name.clone() });
+    let mut out = bind().await;
+    if out.is_error {
+        let create = Command::ProjectCreate {
+            name: name.clone(),
+            edition: Edition::default(),
+        };
+        out = execute(agent, key, user, create).await;
+        if out.is_error {
+            // It exists (the refusal to bind it says why) or another console just created it.
+            out = bind().await;
+        }
+    }
+    if out.is_error {
+        return Err(StoreError::Conflict(out.text));
+    }
+    Ok(out.json["project"]["name"]
+        .as_str()
+        .unwrap_or(&name)
+        .to_string())
 }
 
 /// Runs a command for `user` in the conversation `key`.

@@ -80,6 +80,28 @@ pub fn plain(text: &str) -> String {
     render(text, str::to_string)
 }
 
+/// Removes mentions of the bot from a message as the platform sent it (`<@ID>`, and Discord's
+/// nickname form `<@!ID>`), so the core sees what the person asked. When the bot's id is not
+/// known yet, a leading mention (how people address the bot) is dropped. One rule for every
+/// platform's messages.
+pub fn strip_bot(text: &str, bot: Option<&str>) -> String {
+    match bot {
+        Some(bot) => text
+            .replace(&format!("<@{bot}>"), "")
+            .replace(&format!("<@!{bot}>"), "")
+            .trim()
+            .to_string(),
+        None => {
+            let t = text.trim_start();
+            t.strip_prefix("<@")
+                .and_then(|rest| rest.split_once('>'))
+                .map_or(t, |(_, after)| after)
+                .trim()
+                .to_string()
+        }
+    }
+}
+
 /// Removes the reference markers from text that came from outside the core.
 pub fn strip(text: &str) -> String {
     if text.contains([OPEN, CLOSE]) {

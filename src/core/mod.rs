@@ -3,12 +3,14 @@
 
 pub mod addressing;
 pub mod agent;
+pub mod allow;
 pub mod attachment;
 pub mod commands;
 pub mod context;
 pub mod effects;
 pub mod gate;
 pub mod inbound;
+pub mod inflight;
 pub mod lease;
 pub mod ledger;
 pub mod limits;

@@ -1034,3 +1034,29 @@ async fn a_photo_attachment_becomes_one_plan_corrected_and_confirmed() {
     }
     bot.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn project_members_are_named_as_mentions() {
+    let w = world(Db::Sqlite).await;
+    w.store
+        .set_member_role(
+            w.project,
+            "discord",
+            USER_ID,
+            sparky::project::MemberRole::Owner,
+        )
+        .await
+        .unwrap();
+    let bot = w.start_bot().await;
+    let opts = json!([{"type": 2, "name": "project", "options": [{"type": 1, "name": "members", "options": []}]}]);
+    let (payload, token) = w.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    w.discord.dispatch("INTERACTION_CREATE", payload);
+    w.discord
+        .wait_until(10, "members listed", |d| {
+            d.interaction_messages(&token)
+                .first()
+                .is_some_and(|m| m.content().contains(&format!("<@{USER_ID}>: owner")))
+        })
+        .await;
+    bot.stop().await;
+}

@@ -30,6 +30,7 @@ mod soak;
 mod store_pending;
 mod store_projects;
 mod store_retrieval;
+mod store_ledger;
 mod store_schema;
 mod store_sessions;
 mod tool_commands;

@@ -887,3 +887,41 @@ async fn tool_commands_run_through_the_core_and_are_audited() {
         );
     }
 }
+
+#[tokio::test]
+async fn project_members_are_named_as_mentions() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let project = bot
+        .store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .unwrap()
+        .expect("bound");
+    bot.store
+        .set_member_role(project, "slack", ALICE, sparky::project::MemberRole::Owner)
+        .await
+        .unwrap();
+    let poster = bot.serve_http().await;
+    let r = poster
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "project members",
+            "cmd.members",
+        ))
+        .await;
+    assert_eq!(r.status, 200);
+    let header = bot
+        .slack
+        .wait_for("the command's header message", WAIT, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.thread_ts.is_none() && m.section_text().contains("project members"))
+        })
+        .await;
+    let reply = reply_containing(&bot, &header.ts, "owner").await;
+    let text = reply.section_text();
+    assert!(text.contains(&format!("<@{ALICE}>: owner")), "{text}");
+    assert!(!text.contains('\u{FFF9}'), "{text}");
+}

@@ -12,7 +12,6 @@ use tokio::io::AsyncBufReadExt;
 use crate::core::commands::{self, Command};
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Input, InputAction};
-use crate::nec::units::Edition;
 use crate::store::StoreError;
 
 use render::{Format, Renderer};
@@ -49,7 +48,8 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
         Format::Plain
     };
     let mut out = Renderer::new(std::io::stdout(), format);
-    let project = bind_project(&agent, &key, &opts.user, opts.project.as_deref()).await?;
+    let project =
+        commands::use_or_create_project(&agent, &key, &opts.user, opts.project.as_deref()).await?;
 
     if format != Format::Json {
         out.line(
@@ -137,48 +137,6 @@ pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreErr
         }
     }
     Ok(())
-}
-
-/// Binds the console channel to `name` (created if missing), or to "default" when unbound,
-/// through the same commands as every other front end (so the creator becomes its owner).
-async fn bind_project(
-    agent: &Agent,
-    key: &SessionKey,
-    user: &str,
-    name: Option<&str>,
-) -> Result<String, StoreError> {
-    let store = agent.store();
-    if name.is_none() {
-        if let Some(id) = store
-            .channel_project(&key.platform, &key.workspace, &key.channel)
-            .await?
-        {
-            if let Some(p) = store.project(id).await? {
-                return Ok(p.name);
-            }
-        }
-    }
-    let name = name.unwrap_or("default").to_string();
-    let bind = || commands::execute(agent, key, user, Command::ProjectUse { name: name.clone() });
-    let mut out = bind().await;
-    if out.is_error {
-        let create = Command::ProjectCreate {
-            name: name.clone(),
-            edition: Edition::default(),
-        };
-        out = commands::execute(agent, key, user, create).await;
-        if out.is_error {
-            // It exists (the refusal to bind it says why) or another console just created it.
-            out = bind().await;
-        }
-    }
-    if out.is_error {
-        return Err(StoreError::Conflict(out.text));
-    }
-    Ok(out.json["project"]["name"]
-        .as_str()
-        .unwrap_or(&name)
-        .to_string())
 }
 
 /// Lines from a line editor (terminal) or from stdin (scripts).

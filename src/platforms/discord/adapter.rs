@@ -2,14 +2,12 @@
 //! interactions endpoint. Decides nothing the core decides: it only finds the session key,
 //! answers Discord in time and renders effects through [`SurfaceSink`].
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use serenity::all::{CommandInteraction, ComponentInteraction, Interaction, Message};
-use tokio::sync::Notify;
 
 use super::commands::{self, Slash};
 use super::rest::{ChannelInfo, Rest};
@@ -18,6 +16,8 @@ use super::DiscordError;
 use crate::config::Config;
 use crate::core::commands::{execute, Command, CommandOutput};
 use crate::core::addressing::{self, Place};
+use crate::core::allow::AllowList;
+use crate::core::inflight::InFlight;
 use crate::core::ledger::InputKind;
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Input, InputAction};
@@ -34,19 +34,9 @@ const MAX_PARTS: usize = 8;
 /// Settings from `[discord]`, parsed once.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    allowed_guilds: HashSet<String>,
-    allowed_channels: HashSet<String>,
+    allow: AllowList,
     require_mention: bool,
-    respond_in_dms: bool,
     archive_minutes: u16,
-}
-
-fn id_list(s: &str) -> HashSet<String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 impl Settings {
@@ -54,10 +44,12 @@ impl Settings {
     pub fn from_config(config: &Config) -> Self {
         let d = &config.discord;
         Self {
-            allowed_guilds: id_list(&d.allowed_guilds),
-            allowed_channels: id_list(&d.allowed_channels),
+            allow: AllowList {
+                workspaces: d.allowed_guilds.clone(),
+                channels: d.allowed_channels.clone(),
+                direct_messages: d.respond_in_dms,
+            },
             require_mention: d.require_mention,
-            respond_in_dms: d.respond_in_dms,
             archive_minutes: d.thread_auto_archive_minutes,
         }
     }
@@ -65,16 +57,14 @@ impl Settings {
     /// Whether the bot answers in this guild (`None`: a DM).
     pub fn guild_allowed(&self, guild: Option<&str>) -> bool {
         match guild {
-            None => self.respond_in_dms,
-            Some(g) => self.allowed_guilds.is_empty() || self.allowed_guilds.contains(g),
+            None => self.allow.permits(None, None),
+            Some(g) => self.allow.workspace_allowed(g),
         }
     }
 
     /// Whether the bot answers in this channel (for a thread, pass its parent too).
     pub fn channel_allowed(&self, channel: &str, parent: Option<&str>) -> bool {
-        self.allowed_channels.is_empty()
-            || self.allowed_channels.contains(channel)
-            || parent.is_some_and(|p| self.allowed_channels.contains(p))
+        self.allow.channel_allowed(channel, parent)
     }
 }
 
@@ -84,23 +74,6 @@ pub enum Work {
     Command(Box<CommandInteraction>, Slash),
     /// A Confirm or Cancel click.
     Button(Box<ComponentInteraction>, ButtonAction),
-}
-
-/// Counts turns in flight so shutdown can let them finish.
-#[derive(Default)]
-struct InFlight {
-    count: AtomicUsize,
-    idle: Notify,
-}
-
-struct InFlightGuard<'a>(&'a InFlight);
-
-impl Drop for InFlightGuard<'_> {
-    fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
 }
 
 /// The adapter's shared state.
@@ -126,10 +99,7 @@ fn clip(text: &str) -> String {
 
 /// Removes mentions of the bot (`<@id>`, `<@!id>`) from a message.
 pub fn strip_mention(text: &str, bot: &str) -> String {
-    text.replace(&format!("<@{bot}>"), "")
-        .replace(&format!("<@!{bot}>"), "")
-        .trim()
-        .to_string()
+    crate::core::mention::strip_bot(text, Some(bot))
 }
 
 impl Discord {
@@ -143,12 +113,12 @@ impl Discord {
         let token = token.expose().trim_start_matches("Bot ").to_string();
         let rest = Rest::new(&config.discord.api_base_url, &token).map_err(DiscordError::Setup)?;
         Ok(Self {
+            inflight: InFlight::of(&agent),
             agent,
             rest,
             settings: Settings::from_config(config),
             bot_id: RwLock::new(None),
             channels: Mutex::new(HashMap::new()),
-            inflight: InFlight::default(),
         })
     }
 
@@ -191,43 +161,30 @@ impl Discord {
         }
     }
 
-    fn enter(&self) -> InFlightGuard<'_> {
-        self.inflight.count.fetch_add(1, Ordering::AcqRel);
-        InFlightGuard(&self.inflight)
-    }
-
     /// Handles acknowledged work in a task the agent tracks (shutdown waits for it).
     pub fn spawn_work(self: &Arc<Self>, work: Work) {
         let discord = self.clone();
-        self.agent
-            .tasks()
+        self.inflight
             .spawn(async move { discord.process(work).await });
     }
 
     /// Waits until no turn is in flight, at most `limit`.
     pub async fn drain(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        while self.inflight.count.load(Ordering::Acquire) > 0 {
-            let notified = self.inflight.idle.notified();
-            if self.inflight.count.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
-                tracing::warn!("shutting down with Discord turns still running");
-                break;
-            }
+        if !self.inflight.wait(limit).await {
+            tracing::warn!("shutting down with Discord turns still running");
         }
     }
 
     /// Runs one input and renders its effects on `surface`.
     async fn converse(&self, input: Input, surface: ThreadSurface) {
-        let _busy = self.enter();
-        surface.working().await;
-        let sink = SurfaceSink::new(surface, self.agent.store().clone());
-        if let Err(e) = self.agent.handle(input, &sink).await {
-            tracing::error!(error = %e, "Discord turn failed");
-        }
+        let turn = async {
+            surface.working().await;
+            let sink = SurfaceSink::new(surface, self.agent.store().clone());
+            if let Err(e) = self.agent.handle(input, &sink).await {
+                tracing::error!(error = %e, "Discord turn failed");
+            }
+        };
+        self.inflight.track(turn).await;
     }
 
     /// A message from the gateway: continues a session in a thread the bot is in, or starts a
@@ -394,7 +351,10 @@ impl Discord {
 
     /// Does the work of an acknowledged interaction.
     pub async fn process(&self, work: Work) {
-        let _busy = self.enter();
+        self.inflight.track(self.run_work(work)).await;
+    }
+
+    async fn run_work(&self, work: Work) {
         match work {
             Work::Command(cmd, slash) => {
                 // A redelivered interaction (a gateway resume) runs nothing twice.
@@ -634,10 +594,12 @@ mod tests {
     #[test]
     fn allow_lists() {
         let s = Settings {
-            allowed_guilds: id_list("1, 2"),
-            allowed_channels: id_list("10"),
+            allow: AllowList {
+                workspaces: vec!["1".into(), "2".into()],
+                channels: vec!["10".into()],
+                direct_messages: false,
+            },
             require_mention: true,
-            respond_in_dms: false,
             archive_minutes: 1440,
         };
         assert!(s.guild_allowed(Some("2")));

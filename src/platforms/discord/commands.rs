@@ -290,14 +290,7 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
     }
 }
 
-/// What the spec assistant is told when the command names no equipment.
-pub fn spec_opening(mode: Mode, equipment: Option<&str>) -> String {
-    match (mode, equipment) {
-        (_, Some(e)) => e.to_string(),
-        (Mode::Source, None) => "I want to add a charging source to the project.".into(),
-        _ => "I want to add loads to the project.".into(),
-    }
-}
+pub use crate::core::commands::spec_opening;
 
 #[cfg(test)]
 mod tests {

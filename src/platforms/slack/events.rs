@@ -5,6 +5,7 @@ use slack_morphism::prelude::*;
 
 use super::thread::ThreadTarget;
 use crate::config::SlackConfig;
+use crate::core::allow::AllowList;
 use crate::core::commands::Command;
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Input, InputAction};
@@ -13,37 +14,23 @@ use crate::platforms::render::{parse_button, ButtonAction};
 /// Platform name in session keys and processed-event ids.
 pub const PLATFORM: &str = "slack";
 
-/// Which workspaces and channels the bot answers in.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Gate {
-    /// Allowed team ids (empty: all).
-    pub workspaces: Vec<String>,
-    /// Allowed channel ids (empty: all).
-    pub channels: Vec<String>,
-    /// Whether direct messages are answered.
-    pub direct_messages: bool,
+/// Which workspaces and channels the bot answers in: the core's allow-list, from `[slack]`.
+pub type Gate = AllowList;
+
+/// The gate configured in `[slack]`.
+pub fn gate_from_config(cfg: &SlackConfig) -> Gate {
+    AllowList {
+        workspaces: cfg.allowed_workspaces.clone(),
+        channels: cfg.allowed_channels.clone(),
+        direct_messages: cfg.allow_direct_messages,
+    }
 }
 
-impl Gate {
-    /// The gate configured in `[slack]`.
-    pub fn from_config(cfg: &SlackConfig) -> Self {
-        Self {
-            workspaces: cfg.allowed_workspaces.clone(),
-            channels: cfg.allowed_channels.clone(),
-            direct_messages: cfg.allow_direct_messages,
-        }
-    }
-
-    /// Whether an event from `team` in `channel` may be answered.
-    pub fn allows(&self, team: &str, channel: &str) -> bool {
-        if !self.workspaces.is_empty() && !self.workspaces.iter().any(|w| w == team) {
-            return false;
-        }
-        if is_direct(channel, None) {
-            return self.direct_messages;
-        }
-        self.channels.is_empty() || self.channels.iter().any(|c| c == channel)
-    }
+/// Whether an event from `team` in `channel` may be answered (a `D…` channel is a direct
+/// message).
+pub fn allowed(gate: &Gate, team: &str, channel: &str) -> bool {
+    let channel = (!is_direct(channel, None)).then_some((channel, None));
+    gate.permits(Some(team), channel)
 }
 
 /// Direct-message channels have ids starting with `D` (and `channel_type` "im").
@@ -95,19 +82,8 @@ pub fn bot_user_from(cb: &SlackPushEventCallback) -> Option<String> {
 /// Turns Slack's text back into what the person typed: the bot's mention removed and the
 /// three escaped characters restored.
 pub fn clean_text(text: &str, bot_user: Option<&str>) -> String {
-    let mut t = text.to_string();
-    match bot_user {
-        Some(bot) => t = t.replace(&format!("<@{bot}>"), ""),
-        None => {
-            // Unknown bot id: drop a leading mention, which is how people address the bot.
-            if let Some(rest) = t.trim_start().strip_prefix("<@") {
-                if let Some((_, after)) = rest.split_once('>') {
-                    t = after.to_string();
-                }
-            }
-        }
-    }
-    t.replace("&lt;", "<")
+    crate::core::mention::strip_bot(text, bot_user)
+        .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")
         .trim()
@@ -130,7 +106,7 @@ pub fn job_from_push(
     match &cb.event {
         SlackEventCallbackBody::AppMention(e) => {
             let channel = e.channel.0.as_str();
-            if Some(e.user.0.as_str()) == bot_user || !gate.allows(team, channel) {
+            if Some(e.user.0.as_str()) == bot_user || !allowed(gate, team, channel) {
                 return None;
             }
             let ts = e.origin.ts.0.clone();
@@ -171,7 +147,7 @@ pub fn job_from_push(
             }
             let user = e.sender.user.as_ref()?.0.clone();
             let channel = e.origin.channel.as_ref()?.0.clone();
-            if Some(user.as_str()) == bot_user || !gate.allows(team, &channel) {
+            if Some(user.as_str()) == bot_user || !allowed(gate, team, &channel) {
                 return None;
             }
             let raw = e
@@ -252,7 +228,7 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
         .as_ref()
         .map(|c| c.id.0.clone())
         .or(container_channel)?;
-    if !gate.allows(team, &channel) {
+    if !allowed(gate, team, &channel) {
         return None;
     }
     let thread = e
@@ -296,7 +272,7 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
 
 /// The job for a slash command, or `None` when the channel is not allowed.
 pub fn job_from_command(cmd: &SlackCommandEvent, gate: &Gate) -> Option<Job> {
-    if !gate.allows(&cmd.team_id.0, &cmd.channel_id.0) {
+    if !allowed(gate, &cmd.team_id.0, &cmd.channel_id.0) {
         return None;
     }
     Some(Job::Command(SlashCommand {
@@ -341,14 +317,7 @@ pub fn parse_slash(text: &str) -> SlashAction {
             let (sub, what) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
             match sub.parse::<Mode>() {
                 Ok(mode @ (Mode::Load | Mode::Source)) => SlashAction::Ask {
-                    text: if what.trim().is_empty() {
-                        match mode {
-                            Mode::Source => "I want to add a charging source.".into(),
-                            _ => "I want to add a load.".into(),
-                        }
-                    } else {
-                        what.trim().to_string()
-                    },
+                    text: crate::core::commands::spec_opening(mode, Some(what)),
                     mode: Some(mode),
                 },
                 _ => SlashAction::Usage("usage: /sparky spec load|source [what you have]".into()),
@@ -411,15 +380,18 @@ mod tests {
             channels: vec!["C1".into()],
             direct_messages: false,
         };
-        assert!(g.allows("T1", "C1"));
-        assert!(!g.allows("T1", "C2"));
-        assert!(!g.allows("T2", "C1"));
-        assert!(!g.allows("T1", "D1"));
-        assert!(Gate {
-            direct_messages: true,
-            ..Gate::default()
-        }
-        .allows("T9", "D1"));
+        assert!(allowed(&g, "T1", "C1"));
+        assert!(!allowed(&g, "T1", "C2"));
+        assert!(!allowed(&g, "T2", "C1"));
+        assert!(!allowed(&g, "T1", "D1"));
+        assert!(allowed(
+            &Gate {
+                direct_messages: true,
+                ..Gate::default()
+            },
+            "T9",
+            "D1"
+        ));
     }
 
     #[test]

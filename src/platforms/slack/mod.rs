@@ -17,7 +17,6 @@ pub mod signature;
 mod socket;
 pub mod thread;
 
-use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,41 +47,8 @@ pub enum SlackError {
     Api(String),
 }
 
-/// Handlers still running, on the agent's task tracker (shared with every transport), so
-/// shutdown can let them finish.
-#[derive(Clone)]
-pub struct InFlight {
-    tracker: tokio_util::task::TaskTracker,
-}
-
-impl InFlight {
-    fn new(agent: &Agent) -> Self {
-        Self {
-            tracker: agent.tasks().clone(),
-        }
-    }
-
-    /// Runs `fut` in a task that is tracked until it ends.
-    pub fn spawn<F>(&self, fut: F)
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        self.tracker.spawn(fut);
-    }
-
-    /// Tasks still running (every transport's).
-    pub fn count(&self) -> usize {
-        self.tracker.len()
-    }
-
-    /// Waits until no task runs, or `limit` passes; returns whether all finished.
-    pub async fn wait(&self, limit: Duration) -> bool {
-        self.tracker.close();
-        tokio::time::timeout(limit, self.tracker.wait())
-            .await
-            .is_ok()
-    }
-}
+/// Handlers still running (the core's one type, shared by every platform).
+pub use crate::core::inflight::InFlight;
 
 /// What every handler shares.
 pub(crate) struct Shared {
@@ -104,10 +70,10 @@ impl Shared {
             .as_ref()
             .ok_or_else(|| SlackError::Config("SLACK_BOT_TOKEN is not set".into()))?;
         Ok(Arc::new(Self {
-            inflight: InFlight::new(&agent),
+            inflight: InFlight::of(&agent),
             agent,
             api: Arc::new(SlackApi::new(&config.slack.api_base_url, token.expose())),
-            gate: Gate::from_config(&config.slack),
+            gate: events::gate_from_config(&config.slack),
             cfg: config.slack.clone(),
             bot_user: OnceCell::new(),
             streaming: Arc::new(AtomicBool::new(config.slack.streaming)),
