@@ -8,8 +8,9 @@
 //!
 //! Questions are the chat evaluation set (`src/rag/eval/chat.toml`), embedded with the real
 //! local model. Figures printed per store and size:
-//! * `hybrid, cached`: search with the question's vector already in the query cache (the
-//!   database part plus fusion; the embedding costs a hash lookup);
+//! * `hybrid, cached`: the whole search with the question's vector already in the query cache
+//!   (expansion, cache lookup, the database part and fusion);
+//! * `hybrid, database part`: the store calls of that search alone;
 //! * `embed`: the model's cost for a question not seen before (added once per new question);
 //! * `text only`: search without an embedder (bounded full text);
 //! * recall@5 of both modes on the chat set with all the synthetic passages present.
@@ -17,7 +18,9 @@
 //! Run: `bash .ci/bench retrieval` or, with a server at hand,
 //! `SPARKY_TEST_DATABASE_URL=postgres://... cargo bench --bench retrieval`.
 //! Environment: `SPARKY_BENCH_SIZES` (default `10000,100000`), `SPARKY_BENCH_BACKENDS`
-//! (default `postgres,sqlite`; SQLite is loaded row by row and skipped above 100k).
+//! (default `postgres,sqlite`; SQLite is loaded row by row and skipped above 100k),
+//! `SPARKY_BENCH_DATABASE=name` (keep the Postgres database `name_<size>` and reuse it when it
+//! already holds that many synthetic passages with their index: loading 1M takes long).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -228,6 +231,60 @@ async fn timed(retriever: &Retriever, questions: &[String], rounds: usize) -> (f
     (percentile(&mut times, 0.5), percentile(&mut times, 0.99))
 }
 
+/// The database part of a hybrid search alone: the store calls `Retriever::search` makes for a
+/// question whose vector is already known (exact references, HNSW neighbours, bounded BM25,
+/// similarities of text-only hits), timed without expansion, cache lookup or fusion.
+async fn timed_database(
+    store: &dyn Store,
+    vectors: &[(String, Vec<f32>)],
+    rounds: usize,
+) -> (f64, f64) {
+    use sparky::rag::search::{CANDIDATES, HYBRID_TEXT_BUDGET};
+    let filter = sparky::store::ChunkFilter::default();
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        for (q, v) in vectors {
+            let expanded = sparky::rag::expand::expand(q);
+            let t = Instant::now();
+            let mut known = Vec::new();
+            for reference in sparky::rag::sections::find_references(q) {
+                let bare = sparky::rag::sections::strip_table(&reference).to_string();
+                let mut variants = vec![reference.clone(), bare.clone(), format!("Table {bare}")];
+                variants.dedup();
+                for variant in variants {
+                    for c in store
+                        .chunks_by_section(&variant, &filter)
+                        .await
+                        .expect("section")
+                    {
+                        known.push(c.id);
+                    }
+                }
+            }
+            let hits = store
+                .search_vector(v, MODEL, &filter, CANDIDATES)
+                .await
+                .expect("vector");
+            known.extend(hits.iter().map(|h| h.chunk.id));
+            let text = store
+                .rank_text(&expanded, &known, HYBRID_TEXT_BUDGET, &filter, CANDIDATES)
+                .await
+                .expect("text");
+            let unknown: Vec<i64> = text
+                .iter()
+                .map(|h| h.chunk.id)
+                .filter(|id| !known.contains(id))
+                .collect();
+            store
+                .similarities(&unknown, v, MODEL)
+                .await
+                .expect("similarities");
+            times.push(t.elapsed());
+        }
+    }
+    (percentile(&mut times, 0.5), percentile(&mut times, 0.99))
+}
+
 async fn measure(label: &str, store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) {
     let set = load(EvalSet::Chat).expect("chat set");
     let questions: Vec<String> = set.questions.iter().map(|q| q.text.clone()).collect();
@@ -241,6 +298,21 @@ async fn measure(label: &str, store: Arc<dyn Store>, embedder: Arc<dyn Embedder>
         "{label:<24} hybrid, cached vector   p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}  out of scope refused {}/{}",
         warm.recall_at_5, warm.refused, warm.out_of_scope
     );
+    let mut vectors = Vec::new();
+    for q in &questions {
+        let v = embedder
+            .embed(
+                &[sparky::rag::expand::expand(q)],
+                sparky::rag::embed::EmbedKind::Query,
+            )
+            .await
+            .expect("embed");
+        if let Some(v) = v.into_iter().next() {
+            vectors.push((q.clone(), v));
+        }
+    }
+    let (p50, p99) = timed_database(store.as_ref(), &vectors, 3).await;
+    println!("{label:<24} hybrid, database part  p50={p50:>7.2} ms  p99={p99:>7.2} ms");
 
     let text_only = Retriever::new(store.clone(), None, "benchmark");
     let report = evaluate_set(&text_only, &set).await.expect("text recall");
@@ -303,11 +375,28 @@ fn main() {
                     continue;
                 };
                 let pool = sqlx::PgPool::connect(admin).await.expect("postgres");
-                let name = format!("sparky_rbench_{}", uuid::Uuid::new_v4().simple());
-                sqlx::query(&format!("CREATE DATABASE {name}"))
-                    .execute(&pool)
-                    .await
-                    .expect("create");
+                // A named database is kept and reused: loading and indexing 1M passages takes
+                // far longer than measuring them.
+                let reuse = std::env::var("SPARKY_BENCH_DATABASE")
+                    .ok()
+                    .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                    .map(|n| format!("{n}_{size}"));
+                let name = reuse
+                    .clone()
+                    .unwrap_or_else(|| format!("sparky_rbench_{}", uuid::Uuid::new_v4().simple()));
+                let exists: bool = sqlx::query_scalar(
+                    "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)",
+                )
+                .bind(&name)
+                .fetch_one(&pool)
+                .await
+                .expect("pg_database");
+                if !exists {
+                    sqlx::query(&format!("CREATE DATABASE {name}"))
+                        .execute(&pool)
+                        .await
+                        .expect("create");
+                }
                 let url = format!(
                     "{}/{name}",
                     admin.rsplit_once('/').map(|x| x.0).unwrap_or(admin)
@@ -319,13 +408,49 @@ fn main() {
                 sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
                     .await
                     .expect("corpus");
-                let bases = base_vectors(store.as_ref()).await;
-                fill_postgres(pg.pool(), size, &bases).await;
+                let loaded: i64 = sqlx::query_scalar(
+                    "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id \
+                     WHERE d.source = 'bench' AND to_regclass('chunk_embeddings_hnsw_384') IS NOT NULL",
+                )
+                .fetch_one(pg.pool())
+                .await
+                .expect("count");
+                if loaded == size as i64 {
+                    eprintln!("postgres: reusing {name} ({loaded} synthetic passages, index built)");
+                } else {
+                    sqlx::query("DELETE FROM documents WHERE source = 'bench'")
+                        .execute(pg.pool())
+                        .await
+                        .expect("clear");
+                    let bases = base_vectors(store.as_ref()).await;
+                    fill_postgres(pg.pool(), size, &bases).await;
+                }
+                let size_of = |rel: &'static str| {
+                    let pool = pg.pool().clone();
+                    async move {
+                        sqlx::query_scalar::<_, i64>(
+                            "SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)",
+                        )
+                        .bind(rel)
+                        .fetch_one(&pool)
+                        .await
+                        .expect("size")
+                            / (1 << 20)
+                    }
+                };
+                eprintln!(
+                    "postgres: sizes (MB) hnsw={} chunks_tsv={} chunks(total)={} chunk_embeddings(total)={} chunk_terms(total)={}",
+                    size_of("chunk_embeddings_hnsw_384").await,
+                    size_of("chunks_tsv").await,
+                    size_of("chunks").await,
+                    size_of("chunk_embeddings").await,
+                    size_of("chunk_terms").await,
+                );
                 let warmed = pg.warm().await.expect("warm");
                 eprintln!("postgres: warmed {warmed}");
                 measure(&format!("postgres {size}"), store, embedder.clone()).await;
                 pg.close().await;
-                if std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
+                if reuse.is_none() && std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
                     let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
                         .execute(&pool)
                         .await;

@@ -13,6 +13,8 @@ use super::sections::related;
 pub const QUESTIONS: &str = include_str!("eval/questions.toml");
 /// The chat-style evaluation questions, written apart from the corpus.
 pub const CHAT_QUESTIONS: &str = include_str!("eval/chat.toml");
+/// A held-out chat-style set, never used to choose thresholds.
+pub const HELDOUT_QUESTIONS: &str = include_str!("eval/heldout.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -48,6 +50,8 @@ pub enum EvalSet {
     Corpus,
     /// `eval/chat.toml`.
     Chat,
+    /// `eval/heldout.toml`.
+    Heldout,
 }
 
 impl std::str::FromStr for EvalSet {
@@ -56,7 +60,10 @@ impl std::str::FromStr for EvalSet {
         match s {
             "corpus" => Ok(Self::Corpus),
             "chat" => Ok(Self::Chat),
-            other => Err(format!("unknown question set {other:?} (corpus or chat)")),
+            "heldout" => Ok(Self::Heldout),
+            other => Err(format!(
+                "unknown question set {other:?} (corpus, chat or heldout)"
+            )),
         }
     }
 }
@@ -66,6 +73,7 @@ pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
     let (name, text) = match set {
         EvalSet::Corpus => ("eval/questions.toml", QUESTIONS),
         EvalSet::Chat => ("eval/chat.toml", CHAT_QUESTIONS),
+        EvalSet::Heldout => ("eval/heldout.toml", HELDOUT_QUESTIONS),
     };
     toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
 }
@@ -191,7 +199,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|c| c.section),
         );
-        for set in [EvalSet::Corpus, EvalSet::Chat] {
+        for set in [EvalSet::Corpus, EvalSet::Chat, EvalSet::Heldout] {
             let s = load(set).expect("parses");
             assert!(!s.questions.is_empty());
             for q in &s.questions {
@@ -207,7 +215,18 @@ mod tests {
         let chat = load(EvalSet::Chat).expect("chat");
         assert!(chat.questions.len() >= 80, "{}", chat.questions.len());
         assert!(chat.out_of_scope.len() >= 10);
+        let heldout = load(EvalSet::Heldout).expect("heldout");
+        assert!(heldout.questions.len() >= 20, "{}", heldout.questions.len());
+        assert!(heldout.out_of_scope.len() >= 20);
+        // Held out means no question of it is also in the tuning set.
+        for q in heldout.questions.iter().map(|q| &q.text) {
+            assert!(chat.questions.iter().all(|c| &c.text != q), "{q}");
+        }
+        for q in heldout.out_of_scope.iter().map(|q| &q.text) {
+            assert!(chat.out_of_scope.iter().all(|c| &c.text != q), "{q}");
+        }
         assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));
+        assert_eq!("heldout".parse::<EvalSet>(), Ok(EvalSet::Heldout));
         assert!("other".parse::<EvalSet>().is_err());
     }
 }

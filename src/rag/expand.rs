@@ -184,6 +184,12 @@ fn correction(word: &str) -> Option<&'static str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// Whether `word` (lower case) is a shop abbreviation or a misspelling that [`expand`] adds
+/// the corpus's words for, so the added words stand for it.
+pub(crate) fn stands_for_others(word: &str) -> bool {
+    ABBREVIATIONS.iter().any(|(a, _)| *a == word) || correction(word).is_some()
+}
+
 /// `query` with the full words of its abbreviations and the corrections of its misspellings
 /// appended; unchanged when there is nothing to add.
 pub fn expand(query: &str) -> String {

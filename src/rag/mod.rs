@@ -9,6 +9,7 @@ pub mod eval;
 pub mod expand;
 pub mod ingest;
 pub mod query_cache;
+pub mod scope;
 pub mod search;
 pub mod sections;
 pub mod table_rows;

@@ -14,7 +14,7 @@ use crate::store::{Chunk, ChunkFilter, Store, StoreError};
 /// Reciprocal-rank-fusion constant (the usual 60).
 const RRF_K: f64 = 60.0;
 /// Candidates taken from each retriever before fusion.
-const CANDIDATES: usize = 30;
+pub const CANDIDATES: usize = 30;
 /// Below this cosine similarity a vector hit alone is not relevant enough to show.
 const MIN_COSINE: f64 = 0.45;
 /// A full-text hit must reach this similarity when vectors are available.
@@ -25,9 +25,9 @@ const MIN_TEXT_COSINE: f64 = 0.25;
 const MIN_QUESTION_COSINE: f64 = 0.37;
 /// Chunks full text may add to the vector candidates, by the rarity of their words (see
 /// [`Store::rank_text`]): with vectors on, only passages close in meaning survive anyway.
-const HYBRID_TEXT_BUDGET: usize = 200;
+pub const HYBRID_TEXT_BUDGET: usize = 200;
 /// The same bound for full text alone, which has nothing else to find passages with.
-const TEXT_ONLY_BUDGET: usize = 2000;
+pub const TEXT_ONLY_BUDGET: usize = 2000;
 /// Question vectors remembered per retriever.
 const QUERY_CACHE: usize = 2048;
 
@@ -269,6 +269,16 @@ impl Retriever {
                 .into_iter()
                 .collect();
         }
+        // Without vectors, the words the best text passages share with the question say
+        // whether it is about the code at all (see `scope`).
+        let text_coverage = if vectors_used {
+            None
+        } else {
+            super::scope::coverage(
+                &expanded,
+                text_hits.iter().take(5).map(|h| h.chunk.text.as_str()),
+            )
+        };
         for (rank, hit) in text_hits.into_iter().enumerate() {
             let cosine = similarity.get(&hit.chunk.id).copied();
             add(&mut candidates, hit.chunk, rank, false, true, cosine);
@@ -276,12 +286,15 @@ impl Retriever {
 
         // A question whose nearest passage is still far from it is about something else
         // (plumbing, stairs, tools): only an exact reference may answer it.
-        let in_scope = !vectors_used
-            || candidates
+        let in_scope = if vectors_used {
+            candidates
                 .values()
                 .filter_map(|c| c.cosine)
                 .fold(f64::MIN, f64::max)
-                >= MIN_QUESTION_COSINE;
+                >= MIN_QUESTION_COSINE
+        } else {
+            text_coverage.is_none_or(|c| c >= super::scope::MIN_COVERAGE)
+        };
         let mut ranked: Vec<Candidate> = candidates
             .into_values()
             .filter(|c| c.exact || in_scope)

@@ -133,7 +133,8 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
-fn is_stop_word(word: &str) -> bool {
+/// Whether `word` (lower case) is an English stop word.
+pub(crate) fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
