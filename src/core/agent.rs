@@ -498,6 +498,7 @@ impl Agent {
                 self.cfg.history_token_budget,
                 &self.context,
                 self.temperature,
+                Some(provider.as_ref()),
             )
             .await?;
             sink.emit(Effect::Status {
