@@ -5,7 +5,8 @@
 //! request with the o200k_base tokenizer (embedded in tiktoken-rs), checks that every fact a
 //! turn relies on is in its request, and reports what a prefix cache would have served.
 //!
-//! Run: `cargo bench --bench context` (figures in docs/context.md).
+//! Run: `cargo bench --bench context --profile dev` (figures in docs/context.md); add
+//! `-- --quick` for naive and economy only, `-- house` or `-- tower` for one project.
 
 #[path = "../tests/it/support/context_workload.rs"]
 mod context_workload;
@@ -35,6 +36,13 @@ fn levers() -> Vec<(&'static str, Lever)> {
                 ToolOffer::All
             }
         }),
+        ("routed tools", |p, on| {
+            p.tools = if on {
+                ToolOffer::Routed
+            } else {
+                ToolOffer::All
+            }
+        }),
         ("compact schemas", |p, on| p.compact_schemas = on),
         ("project: fixed summary", |p, on| {
             p.project = if on {
@@ -52,6 +60,7 @@ fn levers() -> Vec<(&'static str, Lever)> {
         }),
         ("digest old results", |p, on| p.digest_old_results = on),
         ("history budget", |p, on| p.whole_history = !on),
+        ("model summary", |p, on| p.model_summary = on),
     ]
 }
 
@@ -71,7 +80,7 @@ fn line(label: &str, r: &RunReport, naive: usize, naive_outcomes: &RunReport) {
     }
 }
 
-async fn workload(w: Workload, tok: &Tokenizer) {
+async fn workload(w: Workload, tok: &Tokenizer, quick: bool) {
     println!(
         "\n{} — {} turns, {} circuits",
         w.label,
@@ -95,19 +104,29 @@ async fn workload(w: Workload, tok: &Tokenizer) {
         "strategy", "prompt", "saved", "tools", "cached", "lost", "outcomes"
     );
     line("naive", &naive, n, &naive);
-    for (name, set) in levers() {
+    for (name, set) in levers().into_iter().filter(|_| !quick) {
         let mut p = ContextPolicy::naive();
         set(&mut p, true);
         line(&format!("naive + {name}"), &run(p).await, n, &naive);
     }
     line("economy (all levers)", &economy, n, &naive);
-    for (name, set) in levers() {
-        if name == "project: fixed summary" {
+    for (name, set) in levers().into_iter().filter(|_| !quick) {
+        if name == "project: fixed summary" || name == "relevant tools" {
             continue;
         }
         let mut p = ContextPolicy::economy();
         set(&mut p, false);
         line(&format!("economy without {name}"), &run(p).await, n, &naive);
+    }
+    if !quick {
+        let mut p = ContextPolicy::economy();
+        p.tools = ToolOffer::Relevant;
+        line(
+            "economy, relevant instead of routed tools",
+            &run(p).await,
+            n,
+            &naive,
+        );
     }
     println!("  per turn (prompt tokens, cached in brackets):");
     println!("  {:>4} {:>18} {:>18}", "turn", "naive", "economy");
@@ -128,6 +147,20 @@ async fn workload(w: Workload, tok: &Tokenizer) {
             cached(&economy)
         );
     }
+    if quick {
+        let per: Vec<String> = economy
+            .requests
+            .iter()
+            .map(|q| format!("{}:{}/{}", q.turn + 1, q.tools, q.tool_tokens))
+            .collect();
+        println!("  economy tools per request (turn:count/tokens): {}", per.join(" "));
+    }
+    println!(
+        "  summary requests: {} ({} tokens); requests carrying a model summary: {}",
+        economy.summaries.len(),
+        economy.summary_tokens(),
+        economy.with_summary
+    );
     println!(
         "  requests: {} naive, {} economy; the agent recorded {} prompt / {} cached tokens for the economy run",
         naive.requests.len(),
@@ -143,8 +176,18 @@ fn main() {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let tok = tokenizer();
+    // `-- --quick` runs only naive and economy; `-- house` or `-- tower` one project.
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let only = |name: &str| {
+        !args.iter().any(|a| a == "house" || a == "tower") || args.iter().any(|a| a == name)
+    };
     rt.block_on(async {
-        workload(context_workload::large(), &tok).await;
-        workload(context_workload::small(), &tok).await;
+        if only("tower") {
+            workload(context_workload::large(), &tok, quick).await;
+        }
+        if only("house") {
+            workload(context_workload::small(), &tok, quick).await;
+        }
     });
 }

@@ -574,6 +574,7 @@ impl Agent {
                 self.cfg.history_token_budget,
                 &self.context,
                 self.temperature,
+                Some(provider.as_ref()),
             )
             .await?;
             files.attach(&mut request);

@@ -20,6 +20,9 @@ pub enum ToolOffer {
     /// Every tool of the mode, those relevant to the latest messages (and those used in the
     /// window) in full, the others in short form (first sentence, argument names and types).
     Relevant,
+    /// Only the tools the question and the conversation call for, a small core set in short
+    /// form, and a discovery tool naming the rest ([`super::tool_router`]).
+    Routed,
 }
 
 /// How the project is shown to the model.
@@ -48,6 +51,9 @@ pub struct ContextPolicy {
     pub digest_old_results: bool,
     /// Whether the whole history is sent, ignoring the token budget.
     pub whole_history: bool,
+    /// Whether turns leaving the window are summarised by the model (one extra call when the
+    /// window rolls) rather than extractively.
+    pub model_summary: bool,
 }
 
 impl ContextPolicy {
@@ -59,17 +65,19 @@ impl ContextPolicy {
             project: ProjectScope::Whole,
             digest_old_results: false,
             whole_history: true,
+            model_summary: false,
         }
     }
 
     /// Every lever on.
     pub fn economy() -> Self {
         Self {
-            tools: ToolOffer::Relevant,
+            tools: ToolOffer::Routed,
             compact_schemas: true,
             project: ProjectScope::Relevant,
             digest_old_results: true,
             whole_history: false,
+            model_summary: true,
         }
     }
 }

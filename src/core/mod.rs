@@ -19,6 +19,8 @@ pub mod modes;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod summary;
+pub mod tool_router;
 pub mod untrusted;
 pub mod window;
 

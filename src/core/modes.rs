@@ -58,12 +58,13 @@ pub fn allows(mode: Mode, name: &str) -> bool {
     only(mode).is_none_or(|list| list.contains(&name))
 }
 
-/// Names of the tools offered in a mode (those the registry has).
+/// Names of the tools of a mode (those the registry has), without the discovery tool, which
+/// only routed requests offer ([`super::tool_router`]).
 pub fn tool_names(mode: Mode, registry: &ToolRegistry) -> Vec<&'static str> {
     registry
         .all()
         .map(|t| t.name())
-        .filter(|n| allows(mode, n))
+        .filter(|n| allows(mode, n) && *n != crate::tools::discovery::NAME)
         .collect()
 }
 
@@ -88,16 +89,35 @@ pub fn relevant_tools(
     // A tool is known by its name, its description and its arguments' names and descriptions.
     let tools: Vec<(&'static str, String)> = registry
         .all()
-        .filter(|t| allows(mode, t.name()))
-        .map(|t| {
-            let mut text = t.description().to_string();
-            schema_words(&t.schema(), &mut text);
-            (t.name(), text)
-        })
+        .filter(|t| allows(mode, t.name()) && t.name() != crate::tools::discovery::NAME)
+        .map(|t| (t.name(), tool_text(t.description(), &t.schema())))
         .collect();
     if tools.len() <= SMALL_MODE {
         return tools.into_iter().map(|(n, _)| n).collect();
     }
+    let scored = lexical_scores(&tools, texts);
+    let mut ranked: Vec<&(usize, f64)> = scored.iter().filter(|(_, s)| *s >= 1.0).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut chosen: Vec<usize> = ranked.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
+    for (i, (name, _)) in tools.iter().enumerate() {
+        if used.contains(name) && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort();
+    chosen.into_iter().map(|i| tools[i].0).collect()
+}
+
+/// The text a tool is known by: its description and its arguments' names and descriptions.
+pub fn tool_text(description: &str, schema: &serde_json::Value) -> String {
+    let mut text = description.to_string();
+    schema_words(schema, &mut text);
+    text
+}
+
+/// Scores each tool (name, text) against `texts`: a distinctive word (weighed by how few
+/// tools mention it) counts double when it is in the tool's name.
+pub fn lexical_scores(tools: &[(&str, String)], texts: &[&str]) -> Vec<(usize, f64)> {
     let n = tools.len() as f64;
     let name_stems: Vec<Vec<String>> = tools.iter().map(|(name, _)| stems(name)).collect();
     let text_stems: Vec<Vec<String>> = tools
@@ -123,7 +143,7 @@ pub fn relevant_tools(
     let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
     query.sort();
     query.dedup();
-    let scored: Vec<(usize, f64)> = (0..tools.len())
+    (0..tools.len())
         .map(|i| {
             let mut score = 0.0;
             for q in &query {
@@ -135,17 +155,7 @@ pub fn relevant_tools(
             }
             (i, score)
         })
-        .collect();
-    let mut ranked: Vec<&(usize, f64)> = scored.iter().filter(|(_, s)| *s >= 1.0).collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut chosen: Vec<usize> = ranked.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
-    for (i, (name, _)) in tools.iter().enumerate() {
-        if used.contains(name) && !chosen.contains(&i) {
-            chosen.push(i);
-        }
-    }
-    chosen.sort();
-    chosen.into_iter().map(|i| tools[i].0).collect()
+        .collect()
 }
 
 /// Appends the property names and descriptions of a JSON Schema to `out`.
@@ -185,7 +195,7 @@ const STOPWORDS: &[&str] = &[
 
 /// Lower-case word stems (an inflection ending dropped, then the first five letters) of the
 /// words of three or more letters, without common English words. Tool names split on `_`.
-fn stems(text: &str) -> Vec<String> {
+pub fn stems(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))

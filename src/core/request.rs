@@ -6,8 +6,8 @@
 
 use super::context::{self, ContextPolicy, ToolOffer};
 use super::session::Session;
-use super::{modes, window};
-use crate::llm::{ChatMessage, ChatRequest};
+use super::{modes, tool_router, window};
+use crate::llm::{ChatMessage, ChatProvider, ChatRequest};
 use crate::store::{Store, StoreError};
 use crate::tools::ToolRegistry;
 
@@ -18,7 +18,8 @@ const RELEVANCE_MESSAGES: usize = 2;
 /// Whole history means no budget: the window keeps every message it scans.
 const UNBOUNDED: usize = usize::MAX / 4;
 
-/// Builds the request for the next model call of `session`.
+/// Builds the request for the next model call of `session`. `model` writes the summary of
+/// turns leaving the window when the policy asks for one.
 pub async fn build(
     store: &dyn Store,
     tools: &ToolRegistry,
@@ -26,13 +27,15 @@ pub async fn build(
     history_budget: usize,
     policy: &ContextPolicy,
     temperature: Option<f32>,
+    model: Option<&dyn ChatProvider>,
 ) -> Result<ChatRequest, StoreError> {
     let budget = if policy.whole_history {
         UNBOUNDED
     } else {
         history_budget
     };
-    let win = window::build(store, session, budget).await?;
+    let summariser = model.filter(|_| policy.model_summary);
+    let win = window::build_summarised(store, session, budget, summariser).await?;
     let mut messages = win.messages;
     if policy.digest_old_results {
         window::digest_old_results(&mut messages, WHOLE_RESULT_TURNS);
@@ -64,22 +67,27 @@ pub async fn build(
         })
         .map(|c| c.name.as_str())
         .collect();
-    let names = modes::tool_names(session.mode, tools);
-    let detailed = match policy.tools {
-        ToolOffer::All => names.clone(),
-        ToolOffer::Relevant => modes::relevant_tools(session.mode, tools, &latest, &used),
+    let specs = if policy.tools == ToolOffer::Routed {
+        let routed = tool_router::route(session.mode, tools, &tool_router::History::of(&messages));
+        tool_router::specs(tools, &routed, policy.compact_schemas)
+    } else {
+        let names = modes::tool_names(session.mode, tools);
+        let detailed = match policy.tools {
+            ToolOffer::Relevant => modes::relevant_tools(session.mode, tools, &latest, &used),
+            _ => names.clone(),
+        };
+        names
+            .iter()
+            .flat_map(|name| {
+                let one = [*name];
+                match (detailed.contains(name), policy.compact_schemas) {
+                    (true, true) => tools.compact_specs(&one),
+                    (true, false) => tools.specs(&one),
+                    (false, _) => tools.slim_specs(&one),
+                }
+            })
+            .collect()
     };
-    let specs = names
-        .iter()
-        .flat_map(|name| {
-            let one = [*name];
-            match (detailed.contains(name), policy.compact_schemas) {
-                (true, true) => tools.compact_specs(&one),
-                (true, false) => tools.specs(&one),
-                (false, _) => tools.slim_specs(&one),
-            }
-        })
-        .collect();
 
     let mut system = modes::system_prompt(session.mode);
     let mut attached = String::new();

@@ -30,6 +30,17 @@ pub async fn build(
     session: &Session,
     token_budget: usize,
 ) -> StoreResult<Window> {
+    build_summarised(store, session, token_budget, None).await
+}
+
+/// [`build`], with the summary of messages that leave the window written by `summariser`
+/// when given ([`super::summary`]); the extractive summary when not, or when it fails.
+pub async fn build_summarised(
+    store: &dyn Store,
+    session: &Session,
+    token_budget: usize,
+    summariser: Option<&dyn crate::llm::ChatProvider>,
+) -> StoreResult<Window> {
     let stored = store
         .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
         .await?;
@@ -37,7 +48,17 @@ pub async fn build(
     let mut summary = session.summary.clone();
     if cut > 0 {
         let dropped = &stored[..cut];
-        summary = fold_summary(&summary, dropped);
+        let written = match summariser {
+            Some(p) => match super::summary::summarise(p, &summary, dropped).await {
+                Ok(text) => Some(text),
+                Err(e) => {
+                    tracing::warn!(error = %e, "model summary failed; using the extractive one");
+                    None
+                }
+            },
+            None => None,
+        };
+        summary = written.unwrap_or_else(|| fold_summary(&summary, dropped));
         if let Some(last) = dropped.last() {
             store
                 .set_session_summary(session.id, &summary, last.id)

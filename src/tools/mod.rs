@@ -8,6 +8,7 @@
 pub mod changes;
 pub mod code_basis;
 pub mod code_in_force;
+pub mod discovery;
 pub mod dwelling_tools;
 pub mod grounding_tools;
 pub mod inspection;
@@ -227,5 +228,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     lighting_tools::register(&mut r);
     r.register(code_in_force::CodeInForceTool);
     report_tool::register(&mut r);
+    r.register(discovery::MoreTools);
     r
 }

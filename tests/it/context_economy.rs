@@ -66,7 +66,7 @@ async fn compare(w: Workload, min_saving_percent: usize) {
     // The agent recorded the usage the model reported, cached tokens included.
     assert_eq!(
         economy.recorded_input,
-        economy.total() as u64,
+        (economy.total() - economy.summary_tokens()) as u64,
         "{}",
         w.label
     );
@@ -85,7 +85,37 @@ async fn economy_keeps_every_fact_and_tool_outcome_of_a_large_project() {
 
 #[tokio::test]
 async fn economy_keeps_every_fact_and_tool_outcome_of_a_small_project() {
-    compare(context_workload::small(), 40).await;
+    compare(context_workload::small(), 60).await;
+}
+
+/// With a small history budget the window rolls: the agent asks the model for a summary of
+/// the turns that leave it, and later requests carry that summary; no fact a later turn
+/// relies on is lost and every tool outcome equals the naive run's.
+#[tokio::test]
+async fn a_rolling_window_is_summarised_by_the_model() {
+    let w = context_workload::small();
+    let naive = context_workload::run(&w, ContextPolicy::naive(), tokenizer())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let budget = [("SPARKY_AGENT__HISTORY_TOKEN_BUDGET", "1500")];
+    let rolled = context_workload::run_with(&w, ContextPolicy::economy(), tokenizer(), &budget)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(rolled.lost.is_empty(), "{:#?}", rolled.lost);
+    assert!(!rolled.summaries.is_empty(), "no summary was asked for");
+    assert!(
+        rolled.with_summary > 0,
+        "no request carried the model's summary"
+    );
+    assert_eq!(naive.outcomes, rolled.outcomes);
+    // Without the model summary the same budget uses the extractive one: no summary call.
+    let mut policy = ContextPolicy::economy();
+    policy.model_summary = false;
+    let extractive = context_workload::run_with(&w, policy, tokenizer(), &budget)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(extractive.summaries.is_empty());
+    assert_eq!(extractive.with_summary, 0);
 }
 
 /// The check itself can fail: a request without a needed fact, or without the tool the model

@@ -614,6 +614,8 @@ struct Script {
     outcomes: Vec<ToolOutcome>,
     lost: Vec<String>,
     requests: Vec<RequestRecord>,
+    summaries: Vec<RequestRecord>,
+    with_summary: usize,
     prompts: Vec<Vec<u32>>,
     next_id: u64,
 }
@@ -759,6 +761,12 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let tokens = (shared.tokenizer)(&prompt);
     let tool_tokens = (shared.tokenizer)(&tools_text).len();
     let mut s = lock(&shared.script);
+    if body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|c| c.starts_with(SUMMARY_PROMPT_START))
+    {
+        return summary_answer(&mut s, &body, tokens.len());
+    }
     let Some((turn, step)) = s.steps.pop_front() else {
         s.lost.push("a request after the script ended".into());
         return (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response();
@@ -844,6 +852,12 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     } else {
         0
     };
+    if body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|c| c.contains(SUMMARY_MARK))
+    {
+        s.with_summary += 1;
+    }
     s.requests.push(RequestRecord {
         turn,
         tokens: tokens.len(),
@@ -913,14 +927,69 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
+/// How the agent's summary request begins (src/core/summary.rs).
+const SUMMARY_PROMPT_START: &str = "Summarise the earlier part of a conversation";
+/// How the scripted model's summaries begin, so requests that carry one can be counted.
+pub const SUMMARY_MARK: &str = "Model summary of earlier turns:";
+
+/// Answers a summary request as a careful model would: every user line and every answer line
+/// of the transcript, nothing of the raw tool results (the answers carry what they found).
+fn summary_answer(s: &mut Script, body: &Value, tokens: usize) -> Response {
+    let transcript = body["messages"][1]["content"].as_str().unwrap_or("");
+    if !transcript.contains("user: ") {
+        s.lost
+            .push("a summary request without the turns to summarise".into());
+    }
+    let mut summary = String::from(SUMMARY_MARK);
+    for line in transcript.lines() {
+        let skip = line.is_empty()
+            || line == SUMMARY_MARK
+            || line.starts_with("result: ")
+            || line.starts_with('<')
+            || line.starts_with("Summary so far:")
+            || line.starts_with("Then:");
+        if !skip {
+            summary.push('\n');
+            summary.push_str(line);
+        }
+    }
+    let turn = s.steps.front().map(|(t, _)| *t).unwrap_or(0);
+    s.summaries.push(RequestRecord {
+        turn,
+        tokens,
+        cached: 0,
+        tool_tokens: 0,
+        tools: 0,
+    });
+    let chunks = [
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": summary}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 200,
+            "total_tokens": tokens + 200, "prompt_tokens_details": {"cached_tokens": 0}}}),
+    ];
+    let mut sse = String::new();
+    for c in chunks {
+        sse.push_str(&format!("data: {c}\n\n"));
+    }
+    sse.push_str("data: [DONE]\n\n");
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from(sse))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
 // ---------------------------------------------------------------------------------------------
 // The runner.
 
 /// What one run of the conversation under one policy measured.
 #[derive(Debug, Clone)]
 pub struct RunReport {
-    /// Every request, in order.
+    /// Every request of the conversation, in order.
     pub requests: Vec<RequestRecord>,
+    /// Summary requests (the window rolled with a model summary).
+    pub summaries: Vec<RequestRecord>,
+    /// Conversation requests whose system prompt carried a model-written summary.
+    pub with_summary: usize,
     /// Tool results in the order the model first received them.
     pub outcomes: Vec<ToolOutcome>,
     /// Facts that were missing from a request, tools not offered, errors shown to the user.
@@ -938,13 +1007,22 @@ impl RunReport {
     pub fn turn_tokens(&self, t: usize) -> usize {
         self.requests
             .iter()
+            .chain(&self.summaries)
             .filter(|r| r.turn == t)
             .map(|r| r.tokens)
             .sum()
     }
-    /// All prompt tokens.
+    /// All prompt tokens, summary requests included.
     pub fn total(&self) -> usize {
-        self.requests.iter().map(|r| r.tokens).sum()
+        self.requests
+            .iter()
+            .chain(&self.summaries)
+            .map(|r| r.tokens)
+            .sum()
+    }
+    /// Prompt tokens of the summary requests.
+    pub fn summary_tokens(&self) -> usize {
+        self.summaries.iter().map(|r| r.tokens).sum()
     }
     /// All cached prompt tokens.
     pub fn cached(&self) -> usize {
@@ -975,6 +1053,16 @@ pub async fn run(
     policy: ContextPolicy,
     tokenizer: Tokenizer,
 ) -> Result<RunReport, RunError> {
+    run_with(w, policy, tokenizer, &[]).await
+}
+
+/// [`run`] with extra configuration (`SPARKY_…` variables).
+pub async fn run_with(
+    w: &Workload,
+    policy: ContextPolicy,
+    tokenizer: Tokenizer,
+    extra_env: &[(&str, &str)],
+) -> Result<RunReport, RunError> {
     sparky::llm::tls::install_default_crypto_provider();
     let turns = conversation(w);
     let model = ScriptedModel::start(&turns, tokenizer)
@@ -993,6 +1081,9 @@ pub async fn run(
         ("SPARKY_LIMITS__TOOL_EXECUTIONS_PER_MINUTE", "100000"),
     ] {
         env.insert(k.into(), v.into());
+    }
+    for (k, v) in extra_env {
+        env.insert(k.to_string(), v.to_string());
     }
     env.insert(
         "SPARKY_DATABASE__SQLITE_PATH".into(),
@@ -1083,6 +1174,8 @@ pub async fn run(
     }
     Ok(RunReport {
         requests: s.requests.clone(),
+        summaries: s.summaries.clone(),
+        with_summary: s.with_summary,
         outcomes: s.outcomes.clone(),
         lost,
         recorded_input,
