@@ -1,0 +1,754 @@
+//! The agent core over real HTTP: Sparky's own time per turn, throughput with 1,000
+//! concurrent sessions and peak memory, against an OpenAI-compatible Chat Completions server
+//! that answers at once. See docs/core_bench.md for the figures.
+//!
+//! The turn measured is a question answered with two read tool calls
+//! (`calculate_voltage_drop` with free inputs and `describe_panel` on the bound project) and a
+//! final answer: two model calls, history carried from turn to turn.
+//!
+//! ```sh
+//! cargo bench --bench core_http                       # SQLite, and Postgres when
+//!                                                     # SPARKY_TEST_DATABASE_URL is set
+//! cargo bench --bench core_http -- --store postgres --base-url http://127.0.0.1:8000/v1
+//! ```
+//!
+//! Options: `--store sqlite|postgres|both`, `--base-url URL` (another server; by default the
+//! bench starts its own fake as a child process), `--turns N` (sequential turns timed, 300),
+//! `--sessions N` (1,000), `--rounds N` (turns per session, 5), `--connections N` (database
+//! pool, 10 as shipped), `--round-trips-only`.
+//!
+//! Sparky's own time is the turn's wall time minus the time the fake spent answering (it
+//! reports its busy time at `GET /stats`); with another server nothing is subtracted. Database
+//! round trips are counted by a TCP relay between the store and Postgres (every request the
+//! client sends after the server's last answer is one round trip), in a separate pass so the
+//! relay's own latency is not in the timings; on SQLite, where there is no network, the
+//! statements sqlx executes are counted instead.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use sparky::config::Config;
+use sparky::core::session::SessionKey;
+use sparky::core::{Agent, CollectSink, Effect, Input, InputAction};
+use sparky::nec::units::{
+    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
+};
+use sparky::project::{CircuitSpec, PanelSpec};
+use sparky::store::Store;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tracing_subscriber::layer::SubscriberExt;
+
+// ----------------------------------------------------------------------------------------
+// The fake Chat Completions server (runs in a child process: its CPU and memory are not
+// Sparky's).
+
+#[derive(Default)]
+struct FakeStats {
+    requests: AtomicU64,
+    busy_ns: AtomicU64,
+    body_bytes: AtomicU64,
+}
+
+/// The two tool calls, streamed the way OpenAI does: id and name first, arguments in pieces.
+fn tool_call_stream() -> Bytes {
+    let calls = [
+        (
+            "call_vd",
+            "calculate_voltage_drop",
+            r#"{"voltage":240,"phase":1,"current":24,"length":150,"size":"10"}"#,
+        ),
+        ("call_panel", "describe_panel", r#"{"panel":"LP-1"}"#),
+    ];
+    let mut out = String::new();
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        let v = serde_json::json!({
+            "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+            "model": "bench", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+        });
+        format!("data: {v}\n\n")
+    };
+    out.push_str(&chunk(serde_json::json!({"role": "assistant"}), None));
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        out.push_str(&chunk(
+            serde_json::json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ));
+        let (a, b) = args.split_at(args.len() / 2);
+        for piece in [a, b] {
+            out.push_str(&chunk(
+                serde_json::json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                None,
+            ));
+        }
+    }
+    out.push_str(&chunk(serde_json::json!({}), Some("tool_calls")));
+    out.push_str(&usage_chunk());
+    out.push_str("data: [DONE]\n\n");
+    Bytes::from(out)
+}
+
+fn answer_stream() -> Bytes {
+    let mut out = String::new();
+    for piece in [
+        "The drop is 3.6 % ",
+        "on 10 AWG copper; ",
+        "LP-1 has room for the load.",
+    ] {
+        let v = serde_json::json!({
+            "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+            "model": "bench", "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+        });
+        out.push_str(&format!("data: {v}\n\n"));
+    }
+    let v = serde_json::json!({
+        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+        "model": "bench", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    });
+    out.push_str(&format!("data: {v}\n\n"));
+    out.push_str(&usage_chunk());
+    out.push_str("data: [DONE]\n\n");
+    Bytes::from(out)
+}
+
+fn usage_chunk() -> String {
+    let v = serde_json::json!({
+        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": "bench",
+        "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+    });
+    format!("data: {v}\n\n")
+}
+
+struct Fake {
+    stats: FakeStats,
+    tools: Bytes,
+    answer: Bytes,
+}
+
+/// Tool calls when the conversation ends with the person's message, the answer when it ends
+/// with tool results (the last `"role"` of the request body says which).
+async fn completions(State(fake): State<Arc<Fake>>, body: Bytes) -> Response {
+    let t = Instant::now();
+    let after_tools = last_role(&body) == Some(b"tool".as_slice());
+    let reply = if after_tools {
+        fake.answer.clone()
+    } else {
+        fake.tools.clone()
+    };
+    fake.stats.requests.fetch_add(1, Ordering::Relaxed);
+    fake.stats
+        .body_bytes
+        .fetch_add(body.len() as u64, Ordering::Relaxed);
+    fake.stats
+        .busy_ns
+        .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(reply))
+        .unwrap_or_default()
+}
+
+fn last_role(body: &[u8]) -> Option<&[u8]> {
+    let needle = b"\"role\":\"";
+    let at = body.windows(needle.len()).rposition(|w| w == needle)? + needle.len();
+    let rest = &body[at..];
+    let end = rest.iter().position(|b| *b == b'"')?;
+    Some(&rest[..end])
+}
+
+async fn stats(State(fake): State<Arc<Fake>>) -> String {
+    format!(
+        "{} {} {}",
+        fake.stats.requests.load(Ordering::Relaxed),
+        fake.stats.busy_ns.load(Ordering::Relaxed),
+        fake.stats.body_bytes.load(Ordering::Relaxed)
+    )
+}
+
+fn run_fake_server() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("fake runtime");
+    rt.block_on(async {
+        let fake = Arc::new(Fake {
+            stats: FakeStats::default(),
+            tools: tool_call_stream(),
+            answer: answer_stream(),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .route("/stats", get(stats))
+            .with_state(fake);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        println!("listening http://{addr}/v1");
+        axum::serve(listener, app).await.expect("serve");
+    });
+}
+
+/// The fake in a child process (this same binary with `--fake-server`), killed on drop.
+struct FakeProcess {
+    child: Child,
+    base_url: String,
+}
+
+impl FakeProcess {
+    fn start() -> Self {
+        let exe = std::env::current_exe().expect("own path");
+        let mut child = Command::new(exe)
+            .arg("--fake-server")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the fake server");
+        let out = child.stdout.take().expect("fake stdout");
+        let mut line = String::new();
+        BufReader::new(out).read_line(&mut line).expect("fake line");
+        let base_url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("fake address")
+            .to_string();
+        Self { child, base_url }
+    }
+}
+
+impl Drop for FakeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Requests answered, nanoseconds the fake spent answering and request body bytes received,
+/// if the server reports them.
+async fn fake_busy(
+    client: &reqwest::Client,
+    stats_url: &Option<String>,
+) -> Option<(u64, u64, u64)> {
+    let url = stats_url.as_ref()?;
+    let text = client.get(url).send().await.ok()?.text().await.ok()?;
+    let mut parts = text.split_whitespace().map(str::parse::<u64>);
+    Some((parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?))
+}
+
+// ----------------------------------------------------------------------------------------
+// Counting database round trips.
+
+/// Counts the statements sqlx executes (its `sqlx::query` events).
+struct StatementCounter {
+    count: Arc<AtomicU64>,
+    on: Arc<AtomicBool>,
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StatementCounter {
+    fn register_callsite(
+        &self,
+        meta: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        if meta.target() == "sqlx::query" {
+            tracing::subscriber::Interest::always()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    }
+    fn enabled(
+        &self,
+        meta: &tracing::Metadata<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        meta.target() == "sqlx::query"
+    }
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() == "sqlx::query" && self.on.load(Ordering::Relaxed) {
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A TCP relay to Postgres that counts round trips: a client write that follows a server
+/// answer (or opens the connection) starts a new one.
+async fn counting_relay(upstream: SocketAddr, trips: Arc<AtomicU64>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("relay bind");
+    let addr = listener.local_addr().expect("relay addr");
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let trips = trips.clone();
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                // true while the last bytes seen went server -> client.
+                let answered = Arc::new(AtomicBool::new(true));
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let a = answered.clone();
+                let up = async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = match cr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        if a.swap(false, Ordering::AcqRel) {
+                            trips.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let down = async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = match sr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        answered.store(true, Ordering::Release);
+                        if cw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    addr
+}
+
+// ----------------------------------------------------------------------------------------
+// The bench.
+
+struct Args {
+    store: String,
+    base_url: Option<String>,
+    turns: usize,
+    sessions: usize,
+    rounds: usize,
+    connections: u32,
+    round_trips_only: bool,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        store: "both".into(),
+        base_url: None,
+        turns: 300,
+        sessions: 1000,
+        rounds: 5,
+        connections: 10,
+        round_trips_only: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = || it.next().unwrap_or_default();
+        match a.as_str() {
+            "--store" => args.store = value(),
+            "--base-url" => args.base_url = Some(value()),
+            "--turns" => args.turns = value().parse().unwrap_or(args.turns),
+            "--sessions" => args.sessions = value().parse().unwrap_or(args.sessions),
+            "--rounds" => args.rounds = value().parse().unwrap_or(args.rounds),
+            "--connections" => args.connections = value().parse().unwrap_or(args.connections),
+            "--round-trips-only" => args.round_trips_only = true,
+            // `cargo bench` passes --bench; anything else is ignored too.
+            _ => {}
+        }
+    }
+    args
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn vm_hwm_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Resets the peak RSS so the throughput run's peak is its own.
+fn reset_hwm() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+async fn fresh_pg(admin: &str) -> String {
+    let pool = sqlx::PgPool::connect(admin)
+        .await
+        .expect("admin connection");
+    let name = format!("sparky_core_bench_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .expect("create database");
+    let (base, _) = admin.rsplit_once('/').expect("database url");
+    format!("{base}/{name}")
+}
+
+fn input(key: &SessionKey, text: &str) -> Input {
+    Input {
+        key: key.clone(),
+        user: "U1".into(),
+        event_id: None,
+        action: InputAction::Message {
+            text: text.into(),
+            mode: None,
+        },
+    }
+}
+
+const QUESTION: &str =
+    "What is the voltage drop of 24 A over 150 ft of 10 AWG at 240 V, and can LP-1 take it?";
+
+struct Setup {
+    agent: Arc<Agent>,
+    store: Arc<dyn Store>,
+}
+
+async fn setup(database_url: Option<&str>, dir: &std::path::Path, base_url: &str, connections: u32) -> Setup {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    match database_url {
+        Some(url) => {
+            env.insert("DATABASE_URL".into(), url.into());
+        }
+        None => {
+            env.insert(
+                "SPARKY_DATABASE__SQLITE_PATH".into(),
+                dir.join("bench.db").display().to_string(),
+            );
+        }
+    }
+    env.insert(
+        "SPARKY_DATABASE__MAX_CONNECTIONS".into(),
+        connections.to_string(),
+    );
+    env.insert("SPARKY_LLM__PROVIDER".into(), "openai".into());
+    env.insert("SPARKY_LLM__OPENAI__BASE_URL".into(), base_url.into());
+    env.insert("SPARKY_LLM__OPENAI__MODEL".into(), "bench".into());
+    env.insert("OPENAI_API_KEY".into(), "sk-bench".into());
+    // The per-person limits are for people, not for the benchmark.
+    for k in ["USER", "CHANNEL"] {
+        env.insert(
+            format!("SPARKY_LIMITS__TURNS_PER_{k}_PER_MINUTE"),
+            "100000000".into(),
+        );
+    }
+    env.insert(
+        "SPARKY_LIMITS__TOOL_EXECUTIONS_PER_MINUTE".into(),
+        "100000000".into(),
+    );
+    let config = Config::load(None, &env).expect("config");
+    let store = sparky::store::connect(&config).await.expect("store");
+    let project = store
+        .create_project(
+            &sparky::project::Workspace::new("bench", "w"),
+            "bench",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    let panel = store
+        .add_panel(
+            project.id,
+            &PanelSpec {
+                name: "LP-1".into(),
+                voltage: Volts(208.0),
+                phase: Phase::Three,
+                bus_rating: Amps(225.0),
+                main_breaker: Some(Amps(200.0)),
+                interrupting_rating_ka: Some(22.0),
+                fed_from: None,
+                spaces: 42,
+                location: String::new(),
+            },
+        )
+        .await
+        .expect("panel");
+    for k in 0..12 {
+        store
+            .add_circuit(
+                panel.id,
+                &CircuitSpec {
+                    number: 1 + 2 * k,
+                    poles: 1,
+                    description: format!("receptacles {k}"),
+                    load_va: VoltAmperes(900.0 + 50.0 * f64::from(k)),
+                    continuous: k % 3 == 0,
+                    breaker: Amps(20.0),
+                    conductor_size: "12".parse::<ConductorSize>().ok(),
+                    material: Material::Copper,
+                    insulation: TempRating::C75,
+                    length: Some(Feet(40.0 + 5.0 * f64::from(k))),
+                    conduit: "3/4 EMT".into(),
+                },
+            )
+            .await
+            .expect("circuit");
+    }
+    for c in 0..50 {
+        // Every session's channel is bound, as a team's project channels are.
+        store
+            .bind_channel("bench", "w", &format!("c{c}"), project.id)
+            .await
+            .expect("bind");
+    }
+    let provider = sparky::llm::resilient::build_provider(&config);
+    assert!(provider.is_some(), "the OpenAI provider is configured");
+    let tools = Arc::new(sparky::tools::default_registry(
+        config.limits.tool_executions_per_minute,
+    ));
+    let agent = Agent::new(
+        store.clone(),
+        provider,
+        tools,
+        config.agent.clone(),
+        &config.limits,
+    )
+    .with_temperature(config.llm.temperature);
+    Setup {
+        agent: Arc::new(agent),
+        store,
+    }
+}
+
+/// Checks the turn did what it is measured for: both tools ran and the answer arrived.
+fn check_turn(effects: &[Effect]) {
+    let text = effects.iter().any(
+        |e| matches!(e, Effect::Text { text, .. } if text.contains("LP-1 has room")),
+    );
+    let errors: Vec<&Effect> = effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Error { .. }))
+        .collect();
+    assert!(text && errors.is_empty(), "unexpected turn: {effects:?}");
+}
+
+async fn one_turn(agent: &Agent, key: &SessionKey) {
+    let sink = CollectSink::default();
+    agent.handle(input(key, QUESTION), &sink).await.expect("turn");
+    check_turn(&sink.take());
+}
+
+async fn bench_store(
+    label: &str,
+    database_url: Option<String>,
+    base_url: &str,
+    stats_url: &Option<String>,
+    args: &Args,
+    statements: &Arc<AtomicU64>,
+    counting: &Arc<AtomicBool>,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = reqwest::Client::new();
+
+    // Round trips per turn, in a pass of its own.
+    {
+        let trips = Arc::new(AtomicU64::new(0));
+        let url = match &database_url {
+            Some(url) => {
+                let (head, rest) = url.split_once("://").expect("database url");
+                let (user, rest) = rest.rsplit_once('@').unwrap_or(("", rest));
+                let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+                let upstream: SocketAddr = tokio::net::lookup_host(hostport)
+                    .await
+                    .expect("postgres address (host:port)")
+                    .next()
+                    .expect("postgres address");
+                let relay = counting_relay(upstream, trips.clone()).await;
+                let at = if user.is_empty() { "" } else { "@" };
+                Some(format!("{head}://{user}{at}{relay}/{path}"))
+            }
+            None => None,
+        };
+        // One connection: after the first turn every statement is prepared on it, which is
+        // the steady state of a pool of any size.
+        let s = setup(url.as_deref(), dir.path(), base_url, 1).await;
+        let key = SessionKey::new("bench", "w", "c0", "round-trips");
+        for _ in 0..3 {
+            one_turn(&s.agent, &key).await;
+        }
+        let n = 10u64;
+        let trips0 = trips.load(Ordering::Relaxed);
+        statements.store(0, Ordering::Relaxed);
+        counting.store(true, Ordering::Relaxed);
+        for _ in 0..n {
+            one_turn(&s.agent, &key).await;
+        }
+        counting.store(false, Ordering::Relaxed);
+        let stmts = statements.load(Ordering::Relaxed) as f64 / n as f64;
+        if database_url.is_some() {
+            let rt = (trips.load(Ordering::Relaxed) - trips0) as f64 / n as f64;
+            println!("{label}: {rt:.1} database round trips per turn ({stmts:.1} statements)");
+        } else {
+            println!("{label}: {stmts:.1} statements per turn (no network: statements counted)");
+        }
+        drop(s);
+    }
+    if args.round_trips_only {
+        return;
+    }
+
+    let url = match &database_url {
+        Some(admin) => Some(fresh_pg(admin).await),
+        None => None,
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = setup(url.as_deref(), dir.path(), base_url, args.connections).await;
+
+    // Sequential turns: Sparky's own time.
+    let key = SessionKey::new("bench", "w", "c1", "latency");
+    for _ in 0..20 {
+        one_turn(&s.agent, &key).await;
+    }
+    let mut own = Vec::with_capacity(args.turns);
+    let mut wall = Vec::with_capacity(args.turns);
+    let (mut requests, mut body_bytes) = (0u64, 0u64);
+    for i in 0..args.turns {
+        // A fresh thread every 25 turns keeps the history at what a real thread carries.
+        let key = SessionKey::new("bench", "w", "c1", format!("latency-{}", i / 25));
+        let before = fake_busy(&client, stats_url).await;
+        let t = Instant::now();
+        one_turn(&s.agent, &key).await;
+        let elapsed = t.elapsed().as_secs_f64() * 1e3;
+        let after = fake_busy(&client, stats_url).await;
+        let server_ms = match (before, after) {
+            (Some((n0, a, bytes0)), Some((n1, b, bytes1))) => {
+                requests += n1 - n0;
+                body_bytes += bytes1 - bytes0;
+                (b - a) as f64 / 1e6
+            }
+            _ => 0.0,
+        };
+        wall.push(elapsed);
+        own.push(elapsed - server_ms);
+    }
+    own.sort_by(f64::total_cmp);
+    wall.sort_by(f64::total_cmp);
+    println!(
+        "{label}: turn with two tool calls, n={}: Sparky's own time p50 {:.2} ms, p99 {:.2} ms (wall p50 {:.2} ms, p99 {:.2} ms)",
+        args.turns,
+        percentile(&own, 0.5),
+        percentile(&own, 0.99),
+        percentile(&wall, 0.5),
+        percentile(&wall, 0.99),
+    );
+    if requests > 0 {
+        println!(
+            "{label}: {:.1} model requests per turn, {:.1} KB request body on average",
+            requests as f64 / args.turns as f64,
+            body_bytes as f64 / requests as f64 / 1000.0
+        );
+    }
+
+    // Throughput: sessions x rounds, history carried.
+    reset_hwm();
+    let hwm_before = vm_hwm_kib();
+    let t = Instant::now();
+    let mut tasks = Vec::with_capacity(args.sessions);
+    for i in 0..args.sessions {
+        let agent = s.agent.clone();
+        let rounds = args.rounds;
+        tasks.push(tokio::spawn(async move {
+            let key = SessionKey::new("bench", "w", format!("c{}", i % 50), format!("conc-{i}"));
+            for _ in 0..rounds {
+                one_turn(&agent, &key).await;
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("session task");
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let turns = args.sessions * args.rounds;
+    println!(
+        "{label}: {} sessions x {} turns: {:.2} s, {:.0} turns/s; peak RSS {:.1} MiB (before the run {:.1} MiB)",
+        args.sessions,
+        args.rounds,
+        secs,
+        turns as f64 / secs,
+        vm_hwm_kib() as f64 / 1024.0,
+        hwm_before as f64 / 1024.0,
+    );
+    drop(s.store);
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--fake-server") {
+        run_fake_server();
+        return;
+    }
+    let args = parse_args();
+    let statements = Arc::new(AtomicU64::new(0));
+    let counting = Arc::new(AtomicBool::new(false));
+    let subscriber = tracing_subscriber::registry().with(StatementCounter {
+        count: statements.clone(),
+        on: counting.clone(),
+    });
+    tracing::subscriber::set_global_default(subscriber).expect("subscriber");
+
+    let fake = args.base_url.is_none().then(FakeProcess::start);
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| fake.as_ref().map(|f| f.base_url.clone()))
+        .expect("base url");
+    let stats_url = fake.as_ref().map(|f| {
+        format!(
+            "{}/stats",
+            f.base_url.trim_end_matches('/').trim_end_matches("/v1")
+        )
+    });
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let admin = std::env::var("SPARKY_TEST_DATABASE_URL")
+            .or_else(|_| std::env::var("DATABASE_URL"))
+            .ok();
+        println!(
+            "core over HTTP: server {base_url}{}, pool {} connections, {} cpus",
+            if fake.is_some() { " (own fake, child process)" } else { "" },
+            args.connections,
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+        );
+        if matches!(args.store.as_str(), "sqlite" | "both") {
+            bench_store("sqlite", None, &base_url, &stats_url, &args, &statements, &counting).await;
+        }
+        if matches!(args.store.as_str(), "postgres" | "both") {
+            match &admin {
+                Some(a) => {
+                    let url = fresh_pg(a).await;
+                    bench_store("postgres", Some(url), &base_url, &stats_url, &args, &statements, &counting).await;
+                }
+                None => println!("postgres: skipped (set SPARKY_TEST_DATABASE_URL)"),
+            }
+        }
+    });
+}
