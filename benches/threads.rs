@@ -1,6 +1,6 @@
 //! Many threads at once: `THREADS` (default 200) conversations start together against a fake
 //! OpenAI-compatible model that takes `MODEL_MS` (default 2000) per call, Postgres with
-//! `database.max_connections = 10`. Prints the wall time for all of them, when each thread's
+//! `database.max_connections = MAX_CONNECTIONS` (default 10). Prints the wall time for all of them, when each thread's
 //! model call started and when its answer was complete, the first sign's latency, and the
 //! database transactions per turn (from `pg_stat_database`).
 //!
@@ -67,6 +67,7 @@ async fn main() {
     };
     let threads = setting("THREADS", 200) as usize;
     let model = Duration::from_millis(setting("MODEL_MS", 2000));
+    let pool = setting("MAX_CONNECTIONS", 10).to_string();
     sparky::llm::tls::install_default_crypto_provider();
     let admin = sqlx::PgPool::connect(&admin_url)
         .await
@@ -89,7 +90,7 @@ async fn main() {
     let mut env: BTreeMap<String, String> = fake.env().into_iter().collect();
     for (k, v) in [
         ("DATABASE_URL", url.as_str()),
-        ("SPARKY_DATABASE__MAX_CONNECTIONS", "10"),
+        ("SPARKY_DATABASE__MAX_CONNECTIONS", pool.as_str()),
         ("SPARKY_LLM__MAX_RETRIES", "0"),
         ("SPARKY_RAG__EMBEDDER", "none"),
         ("SPARKY_LIMITS__TURNS_PER_USER_PER_MINUTE", "100000"),
@@ -124,7 +125,10 @@ async fn main() {
                 },
             };
             let result = agent.handle(input, &sink).await;
-            (result, sink.0.into_inner().unwrap_or_else(|p| p.into_inner()))
+            (
+                result,
+                sink.0.into_inner().unwrap_or_else(|p| p.into_inner()),
+            )
         }));
     }
     let (mut first, mut model_started, mut answered) = (Vec::new(), Vec::new(), Vec::new());
@@ -161,7 +165,7 @@ async fn main() {
         v.sort();
     }
     println!(
-        "threads: {threads} at once, model {model:?}, max_connections 10: wall {wall:.2?}, {failed} failed"
+        "threads: {threads} at once, model {model:?}, max_connections {pool}: wall {wall:.2?}, {failed} failed"
     );
     println!(
         "  first sign        p50 {:>9.2?}  p99 {:>9.2?}",

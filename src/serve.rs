@@ -110,8 +110,7 @@ impl Server {
         let _ = stop_tx.send(true);
         let grace = Duration::from_secs(config.server.shutdown_grace_secs + 5);
         let _ =
-            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
-                .await;
+            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
         match failure {
             Some(Ok(Err(e))) => Err(e),
             Some(Err(join)) => Err(anyhow::anyhow!("a task crashed: {join}")),

@@ -208,7 +208,10 @@ async fn two_hundred_threads_run_at_once_on_ten_connections() {
         {
             model_started.push(at.duration_since(started));
         }
-        if let Some((at, _)) = effects.iter().rfind(|(_, e)| matches!(e, Effect::Text { .. })) {
+        if let Some((at, _)) = effects
+            .iter()
+            .rfind(|(_, e)| matches!(e, Effect::Text { .. }))
+        {
             answered.push(at.duration_since(started));
         }
     }

@@ -91,7 +91,10 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
     assert_eq!(a.status, 200, "{}", a.body);
     let deadline = Instant::now() + Duration::from_secs(10);
     while llm.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the turn never reached the model");
+        assert!(
+            Instant::now() < deadline,
+            "the turn never reached the model"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let answered = |slack: &FakeSlack| {
@@ -107,7 +110,10 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
     // Draining: not ready, but still up until the turn is done.
     let deadline = Instant::now() + Duration::from_secs(5);
     while readyz(http.clone()).await != 503 {
-        assert!(Instant::now() < deadline, "/readyz never said shutting down");
+        assert!(
+            Instant::now() < deadline,
+            "/readyz never said shutting down"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let result = tokio::time::timeout(Duration::from_secs(30), running)

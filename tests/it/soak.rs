@@ -147,18 +147,17 @@ fn free_addr() -> SocketAddr {
     l.local_addr().expect("addr")
 }
 
-/// Posts a signed Slack request, signed `skew` seconds in the past (a delivery signed apart
-/// from another of the same body, as a redelivery is); `None` when the replica is
-/// unreachable.
+/// Posts a Slack request signed for `ts` (now when `None`; two deliveries of one body are
+/// signed for different seconds, as a redelivery is); `None` when the replica is unreachable.
 async fn slack_post(
     http: &reqwest::Client,
     base: &str,
     path: &str,
     content_type: &str,
     body: String,
-    skew: i64,
+    ts: Option<i64>,
 ) -> Option<u16> {
-    let ts = chrono::Utc::now().timestamp() - skew;
+    let ts = ts.unwrap_or_else(|| chrono::Utc::now().timestamp());
     let sig = signature(SIGNING_SECRET, ts, body.as_bytes());
     let resp = http
         .post(format!("{base}{path}"))
@@ -179,17 +178,12 @@ async fn slack_event(http: &reqwest::Client, base: &str, payload: &Value) -> Opt
         "/slack/events",
         "application/json",
         payload.to_string(),
-        0,
+        None,
     )
     .await
 }
 
-async fn slack_click(
-    http: &reqwest::Client,
-    base: &str,
-    payload: &Value,
-    skew: i64,
-) -> Option<u16> {
+async fn slack_click(http: &reqwest::Client, base: &str, payload: &Value, ts: i64) -> Option<u16> {
     let body = serde_urlencoded::to_string([("payload", payload.to_string())]).ok()?;
     slack_post(
         http,
@@ -197,25 +191,25 @@ async fn slack_click(
         "/slack/interactivity",
         "application/x-www-form-urlencoded",
         body,
-        skew,
+        Some(ts),
     )
     .await
 }
 
 /// Posts an interaction to the Discord endpoint, signed as Discord signs it.
 async fn discord_post(http: &reqwest::Client, base: &str, payload: &Value) -> Option<u16> {
-    discord_post_at(http, base, payload, 0).await
+    discord_post_at(http, base, payload, chrono::Utc::now().timestamp()).await
 }
 
-/// [`discord_post`] signed `skew` seconds in the past.
+/// [`discord_post`] signed for the second `ts`.
 async fn discord_post_at(
     http: &reqwest::Client,
     base: &str,
     payload: &Value,
-    skew: i64,
+    ts: i64,
 ) -> Option<u16> {
     let body = payload.to_string();
-    let ts = (chrono::Utc::now().timestamp() - skew).to_string();
+    let ts = ts.to_string();
     let sig = discord_key().sign(format!("{ts}{body}").as_bytes());
     let resp = http
         .post(format!(
@@ -248,12 +242,12 @@ fn visible(slack: &FakeSlack, discord: &FakeDiscord) -> Vec<(String, String)> {
             )
         })
         .collect();
-    out.extend(
-        discord
-            .messages()
-            .into_iter()
-            .map(|m| (m.channel.clone(), format!("{}\n{}", m.content(), m.embed_text()))),
-    );
+    out.extend(discord.messages().into_iter().map(|m| {
+        (
+            m.channel.clone(),
+            format!("{}\n{}", m.content(), m.embed_text()),
+        )
+    }));
     out
 }
 
@@ -577,9 +571,9 @@ async fn two_replicas_soak() {
                     &format!("EvSoakT{i}"),
                 );
                 slack_cards.push((i, ts));
-                sends.push(tokio::spawn(
-                    async move { slack_event(&http, &base, &payload).await },
-                ));
+                sends.push(tokio::spawn(async move {
+                    slack_event(&http, &base, &payload).await
+                }));
             }
         }
         for s in sends {
@@ -589,8 +583,8 @@ async fn two_replicas_soak() {
         // Wait for the cards, then click each on both replicas at once.
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut clicks = Vec::new();
-        while (!slack_cards.is_empty() || !discord_cards.is_empty()) && Instant::now() < deadline
-        {
+        while (!slack_cards.is_empty() || !discord_cards.is_empty()) && Instant::now() < deadline {
+            let now = chrono::Utc::now().timestamp();
             let messages = slack.messages();
             slack_cards.retain(|(i, ts)| {
                 let card = messages
@@ -610,9 +604,10 @@ async fn two_replicas_soak() {
                         format!("trig.{i}.{n}")
                     };
                     let payload = block_action(TEAM, ALICE, card, &confirm, &trigger);
-                    let (http, base, skew) = (http.clone(), base.clone(), n as i64);
+                    let (http, base) = (http.clone(), base.clone());
+                    let ts = now - n as i64;
                     clicks.push(tokio::spawn(async move {
-                        slack_click(&http, &base, &payload, skew).await
+                        slack_click(&http, &base, &payload, ts).await
                     }));
                 }
                 false
@@ -630,9 +625,9 @@ async fn two_replicas_soak() {
                 let (payload, _) = discord.click_payload(&card, &confirm, USER_ID);
                 for (n, base) in bases.iter().enumerate() {
                     let (http, base, payload) = (http.clone(), base.clone(), payload.clone());
-                    let skew = n as i64;
+                    let ts = now - n as i64;
                     clicks.push(tokio::spawn(async move {
-                        discord_post_at(&http, &base, &payload, skew).await
+                        discord_post_at(&http, &base, &payload, ts).await
                     }));
                 }
                 false
@@ -678,11 +673,12 @@ async fn two_replicas_soak() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let trials_wall = trials_started.elapsed();
-    let stuck: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM pending_actions WHERE state IN ('pending', 'confirmed')")
-            .fetch_one(&admin)
-            .await
-            .expect("stuck");
+    let stuck: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pending_actions WHERE state IN ('pending', 'confirmed')",
+    )
+    .fetch_one(&admin)
+    .await
+    .expect("stuck");
     let twice_tasks: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (SELECT title FROM tasks GROUP BY project_id, title HAVING count(*) > 1) d",
     )
@@ -704,13 +700,12 @@ async fn two_replicas_soak() {
         .fetch_one(&admin)
         .await
         .expect("inbox");
-    let turns: f64 = sqlx::query_scalar::<_, i64>(
-        "SELECT count(*) FROM messages WHERE role = 'assistant'",
-    )
-    .fetch_one(&admin)
-    .await
-    .map(|n| n as f64)
-    .unwrap_or(f64::NAN);
+    let turns: f64 =
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM messages WHERE role = 'assistant'")
+            .fetch_one(&admin)
+            .await
+            .map(|n| n as f64)
+            .unwrap_or(f64::NAN);
     eprintln!(
         "confirmations: {trials} trials, {clicked} clicked on both replicas, {no_card} without a card, \
          {executed} resolved, {tasks_made} tasks written, click answers {click_statuses:?}, wall {trials_wall:.1?}"
@@ -721,9 +716,7 @@ async fn two_replicas_soak() {
     let total_turns = answered.len() + k_answered.len() + 2 * executed;
     println!("soak: two replicas, {:.1?} in all", started.elapsed());
     println!("turns completed:        {total_turns} (assistant messages stored: {turns})");
-    println!(
-        "inputs lost:            {inputs_lost} (inbox rows left: {inbox_left})"
-    );
+    println!("inputs lost:            {inputs_lost} (inbox rows left: {inbox_left})");
     println!("writes executed twice:  {writes_twice}");
     println!("actions left stuck:     {stuck}");
     println!(
