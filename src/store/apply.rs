@@ -298,8 +298,8 @@ macro_rules! impl_apply {
                     Change::AddCircuit { panel_id, panel, spec } => {
                         let row = sqlx::query(
                             "INSERT INTO circuits (panel_id, number, poles, description, load_va, continuous, \
-                             breaker, conductor_size, material, insulation, length_ft, conduit) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
+                             breaker, conductor_size, material, insulation, length_ft, conduit, motor, appliance) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *",
                         )
                         .bind(real(ids, *panel_id)?)
                         .bind(spec.number)
@@ -313,6 +313,8 @@ macro_rules! impl_apply {
                         .bind(temp_to_db(spec.insulation))
                         .bind(spec.length.map(|l| l.0))
                         .bind(&spec.conduit)
+                        .bind(nameplate_to_db(&spec.motor)?)
+                        .bind(nameplate_to_db(&spec.appliance)?)
                         .fetch_one(&mut **tx)
                         .await
                         .map_err(|e| {
@@ -336,7 +338,8 @@ macro_rules! impl_apply {
                         let row = sqlx::query(
                             "UPDATE circuits SET number = $2, poles = $3, description = $4, load_va = $5, \
                              continuous = $6, breaker = $7, conductor_size = $8, material = $9, \
-                             insulation = $10, length_ft = $11, conduit = $12 WHERE id = $1 RETURNING *",
+                             insulation = $10, length_ft = $11, conduit = $12, motor = $13, appliance = $14 \
+                         WHERE id = $1 RETURNING *",
                         )
                         .bind(real(ids, *circuit_id)?)
                         .bind(after.number)
@@ -350,6 +353,8 @@ macro_rules! impl_apply {
                         .bind(temp_to_db(after.insulation))
                         .bind(after.length.map(|l| l.0))
                         .bind(&after.conduit)
+                        .bind(nameplate_to_db(&after.motor)?)
+                        .bind(nameplate_to_db(&after.appliance)?)
                         .fetch_optional(&mut **tx)
                         .await
                         .map_err(|e| {
@@ -377,8 +382,8 @@ macro_rules! impl_apply {
                     Change::AddFeeder { spec } => {
                         let row = sqlx::query(
                             "INSERT INTO feeders (project_id, name, from_equipment, to_equipment, \
-                             conductor_size, material, insulation, sets, length_ft, ocpd) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
+                             conductor_size, material, insulation, sets, length_ft, ocpd, raceway, egc_size) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
                         )
                         .bind(project_id)
                         .bind(spec.name.trim())
@@ -390,6 +395,8 @@ macro_rules! impl_apply {
                         .bind(i32::from(spec.sets))
                         .bind(spec.length.map(|l| l.0))
                         .bind(spec.ocpd.0)
+                        .bind(spec.raceway.map(|r| r.as_str()))
+                        .bind(spec.egc_size.map(size_to_db))
                         .fetch_one(&mut **tx)
                         .await
                         .map_err(|e| {

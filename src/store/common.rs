@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use sqlx::types::Json;
 
 use super::{PendingState, StoreError, StoreResult};
@@ -17,6 +18,7 @@ use crate::llm::ChatMessage;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
+use crate::project::RacewayMaterial;
 use crate::project::{
     ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItem,
     LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ServiceSpec, Task, TaskSpec, Transformer,
@@ -233,6 +235,23 @@ fn size_from_db(v: &str) -> StoreResult<ConductorSize> {
     v.parse().map_err(|_| corrupt("conductor size", v))
 }
 
+/// A circuit's motor or appliance nameplate as stored (a JSON object in a text column).
+pub(crate) fn nameplate_to_db<T: Serialize>(v: &Option<T>) -> StoreResult<Option<String>> {
+    v.as_ref()
+        .map(|x| serde_json::to_string(x).map_err(|e| StoreError::Corrupt(e.to_string())))
+        .transpose()
+}
+
+fn nameplate_from_db<T: DeserializeOwned>(what: &str, v: Option<String>) -> StoreResult<Option<T>> {
+    v.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what, &t)))
+        .transpose()
+}
+
+fn raceway_from_db(v: Option<String>) -> StoreResult<Option<RacewayMaterial>> {
+    v.map(|t| t.parse().map_err(|_| corrupt("raceway", &t)))
+        .transpose()
+}
+
 fn u8_from_db(what: &str, v: i32) -> StoreResult<u8> {
     u8::try_from(v).map_err(|_| corrupt(what, v))
 }
@@ -436,6 +455,8 @@ pub(crate) fn circuit_from(r: &impl RowExt) -> StoreResult<Circuit> {
             insulation: temp_from_db(r.i32("insulation")?)?,
             length: r.opt_f64("length_ft")?.map(Feet),
             conduit: r.string("conduit")?,
+            motor: nameplate_from_db("circuit motor", r.opt_string("motor")?)?,
+            appliance: nameplate_from_db("circuit appliance", r.opt_string("appliance")?)?,
         },
     })
 }
@@ -454,6 +475,11 @@ pub(crate) fn feeder_from(r: &impl RowExt) -> StoreResult<Feeder> {
             sets: u8_from_db("parallel sets", r.i32("sets")?)?,
             length: r.opt_f64("length_ft")?.map(Feet),
             ocpd: Amps(r.f64("ocpd")?),
+            raceway: raceway_from_db(r.opt_string("raceway")?)?,
+            egc_size: r
+                .opt_string("egc_size")?
+                .map(|s| size_from_db(&s))
+                .transpose()?,
         },
     })
 }
@@ -1034,8 +1060,8 @@ macro_rules! impl_store {
                 async fn add_circuit(&self, panel_id: i64, circuit: &CircuitSpec) -> StoreResult<Circuit> {
                     let res = sqlx::query(
                         "INSERT INTO circuits (panel_id, number, poles, description, load_va, continuous, \
-                         breaker, conductor_size, material, insulation, length_ft, conduit) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
+                         breaker, conductor_size, material, insulation, length_ft, conduit, motor, appliance) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *",
                     )
                     .bind(panel_id)
                     .bind(circuit.number)
@@ -1049,6 +1075,8 @@ macro_rules! impl_store {
                     .bind(temp_to_db(circuit.insulation))
                     .bind(circuit.length.map(|l| l.0))
                     .bind(&circuit.conduit)
+                    .bind(nameplate_to_db(&circuit.motor)?)
+                    .bind(nameplate_to_db(&circuit.appliance)?)
                     .fetch_one(&self.pool)
                     .await;
                     match res {
@@ -1070,7 +1098,8 @@ macro_rules! impl_store {
                     let res = sqlx::query(
                         "UPDATE circuits SET number = $2, poles = $3, description = $4, load_va = $5, \
                          continuous = $6, breaker = $7, conductor_size = $8, material = $9, \
-                         insulation = $10, length_ft = $11, conduit = $12 WHERE id = $1 RETURNING *",
+                         insulation = $10, length_ft = $11, conduit = $12, motor = $13, appliance = $14 \
+                         WHERE id = $1 RETURNING *",
                     )
                     .bind(id)
                     .bind(circuit.number)
@@ -1084,6 +1113,8 @@ macro_rules! impl_store {
                     .bind(temp_to_db(circuit.insulation))
                     .bind(circuit.length.map(|l| l.0))
                     .bind(&circuit.conduit)
+                    .bind(nameplate_to_db(&circuit.motor)?)
+                    .bind(nameplate_to_db(&circuit.appliance)?)
                     .fetch_optional(&self.pool)
                     .await;
                     match res {
@@ -1122,8 +1153,8 @@ macro_rules! impl_store {
                 async fn add_feeder(&self, project_id: i64, feeder: &FeederSpec) -> StoreResult<Feeder> {
                     let row = sqlx::query(
                         "INSERT INTO feeders (project_id, name, from_equipment, to_equipment, \
-                         conductor_size, material, insulation, sets, length_ft, ocpd) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
+                         conductor_size, material, insulation, sets, length_ft, ocpd, raceway, egc_size) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
                     )
                     .bind(project_id)
                     .bind(feeder.name.trim())
@@ -1135,6 +1166,8 @@ macro_rules! impl_store {
                     .bind(i32::from(feeder.sets))
                     .bind(feeder.length.map(|l| l.0))
                     .bind(feeder.ocpd.0)
+                    .bind(feeder.raceway.map(|r| r.as_str()))
+                    .bind(feeder.egc_size.map(size_to_db))
                     .fetch_one(&self.pool)
                     .await
                     .map_err(|e| {
