@@ -66,6 +66,8 @@ fn feeder(i: usize) -> FeederSpec {
         sets: 1,
         length: (!i.is_multiple_of(5)).then_some(Feet(20.0 + i as f64 * 3.0)),
         ocpd: Amps(200.0),
+        raceway: None,
+        egc_size: None,
     }
 }
 
@@ -109,6 +111,8 @@ fn circuits(i: usize) -> Vec<CircuitSpec> {
             } else {
                 "3/4 PVC, #12 EGC".into()
             },
+            motor: None,
+            appliance: None,
         });
         slot += 2 * i32::from(poles);
         if slot > 84 {

@@ -406,6 +406,8 @@ mod tests {
                         insulation: crate::nec::units::TempRating::C75,
                         length: None,
                         conduit: String::new(),
+                        motor: None,
+                        appliance: None,
                     },
                 });
             }

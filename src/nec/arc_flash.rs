@@ -902,7 +902,8 @@ pub fn ppe_category_dc(input: &PpeDcInput) -> Result<PpeDcResult, NecError> {
         note: if rows.is_empty() {
             DC_TABLE_NOT_AVAILABLE.into()
         } else {
-            "shipped rows are confirmed by two independent published sources (data/SOURCES.md)".into()
+            "shipped rows are confirmed by two independent published sources (data/SOURCES.md)"
+                .into()
         },
     })
 }

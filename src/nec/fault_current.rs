@@ -340,7 +340,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(r.c_value, 20_000.0);
-        assert!(r.assumptions.iter().any(|a| a.contains("given by the caller")));
+        assert!(r
+            .assumptions
+            .iter()
+            .any(|a| a.contains("given by the caller")));
     }
 
     #[test]

@@ -1584,7 +1584,11 @@ mod tests {
                 ("c_al_steel_conduit", Aluminum, Steel),
                 ("c_al_nonmagnetic_conduit", Aluminum, Nonmagnetic),
             ] {
-                assert_eq!(c_value(size, m, c).ok(), r.opt_f64(col).unwrap(), "{size} {col}");
+                assert_eq!(
+                    c_value(size, m, c).ok(),
+                    r.opt_f64(col).unwrap(),
+                    "{size} {col}"
+                );
                 seen += 1;
             }
         }
@@ -1627,11 +1631,7 @@ mod tests {
             }
         }
         // Only the non-NEC tables may lack a reference counterpart.
-        assert_eq!(
-            own,
-            vec![F_FLCDC],
-            "unexpected unreferenced files"
-        );
+        assert_eq!(own, vec![F_FLCDC], "unexpected unreferenced files");
 
         // Typed check of the lookups against the reference grid.
         let amp = parse_csv(

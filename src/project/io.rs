@@ -12,10 +12,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec, PanelSpec, Project, ProjectData,
-    ServiceSpec, TaskSpec, TransformerSpec, Workspace,
+    ApplianceKind, ApplianceNameplate, ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec,
+    MotorLoad, PanelSpec, Project, ProjectData, ServiceSpec, TaskSpec, TransformerSpec, Workspace,
 };
-use crate::nec::units::{Amps, ConductorSize, Edition, Feet, Material, TempRating, VoltAmperes};
+use crate::nec::units::{
+    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
+};
 use crate::store::{Store, StoreError};
 
 /// The `format` value of a project file.
@@ -401,7 +403,90 @@ pub const CSV_COLUMNS: &[&str] = &[
     "insulation_c",
     "length_ft",
     "conduit",
+    "motor_hp",
+    "motor_phase",
+    "motor_voltage",
+    "motor_device",
+    "appliance_kind",
+    "appliance_va",
 ];
+
+/// The motor and appliance columns of a schedule row, in `CSV_COLUMNS` order.
+fn nameplate_fields(s: &CircuitSpec) -> [String; 6] {
+    let (hp, ph, v, dev) = match &s.motor {
+        Some(m) => (
+            num(m.hp),
+            m.phase.count().to_string(),
+            num(m.voltage.0),
+            m.device.map(motor_device_name).unwrap_or_default(),
+        ),
+        None => Default::default(),
+    };
+    let (kind, va) = match &s.appliance {
+        Some(a) => (a.kind.as_str().to_string(), num(a.va.0)),
+        None => Default::default(),
+    };
+    [hp, ph, v, dev, kind, va]
+}
+
+fn motor_device_name(d: crate::nec::tables::MotorOcpdType) -> String {
+    serde_json::to_value(d)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Reads the motor and appliance columns of a schedule row (all empty: none).
+fn parse_nameplates(
+    get: &dyn Fn(&str) -> String,
+) -> Result<(Option<MotorLoad>, Option<ApplianceNameplate>), String> {
+    let positive = |name: &str| -> Result<f64, String> {
+        let s = get(name);
+        match s.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+            _ => Err(format!("{name} '{s}' is not a positive number")),
+        }
+    };
+    let motor = if get("motor_hp").is_empty()
+        && get("motor_phase").is_empty()
+        && get("motor_voltage").is_empty()
+        && get("motor_device").is_empty()
+    {
+        None
+    } else {
+        let hp = positive("motor_hp")?;
+        let phase = match get("motor_phase").as_str() {
+            "1" => Phase::Single,
+            "3" => Phase::Three,
+            s => return Err(format!("motor_phase '{s}' must be 1 or 3")),
+        };
+        let voltage = Volts(positive("motor_voltage")?);
+        let device = match get("motor_device").as_str() {
+            "" => None,
+            s => Some(
+                serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+                    format!("motor_device '{s}' must be non_time_delay_fuse, dual_element_fuse, instantaneous_trip_breaker or inverse_time_breaker")
+                })?,
+            ),
+        };
+        Some(MotorLoad {
+            hp,
+            phase,
+            voltage,
+            device,
+        })
+    };
+    let appliance = if get("appliance_kind").is_empty() && get("appliance_va").is_empty() {
+        None
+    } else {
+        let kind: ApplianceKind = get("appliance_kind").parse()?;
+        Some(ApplianceNameplate {
+            kind,
+            va: VoltAmperes(positive("appliance_va")?),
+        })
+    };
+    Ok((motor, appliance))
+}
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
@@ -455,6 +540,8 @@ pub fn schedule_csv(p: &ProjectData, panel: Option<&str>) -> Result<String, IoEr
                 s.length.map(|l| num(l.0)).unwrap_or_default(),
                 csv_field(&s.conduit),
             ];
+            let mut row = row.to_vec();
+            row.extend(nameplate_fields(s));
             out.push_str(&row.join(","));
             out.push_str("\r\n");
         }
@@ -630,6 +717,13 @@ pub fn parse_schedule_csv(text: &str, panel: &str) -> Result<Vec<CircuitSpec>, I
                 }
             },
         };
+        let (motor, appliance) = match parse_nameplates(&|n: &str| get(n).to_string()) {
+            Ok(x) => x,
+            Err(e) => {
+                bad(e);
+                continue;
+            }
+        };
         let continuous = match get("continuous").to_ascii_lowercase().as_str() {
             "" | "false" | "no" | "n" | "0" => false,
             "true" | "yes" | "y" | "1" | "x" => true,
@@ -650,6 +744,8 @@ pub fn parse_schedule_csv(text: &str, panel: &str) -> Result<Vec<CircuitSpec>, I
             insulation,
             length,
             conduit: get("conduit").to_string(),
+            motor,
+            appliance,
         });
     }
     if problems.is_empty() {

@@ -2,8 +2,13 @@
 //!
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
 
+pub mod equipment;
+pub mod feeder_egc;
 pub mod io;
+pub mod motor_circuit;
 pub mod plan;
+
+pub use equipment::{ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial};
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -210,6 +215,12 @@ pub struct CircuitSpec {
     /// Raceway or cable ("3/4 EMT", "NM-B").
     #[serde(default)]
     pub conduit: String,
+    /// The motor it supplies, if any (sized from the NEC full-load current tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motor: Option<MotorLoad>,
+    /// The appliance nameplate, if any (used by the dwelling load calculations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appliance: Option<ApplianceNameplate>,
 }
 
 fn one_pole() -> u8 {
@@ -259,6 +270,12 @@ pub struct FeederSpec {
     pub length: Option<Feet>,
     /// Overcurrent protection at the source.
     pub ocpd: Amps,
+    /// Raceway material (voltage drop and point-to-point columns), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raceway: Option<RacewayMaterial>,
+    /// Installed equipment grounding conductor size (per raceway), checked against 250.122.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egc_size: Option<ConductorSize>,
 }
 
 fn one_set() -> u8 {

@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use sqlx::types::Json;
 
 use super::{PendingState, StoreError, StoreResult};
@@ -18,6 +19,7 @@ use crate::llm::ChatMessage;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
+use crate::project::RacewayMaterial;
 use crate::project::{
     ChargingSource, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItem,
     LoadItemSpec, MemberRole, Panel, PanelSpec, Project, ServiceSpec, Task, TaskSpec, Transformer,
@@ -234,6 +236,22 @@ fn size_from_db(v: &str) -> StoreResult<ConductorSize> {
     v.parse().map_err(|_| corrupt("conductor size", v))
 }
 
+/// A circuit's motor or appliance nameplate as stored (a JSON object in a text column).
+/// These are plain structs of numbers and enums, which always serialise.
+pub(crate) fn nameplate_json<T: Serialize>(v: &Option<T>) -> Option<String> {
+    v.as_ref().and_then(|x| serde_json::to_string(x).ok())
+}
+
+fn nameplate_from_db<T: DeserializeOwned>(what: &str, v: Option<String>) -> StoreResult<Option<T>> {
+    v.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what, &t)))
+        .transpose()
+}
+
+fn raceway_from_db(v: Option<String>) -> StoreResult<Option<RacewayMaterial>> {
+    v.map(|t| t.parse().map_err(|_| corrupt("raceway", &t)))
+        .transpose()
+}
+
 fn u8_from_db(what: &str, v: i32) -> StoreResult<u8> {
     u8::try_from(v).map_err(|_| corrupt(what, v))
 }
@@ -437,6 +455,8 @@ pub(crate) fn circuit_from(r: &impl RowExt) -> StoreResult<Circuit> {
             insulation: temp_from_db(r.i32("insulation")?)?,
             length: r.opt_f64("length_ft")?.map(Feet),
             conduit: r.string("conduit")?,
+            motor: nameplate_from_db("circuit motor", r.opt_string("motor")?)?,
+            appliance: nameplate_from_db("circuit appliance", r.opt_string("appliance")?)?,
         },
     })
 }
@@ -455,6 +475,11 @@ pub(crate) fn feeder_from(r: &impl RowExt) -> StoreResult<Feeder> {
             sets: u8_from_db("parallel sets", r.i32("sets")?)?,
             length: r.opt_f64("length_ft")?.map(Feet),
             ocpd: Amps(r.f64("ocpd")?),
+            raceway: raceway_from_db(r.opt_string("raceway")?)?,
+            egc_size: r
+                .opt_string("egc_size")?
+                .map(|s| size_from_db(&s))
+                .transpose()?,
         },
     })
 }

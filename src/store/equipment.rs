@@ -112,8 +112,8 @@ macro_rules! impl_equipment {
                 pub(crate) fn stmt_insert_circuit<'q>(panel_id: i64, spec: &'q CircuitSpec) -> Stmt<'q, $db> {
                     sqlx::query(
                         "INSERT INTO circuits (panel_id, number, poles, description, load_va, continuous, \
-                        breaker, conductor_size, material, insulation, length_ft, conduit) \
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
+                        breaker, conductor_size, material, insulation, length_ft, conduit, motor, appliance) \
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *",
                     )
                     .bind(panel_id)
                     .bind(spec.number)
@@ -127,6 +127,8 @@ macro_rules! impl_equipment {
                     .bind(temp_to_db(spec.insulation))
                     .bind(spec.length.map(|l| l.0))
                     .bind(&spec.conduit)
+                    .bind(nameplate_json(&spec.motor))
+                    .bind(nameplate_json(&spec.appliance))
                 }
 
                 /// Replaces a circuit's data: the one statement both the store method and applied
@@ -135,7 +137,8 @@ macro_rules! impl_equipment {
                     sqlx::query(
                         "UPDATE circuits SET number = $2, poles = $3, description = $4, load_va = $5, \
                         continuous = $6, breaker = $7, conductor_size = $8, material = $9, \
-                        insulation = $10, length_ft = $11, conduit = $12 WHERE id = $1 RETURNING *",
+                        insulation = $10, length_ft = $11, conduit = $12, motor = $13, appliance = $14 \
+                        WHERE id = $1 RETURNING *",
                     )
                     .bind(id)
                     .bind(spec.number)
@@ -149,6 +152,8 @@ macro_rules! impl_equipment {
                     .bind(temp_to_db(spec.insulation))
                     .bind(spec.length.map(|l| l.0))
                     .bind(&spec.conduit)
+                    .bind(nameplate_json(&spec.motor))
+                    .bind(nameplate_json(&spec.appliance))
                 }
 
                 /// Deletes a circuit: the one statement both the store method and applied
@@ -165,8 +170,8 @@ macro_rules! impl_equipment {
                 pub(crate) fn stmt_insert_feeder<'q>(project_id: i64, spec: &'q FeederSpec) -> Stmt<'q, $db> {
                     sqlx::query(
                         "INSERT INTO feeders (project_id, name, from_equipment, to_equipment, \
-                        conductor_size, material, insulation, sets, length_ft, ocpd) \
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
+                        conductor_size, material, insulation, sets, length_ft, ocpd, raceway, egc_size) \
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
                     )
                     .bind(project_id)
                     .bind(spec.name.trim())
@@ -178,6 +183,8 @@ macro_rules! impl_equipment {
                     .bind(i32::from(spec.sets))
                     .bind(spec.length.map(|l| l.0))
                     .bind(spec.ocpd.0)
+                    .bind(spec.raceway.map(|r| r.as_str()))
+                    .bind(spec.egc_size.map(size_to_db))
                 }
 
                 /// Inserts a transformer: the one statement both the store method and applied

@@ -10,7 +10,7 @@
 //! | `conductor_protection` | conductors | 240.4, 240.4(B) | breaker ≤ conductor ampacity (next standard size up only where 240.4(B) allows it). |
 //! | `small_conductor` | conductors | 240.4(D) | 14/12/10 AWG copper (12/10 Al) on more than 15/20/30 A (Al 15/25). |
 //! | `feeder_conductor` | conductors | 215.2(A)(1), 215.3, 240.4 | feeder ampacity (per set, × sets) against its OCPD and the connected load of the panel it feeds. |
-//! | `egc_size` | grounding | 250.122(A), 250.122(B) | an EGC size written in the raceway text ("3/4 PVC, #10 EGC") is at least Table 250.122 for the breaker, increased proportionally when the conductors were upsized; metallic raceways (250.118) and cables are accepted; circuits with nothing recorded are counted per panel (info). |
+//! | `egc_size` | grounding | 250.122(A), 250.122(B) | an EGC size written in the raceway text ("3/4 PVC, #10 EGC") is at least Table 250.122 for the breaker, increased proportionally when the conductors were upsized; metallic raceways (250.118) and cables are accepted; circuits with nothing recorded are counted per panel (info). Feeders: the recorded `egc_size` against Table 250.122 for the feeder OCPD (in each raceway of a parallel set), increased by the ratio of installed to minimum ungrounded conductor area (the minimum being the smallest size per set the OCPD needs); a violation with the size to install, or info when not recorded. |
 //! | `panel_loading` | panels | 408.30, 215.3, 230.42(A) | highest phase with continuous loads at 125 % ≤ bus and main; above 80 % of the limit is info; three-phase imbalance over 10 % is info. |
 //! | `panel_protection` | panels | 408.36 | main breaker (or, main-lug-only, the feeder OCPD) not above the bus rating. |
 //! | `panel_spaces` | panels | 408.54 | circuits inside the panel's spaces, no slot used twice, poles that fit the panel. |
@@ -42,6 +42,7 @@ use crate::nec::conductors::{self, ConductorCheckResult, ConductorSizingInput};
 use crate::nec::grounding::{self, EgcInput};
 use crate::nec::tables::{self, DeviceKind};
 use crate::nec::units::{Amps, ConductorSize, Phase, TempRating};
+use crate::project::feeder_egc::check_feeder_egc;
 use crate::project::{Circuit, CircuitSpec, Feeder, Panel, ProjectData};
 
 /// Registers `run_inspection`.
@@ -998,19 +999,7 @@ fn feeder_checks(cx: &mut Ctx, f: &Feeder) {
         }
     }
     if cx.wants(Category::Grounding) {
-        if let Ok(t) = tables::egc_for_ocpd(f.spec.ocpd.0, f.spec.material) {
-            cx.add(
-                "egc_size",
-                Severity::Info,
-                eq.clone(),
-                "NEC 250.122",
-                format!(
-                    "EGC not recorded for feeders; Table 250.122 requires at least {t} {} for a {} A OCPD (more if the phase conductors were upsized, 250.122(B))",
-                    f.spec.material, f.spec.ocpd.0
-                ),
-                "verify the installed EGC",
-            );
-        }
+        feeder_egc_findings(cx, f, &eq);
     }
     if cx.wants(Category::VoltageDrop) && f.spec.length.is_some() {
         if let Ok(r) = feeder_voltage_drop(p, f, None, None) {
@@ -1028,6 +1017,65 @@ fn feeder_checks(cx: &mut Ctx, f: &Feeder) {
                 );
             }
         }
+    }
+}
+
+/// The feeder's EGC against 250.122 (per raceway, sized by the feeder OCPD, increased when the
+/// ungrounded conductors were upsized).
+fn feeder_egc_findings(cx: &mut Ctx, f: &Feeder, eq: &str) {
+    let Ok(c) = check_feeder_egc(&f.spec, None) else {
+        return;
+    };
+    let reference = if c.required.upsize_ratio.is_some() {
+        "NEC 250.122(A), 250.122(B)"
+    } else {
+        "NEC 250.122(A)"
+    };
+    let why = match c.required.upsize_ratio {
+        Some(r) => format!(
+            "Table 250.122 gives {} {} for the {} A OCPD; the ungrounded conductors are {} instead of {} ({r:.2} × the area), so 250.122(B) requires {:.0} cmil: {}",
+            c.required.table_size,
+            f.spec.material,
+            f.spec.ocpd.0,
+            f.spec.conductor_size,
+            c.minimum_phase_size,
+            c.required.required_cmil,
+            c.required.size
+        ),
+        None => format!(
+            "Table 250.122 requires {} {} for the {} A OCPD",
+            c.required.size, f.spec.material, f.spec.ocpd.0
+        ),
+    };
+    let per_raceway = if f.spec.sets > 1 {
+        " in each raceway (250.122(F))"
+    } else {
+        ""
+    };
+    match (c.pass, c.installed) {
+        (Some(false), Some(installed)) => cx.add(
+            "egc_size",
+            Severity::Violation,
+            eq.to_string(),
+            reference,
+            format!("EGC {installed} {} is too small: {why}", f.spec.material),
+            format!(
+                "install at least {} {} EGC{per_raceway}",
+                c.required.size, f.spec.material
+            ),
+        ),
+        (Some(true), _) => {}
+        _ => cx.add(
+            "egc_size",
+            Severity::Info,
+            eq.to_string(),
+            reference,
+            format!("EGC not recorded: {why}"),
+            format!(
+                "record the feeder's egc_size (at least {} {}{per_raceway})",
+                c.required.size, f.spec.material
+            ),
+        ),
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::{conductor_check_line, suggest_breaker_and_conductor};
+use super::query::nec_err;
 use super::query::{
     circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
     next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
@@ -18,11 +19,13 @@ use super::schema::schema_for;
 use super::{
     parse_args, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool,
 };
+use crate::nec::tables::MotorOcpdType;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
+use crate::project::motor_circuit::{size_motor_circuit, MotorCircuitSizing};
 use crate::project::plan::{Change, ItemPlan};
 use crate::project::{
-    ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec, Panel, PanelSpec,
-    ProjectData, ServiceSpec, Transformer, TransformerSpec,
+    ApplianceNameplate, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec,
+    MotorLoad, Panel, PanelSpec, ProjectData, ServiceSpec, Transformer, TransformerSpec,
 };
 
 /// Registers the project tools.
@@ -548,11 +551,20 @@ struct AddCircuitArgs {
     poles: Option<u8>,
     /// What it feeds.
     description: String,
-    /// Connected load, VA.
-    load_va: VoltAmperes,
+    /// Connected load, VA (required unless `motor` is given: then V × table FLC).
+    #[serde(default)]
+    load_va: Option<VoltAmperes>,
     /// Load runs 3 h or more (125 % rule).
     #[serde(default)]
     continuous: bool,
+    /// A motor on this circuit (hp, phase, voltage, device): the circuit is sized from the
+    /// code — FLC from Tables 430.248/430.250 (not the nameplate), conductors 125 % of FLC
+    /// (430.22), protection by Table 430.52 for the device (default inverse_time_breaker).
+    #[serde(default)]
+    motor: Option<MotorLoad>,
+    /// Appliance nameplate (kind and VA) used by the dwelling load calculations.
+    #[serde(default)]
+    appliance: Option<ApplianceNameplate>,
     /// Breaker; default: suggested by the NEC engine (next standard rating ≥ 125 % cont. + noncont.).
     #[serde(default)]
     breaker: Option<Amps>,
@@ -679,7 +691,12 @@ fn plan_add_circuit<'a>(
 ) -> Result<(&'a Panel, CircuitSpec, Vec<String>), ToolError> {
     let panel = resolve_panel(p, &a.panel)?;
     let circuits = p.circuits_of(panel.id);
-    let poles = a.poles.unwrap_or(1);
+    let motor_poles = a.motor.map(|m| match m.phase {
+        crate::nec::units::Phase::Three => 3,
+        crate::nec::units::Phase::Single if m.voltage.0 <= 150.0 => 1,
+        crate::nec::units::Phase::Single => 2,
+    });
+    let poles = a.poles.or(motor_poles).unwrap_or(1);
     if !(1..=3).contains(&poles) {
         return Err(ToolError::InvalidArguments(format!(
             "poles must be 1, 2 or 3, not {poles}"
@@ -701,11 +718,32 @@ fn plan_add_circuit<'a>(
             n
         }
     };
+    let motor = match &a.motor {
+        Some(m) => Some(
+            size_motor_circuit(
+                m,
+                a.material.unwrap_or(Material::Copper),
+                a.insulation.unwrap_or(TempRating::C75),
+                p.project.edition,
+            )
+            .map_err(nec_err)?,
+        ),
+        None => None,
+    };
+    let load_va = match (a.load_va, &motor) {
+        (Some(v), _) => v,
+        (None, Some(m)) => m.load_va,
+        (None, None) => {
+            return Err(ToolError::MissingData(
+                "load_va is required (or give motor: hp, phase, voltage)".into(),
+            ))
+        }
+    };
     let mut spec = CircuitSpec {
         number,
         poles,
         description: a.description.trim().to_string(),
-        load_va: a.load_va,
+        load_va,
         continuous: a.continuous,
         breaker: a.breaker.unwrap_or(Amps(0.0)),
         conductor_size: a.conductor_size,
@@ -713,6 +751,11 @@ fn plan_add_circuit<'a>(
         insulation: a.insulation.unwrap_or(TempRating::C75),
         length: a.length,
         conduit: a.conduit.clone().unwrap_or_default(),
+        motor: a.motor.map(|m| MotorLoad {
+            device: Some(m.device.unwrap_or(MotorOcpdType::InverseTimeBreaker)),
+            ..m
+        }),
+        appliance: a.appliance,
     };
     if a.material.is_none() {
         notes.push("material: copper (not given)".into());
@@ -725,6 +768,11 @@ fn plan_add_circuit<'a>(
             "load_va must be 0 or more, not {}",
             spec.load_va.0
         )));
+    }
+    if let Some(m) = &motor {
+        apply_motor_sizing(&mut spec, m, a, &mut notes)?;
+        check_circuit_spec(p, panel, &spec, None)?;
+        return Ok((panel, spec, notes));
     }
     let e = circuit_electrical(&panel.spec, &spec)?;
     let (breaker, size, n) = suggest_breaker_and_conductor(
@@ -739,6 +787,72 @@ fn plan_add_circuit<'a>(
     notes.extend(n);
     check_circuit_spec(p, panel, &spec, None)?;
     Ok((panel, spec, notes))
+}
+
+/// Fills breaker and conductor of a motor circuit from the code sizing, checks given values
+/// against it, and says what was derived.
+fn apply_motor_sizing(
+    spec: &mut CircuitSpec,
+    m: &MotorCircuitSizing,
+    a: &AddCircuitArgs,
+    notes: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let hp = a.motor.map(|x| x.hp).unwrap_or_default();
+    notes.push(format!(
+        "motor {hp} hp: FLC {} A from {} (not the nameplate, 430.6(A)(1)); load {:.0} VA",
+        m.flc.0, m.flc_source, m.load_va.0
+    ));
+    notes.push(format!(
+        "conductors at least 125 % × {} = {:.1} A (430.22), {} column (110.14(C)(1)): {} {}",
+        m.flc.0, m.conductor_min_ampacity.0, m.terminal_column, m.conductor, spec.material
+    ));
+    let device = serde_json::to_value(m.device)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    match m.max_device_rating {
+        Some(max) => notes.push(format!(
+            "{device}: {} % × {} = {:.1} A (Table 430.52); maximum {} A (430.52(C)(1) Exception No. 1); 240.4(G) lets Article 430 protect the motor-circuit conductors",
+            m.percent_of_flc, m.flc.0, m.calculated_max.0, max.0
+        )),
+        None => notes.push(format!(
+            "{device}: an adjustable setting up to {} % × {} = {:.1} A (Table 430.52), part of a listed combination controller (430.52(C)(3))",
+            m.percent_of_flc, m.flc.0, m.calculated_max.0
+        )),
+    }
+    match (a.breaker, m.max_device_rating) {
+        (Some(b), Some(max)) if b.0 > max.0 + 1e-9 => {
+            return Err(ToolError::InvalidArguments(format!(
+                "breaker {} A is above the {} A that 430.52 allows for this motor and device",
+                b.0, max.0
+            )))
+        }
+        (Some(b), _) => spec.breaker = b,
+        (None, Some(max)) => {
+            spec.breaker = max;
+            notes.push(format!("breaker {} A: the 430.52 maximum", max.0));
+        }
+        (None, None) => {
+            return Err(ToolError::MissingData(
+                "an instantaneous-trip device has no standard rating: give breaker (the device's rating)".into(),
+            ))
+        }
+    }
+    match a.conductor_size {
+        Some(c) if c < m.conductor => {
+            return Err(ToolError::InvalidArguments(format!(
+                "conductor {c} is below the {} that 430.22 requires ({:.1} A)",
+                m.conductor, m.conductor_min_ampacity.0
+            )))
+        }
+        Some(c) => spec.conductor_size = Some(c),
+        None => spec.conductor_size = Some(m.conductor),
+    }
+    if a.continuous {
+        notes.push("continuous is ignored for motors: 430.22 already applies 125 %".into());
+        spec.continuous = false;
+    }
+    Ok(())
 }
 
 /// Adds a branch circuit.
@@ -1274,8 +1388,10 @@ impl WriteTool for AddFeeder {
     }
     fn description(&self) -> &'static str {
         "Add a feeder: name, from and to (service, panel or transformer names), conductor_size, material, \
-         insulation, sets, length, ocpd. The preview shows the ampacity against the OCPD, voltage drop at the \
-         fed panel's load, and the fault current at the load end. Needs confirmation."
+         insulation, sets, length, ocpd, raceway (steel, aluminum or nonmetallic: picks the Chapter 9 \
+         Table 9 and point-to-point columns) and egc_size (checked against 250.122). The preview shows the \
+         ampacity against the OCPD, the 250.122 EGC, voltage drop at the fed panel's load, and the fault \
+         current at the load end. Needs confirmation."
     }
     fn schema(&self) -> Value {
         schema_for::<FeederSpec>()
@@ -1309,6 +1425,23 @@ impl WriteTool for AddFeeder {
                     " — the OCPD is above the ampacity (check 240.4(B))"
                 } else {
                     ""
+                }
+            ));
+        }
+        if let Ok(c) = crate::project::feeder_egc::check_feeder_egc(&f, None) {
+            details.push(format!(
+                "EGC (250.122{}): at least {} {}{}",
+                if c.required.upsize_ratio.is_some() {
+                    ", increased per 250.122(B)"
+                } else {
+                    ""
+                },
+                c.required.size,
+                f.material,
+                match (c.installed, c.pass) {
+                    (Some(e), Some(false)) => format!(" — the recorded {e} is too small"),
+                    (Some(e), _) => format!("; recorded {e}"),
+                    _ => "; not recorded".into(),
                 }
             ));
         }

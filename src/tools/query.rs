@@ -534,18 +534,31 @@ impl<'a> FaultCalculator<'a> {
                         length: len,
                         size: f.spec.conductor_size,
                         material: f.spec.material,
-                        conduit: ConduitMagnetism::Nonmagnetic,
+                        conduit: f
+                            .spec
+                            .raceway
+                            .map(|r| r.magnetism())
+                            .unwrap_or(ConduitMagnetism::Nonmagnetic),
                         parallel_sets: u32::from(f.spec.sets.max(1)),
                         c_value: None,
                         equipment_interrupting_rating: None,
                     })
-                    .map_err(|e| {
-                        ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name))
+                    .map_err(|e| match e {
+                        NecError::NotVerified { .. } => {
+                            ToolError::MissingData(format!("feeder {}: {e}", f.spec.name))
+                        }
+                        _ => ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name)),
                     })?;
-                    path.assumptions.push(format!(
-                        "feeder {}: nonmagnetic raceway C value (the higher fault current when the raceway is not recorded)",
-                        f.spec.name
-                    ));
+                    path.assumptions.push(match f.spec.raceway {
+                        Some(r) => format!(
+                            "feeder {}: C value for its {r} raceway",
+                            f.spec.name
+                        ),
+                        None => format!(
+                            "feeder {}: nonmagnetic raceway C value (the higher fault current when the raceway is not recorded)",
+                            f.spec.name
+                        ),
+                    });
                     (
                         r.fault_current.0 / 1000.0,
                         format!(
@@ -711,8 +724,20 @@ pub fn feeder_vd_input(
         size: f.spec.conductor_size,
         material: f.spec.material,
         parallel_sets: u32::from(f.spec.sets.max(1)),
-        method: default_vd_method(),
+        method: feeder_vd_method(f),
     })
+}
+
+/// A feeder with a recorded raceway uses Chapter 9 Table 9 for that raceway (effective Z at
+/// the table's 0.85 power factor); without one, the resistive Table 8 method.
+pub fn feeder_vd_method(f: &Feeder) -> VoltageDropMethod {
+    match f.spec.raceway {
+        Some(r) => VoltageDropMethod::EffectiveZ {
+            conduit: r.table9_conduit(),
+            power_factor: 0.85,
+        },
+        None => default_vd_method(),
+    }
 }
 
 /// Voltage drop of a feeder at the load of the panel it feeds (or `current`).
@@ -1449,6 +1474,8 @@ mod tests {
             insulation: crate::nec::units::TempRating::C75,
             length: None,
             conduit: String::new(),
+            motor: None,
+            appliance: None,
         };
         assert_eq!(phase_letters(&panel, &c), "A");
         c.number = 2;

@@ -452,6 +452,8 @@ async fn equipment_round_trips(db: TestDb) {
         sets: 2,
         length: Some(Feet(120.0)),
         ocpd: Amps(400.0),
+        raceway: None,
+        egc_size: None,
     };
     let f = store.add_feeder(p.id, &feeder).await.expect("feeder");
     assert_eq!(f.spec, feeder);

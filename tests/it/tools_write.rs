@@ -100,6 +100,8 @@ async fn write_tools_change_exactly_what_the_preview_showed(db: TestDb) {
             insulation: TempRating::C75,
             length: Some(Feet(80.0)),
             conduit: "3/4 PVC, #10 EGC".into(),
+            motor: None,
+            appliance: None,
         },
     });
     sort_circuits(&mut expected);
@@ -244,6 +246,8 @@ async fn write_tools_change_exactly_what_the_preview_showed(db: TestDb) {
         sets: 1,
         length: Some(Feet(100.0)),
         ocpd: Amps(200.0),
+        raceway: None,
+        egc_size: None,
     };
     let (text, before, after, result) = preview_then_execute(
         &reg,

@@ -94,6 +94,8 @@ fn circuit(
         insulation: TempRating::C75,
         length: Some(Feet(length)),
         conduit: "3/4 EMT".into(),
+        motor: None,
+        appliance: None,
     }
 }
 
@@ -115,6 +117,8 @@ fn feeder(
         sets: 1,
         length: Some(Feet(length)),
         ocpd: Amps(ocpd),
+        raceway: None,
+        egc_size: None,
     }
 }
 

@@ -376,6 +376,8 @@ pub fn circuit(number: i32) -> CircuitSpec {
         insulation: TempRating::C75,
         length: Some(Feet(85.5)),
         conduit: "3/4 EMT".to_string(),
+        motor: None,
+        appliance: None,
     }
 }
 

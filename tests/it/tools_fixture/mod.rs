@@ -201,6 +201,8 @@ pub fn circuit(
         insulation: TempRating::C75,
         length: length.map(Feet),
         conduit: String::new(),
+        motor: None,
+        appliance: None,
     }
 }
 
@@ -288,6 +290,8 @@ pub async fn seed_in(
                 sets: 1,
                 length: Some(Feet(60.0)),
                 ocpd: Amps(100.0),
+                raceway: None,
+                egc_size: None,
             },
         )
         .await
