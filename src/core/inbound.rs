@@ -15,7 +15,7 @@ use super::effects::{Effect, EffectSink};
 use super::session::{Mode, Session};
 use super::untrusted;
 use crate::config::Secret;
-use crate::intake::{self, human_size, Content, IntakeError, Limits};
+use crate::intake::{self, human_size, Content, Limits};
 use crate::llm::{ChatMessage, ChatRequest, ImagePart};
 
 pub use crate::intake::download::FileRef;
@@ -133,13 +133,23 @@ pub(super) enum Prepared {
     Stop,
 }
 
-/// What the person is told about a scanned PDF, which cannot be turned into pictures yet.
+/// What the person is told about a scanned PDF whose pages could not be rendered.
 fn scan_message(name: &str) -> String {
     format!(
-        "{name} is a scanned PDF (its pages are pictures, with no text to read), and I cannot \
-         turn PDF pages into pictures yet. Send a photo or screenshot of each page (JPEG or PNG) \
-         instead."
+        "{name} is a scanned PDF (its pages are pictures, with no text to read), and its pages \
+         could not be rendered. Send a photo or screenshot of each page (JPEG or PNG) instead."
     )
+}
+
+/// Which pages of a scan went to the model, in words.
+fn pages_sent(shown: usize, total: usize) -> String {
+    if shown < total {
+        format!("the first {shown} of {total} pages")
+    } else if total == 1 {
+        "its page".to_string()
+    } else {
+        format!("all {total} pages")
+    }
 }
 
 impl Agent {
@@ -159,6 +169,7 @@ impl Agent {
         })
         .await;
         let intake = &self.intake;
+        let can_see = intake.vision && self.has_model();
         let mut placeholders = Vec::new();
         let mut refusals = Vec::new();
         let mut turn = TurnFiles::default();
@@ -171,9 +182,14 @@ impl Agent {
             let token = intake.tokens.get(&input.key.platform).map(Secret::expose);
             for f in files {
                 let got = intake::download::fetch(&intake.client, f, token, &intake.limits).await;
+                let mut scan_bytes = Vec::new();
                 let read = got.and_then(|file| {
                     let size = file.bytes.len();
-                    intake::classify(&file, &intake.limits).map(|c| (c, size))
+                    let c = intake::classify(&file, &intake.limits)?;
+                    if matches!(c, Content::ScannedPdf { .. }) {
+                        scan_bytes = file.bytes;
+                    }
+                    Ok((c, size))
                 });
                 match read {
                     Ok((Content::Image { name, mime, bytes }, size)) => {
@@ -207,16 +223,45 @@ impl Agent {
                             untrusted::delimit(&source, &text)
                         ));
                     }
+                    Ok((Content::ScannedPdf { name }, size)) if can_see => {
+                        let max = intake.limits.max_scan_pages;
+                        // Rendering is CPU work: kept off the runtime's threads.
+                        let rendered = tokio::task::spawn_blocking(move || {
+                            intake::pages::render(&scan_bytes, max)
+                        })
+                        .await
+                        .ok()
+                        .flatten();
+                        match rendered {
+                            Some(pages) => {
+                                placeholders.push(format!(
+                                    "[scanned PDF: {name}, {}; {} sent as pictures]",
+                                    human_size(size),
+                                    pages_sent(pages.pngs.len(), pages.total)
+                                ));
+                                pictures.push(name);
+                                turn.images
+                                    .extend(pages.pngs.into_iter().map(|bytes| ImagePart {
+                                        mime: "image/png".into(),
+                                        bytes,
+                                    }));
+                            }
+                            None => {
+                                placeholders.push(format!("[not read: {name}]"));
+                                refusals.push(scan_message(&name));
+                            }
+                        }
+                    }
                     Ok((Content::ScannedPdf { name }, size)) => {
                         placeholders.push(format!(
                             "[scanned PDF: {name}, {}; not read]",
                             human_size(size)
                         ));
-                        refusals.push(scan_message(&name));
+                        pictures.push(name);
                     }
                     Err(e) => {
                         placeholders.push(format!("[not read: {}]", f.name));
-                        refusals.push(refusal_text(&e));
+                        refusals.push(e.to_string());
                     }
                 }
             }
@@ -228,7 +273,6 @@ impl Agent {
             })
             .await;
         }
-        let can_see = self.intake.vision && self.has_model();
         if !pictures.is_empty() && !can_see {
             let model = self
                 .provider_name()
@@ -270,10 +314,6 @@ impl Agent {
         }
         Ok(Prepared::Go(stored, turn))
     }
-}
-
-fn refusal_text(e: &IntakeError) -> String {
-    e.to_string()
 }
 
 /// The person's text followed by one placeholder line per file.

@@ -6,6 +6,7 @@
 //! Nothing here is stored: a file lives for the turn that reads it.
 
 pub mod download;
+pub mod pages;
 
 use serde_json::{json, Value};
 
@@ -32,6 +33,8 @@ pub struct Limits {
     pub max_files: usize,
     /// Most characters of PDF text passed on.
     pub max_pdf_chars: usize,
+    /// Most pages of a scanned PDF rendered and sent as pictures.
+    pub max_scan_pages: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +44,7 @@ impl Default for Limits {
             max_bytes: 10 * 1024 * 1024,
             max_files: 4,
             max_pdf_chars: 60_000,
+            max_scan_pages: 4,
         }
     }
 }

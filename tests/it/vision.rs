@@ -690,3 +690,73 @@ async fn slack_end_to_end_a_mention_with_a_photo_gets_one_card_and_confirm_appli
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// A page with a dark rectangle and no text layer, like a scanned directory.
+fn scanned_pdf() -> Vec<u8> {
+    sparky::report::output::to_pdf(
+        &["<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"612\" height=\"792\"><rect x=\"50\" y=\"50\" width=\"500\" height=\"600\" fill=\"#202020\"/></svg>".to_string()],
+        "scan",
+    )
+    .expect("pdf")
+}
+
+#[tokio::test]
+async fn a_scanned_pdf_goes_as_page_pictures_to_a_model_that_reads_images() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite, vision()).await;
+        fake.push(Reply::Text("The page shows one dark rectangle.".into()));
+        let effects = run(
+            &h,
+            input_of(file_share(
+                &h,
+                "what does this scan say?",
+                "scan.pdf",
+                "application/pdf",
+                scanned_pdf(),
+                "1770242300.000100",
+            )),
+        )
+        .await;
+        assert!(errors(&effects).is_empty(), "{effects:#?}");
+        let requests = fake.requests();
+        let images = images_in(dialect, &requests[0]);
+        assert_eq!(images.len(), 1, "one page");
+        assert_eq!(images[0].0, "image/png");
+        let page = Pixmap::decode_png(&images[0].1).expect("a PNG page");
+        assert_eq!(page.height(), 2000);
+        let middle = page
+            .pixel(page.width() / 2, page.height() / 2)
+            .expect("pixel");
+        assert!(
+            middle.red() < 60,
+            "the scanned picture is drawn: {middle:?}"
+        );
+        let stored = serde_json::to_string(&history(&h).await).expect("json");
+        assert!(
+            stored.contains("[scanned PDF: scan.pdf, ")
+                && stored.contains("its page sent as pictures]"),
+            "{stored}"
+        );
+    }
+    // Without vision the scan is a picture the model cannot see: the CSV answer, no call.
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite, FileIntake::new(Limits::default(), false)).await;
+    let effects = run(
+        &h,
+        input_of(file_share(
+            &h,
+            "",
+            "scan.pdf",
+            "application/pdf",
+            scanned_pdf(),
+            "1770242400.000100",
+        )),
+    )
+    .await;
+    assert!(
+        texts(&effects).contains("cannot read pictures"),
+        "{effects:#?}"
+    );
+    assert!(fake.requests().is_empty());
+}
