@@ -505,6 +505,8 @@ async fn setup(database_url: Option<&str>, dir: &std::path::Path, base_url: &str
                     insulation: TempRating::C75,
                     length: Some(Feet(40.0 + 5.0 * f64::from(k))),
                     conduit: "3/4 EMT".into(),
+                    motor: None,
+                    appliance: None,
                 },
             )
             .await

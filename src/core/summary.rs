@@ -35,7 +35,7 @@ pub async fn summarise(
     }
     for m in dropped {
         match &m.message {
-            ChatMessage::User { text } => {
+            ChatMessage::User { text, .. } => {
                 transcript.push_str("user: ");
                 transcript.push_str(text.trim());
                 transcript.push('\n');

@@ -99,7 +99,7 @@ impl<'a> History<'a> {
         let mut h = History::default();
         for (i, m) in messages.iter().enumerate().rev() {
             match m {
-                ChatMessage::User { text } => h.latest.push(text),
+                ChatMessage::User { text, .. } => h.latest.push(text),
                 ChatMessage::Assistant { tool_calls, .. } => {
                     for c in tool_calls {
                         if c.name == DISCOVERY {
@@ -294,6 +294,7 @@ mod tests {
         let messages = vec![
             ChatMessage::User {
                 text: "hello".into(),
+                images: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: String::new(),
