@@ -72,7 +72,7 @@ async fn world(db: Db) -> World {
         }
     }
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let project = store
         .create_project(
             &sparky::project::Workspace::new("discord", GUILD_ID),

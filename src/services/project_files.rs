@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
+use crate::nec::units::{Amps, ConductorSize, Edition, Feet, Material, TempRating, VoltAmperes};
+use crate::project::{
     ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec, PanelSpec, Project, ProjectData,
     ServiceSpec, TaskSpec, TransformerSpec, Workspace,
 };
-use crate::nec::units::{Amps, ConductorSize, Edition, Feet, Material, TempRating, VoltAmperes};
 use crate::store::{Store, StoreError};
 
 /// The `format` value of a project file.
