@@ -2,14 +2,10 @@
 
 use crate::support::db;
 
-use std::sync::Arc;
-
 use chrono::Utc;
-use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
+use db::{key, TestDb};
 use sparky::core::session::Mode;
-use sparky::llm::ChatMessage;
-use sparky::nec::units::Edition;
-use sparky::store::{AuditEntry, AuditKind, NewQueuedInput, Store, StoreError};
+use sparky::store::{AuditEntry, AuditKind};
 
 async fn audit_round_trip(db: TestDb) {
     let store = db.store();

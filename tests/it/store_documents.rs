@@ -3,10 +3,8 @@
 
 use crate::support::db;
 
-use std::sync::Arc;
-
 use db::TestDb;
-use sparky::store::{Chunk, ChunkFilter, NewChunk, NewDocument, Store, StoreError};
+use sparky::store::{ChunkFilter, StoreError};
 
 use crate::support::corpus::*;
 

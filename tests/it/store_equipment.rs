@@ -4,15 +4,13 @@
 use crate::support::db;
 
 use db::{circuit, panel, TestDb};
-use sparky::config::ConfirmPolicy;
 use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, Volts, Watts,
 };
 use sparky::project::{
-    ChargingSourceSpec, FeederSpec, LoadItemSpec, MemberRole, ServiceSpec, TaskSpec,
-    TransformerSpec,
+    ChargingSourceSpec, FeederSpec, LoadItemSpec, ServiceSpec, TaskSpec, TransformerSpec,
 };
-use sparky::store::{Backend, StoreError};
+use sparky::store::StoreError;
 
 async fn duplicate_panel_name_conflicts(db: TestDb) {
     let store = db.store();

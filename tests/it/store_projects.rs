@@ -5,13 +5,8 @@ use crate::support::db;
 
 use db::{circuit, panel, TestDb};
 use sparky::config::ConfirmPolicy;
-use sparky::nec::units::{
-    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, Volts, Watts,
-};
-use sparky::project::{
-    ChargingSourceSpec, FeederSpec, LoadItemSpec, MemberRole, ServiceSpec, TaskSpec,
-    TransformerSpec,
-};
+use sparky::nec::units::{Amps, Edition, Phase, Volts};
+use sparky::project::{MemberRole, ServiceSpec, TaskSpec};
 use sparky::store::{Backend, StoreError};
 
 async fn backend_and_ping(db: TestDb) {

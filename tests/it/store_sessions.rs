@@ -3,14 +3,12 @@
 
 use crate::support::db;
 
-use std::sync::Arc;
-
 use chrono::Utc;
 use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
 use sparky::core::session::Mode;
 use sparky::llm::ChatMessage;
 use sparky::nec::units::Edition;
-use sparky::store::{AuditEntry, AuditKind, NewQueuedInput, Store, StoreError};
+use sparky::store::StoreError;
 
 async fn open_session_is_idempotent(db: TestDb) {
     let store = db.store();
