@@ -146,7 +146,7 @@ fn main() {
             "100000000".into(),
         );
         let config = Config::load(None, &env).expect("config");
-        let store = sparky::store::connect(&config).await.expect("store");
+        let store = sparky::app::connect_store(&config).await.expect("store");
         let project = store
             .create_project(
                 &sparky::project::Workspace::new("bench", "w"),

@@ -1,4 +1,6 @@
 //! Wiring: configuration -> store, provider, tools -> agent.
+//!
+//! Layer: the shell. Wires every layer together; only `main.rs` imports it.
 
 use std::sync::Arc;
 
@@ -7,6 +9,17 @@ use crate::core::Agent;
 use crate::rag::search::Retriever;
 use crate::store::{Store, StoreError};
 use crate::tools::search_tool::SearchCode;
+
+/// Opens the configured database: Postgres when `database.url` is set, otherwise the SQLite
+/// file. Refuses a schema newer than this binary and applies pending migrations.
+pub async fn connect_store(config: &Config) -> Result<Arc<dyn Store>, StoreError> {
+    crate::store::open(
+        &config.database.url,
+        &config.sqlite_file(),
+        config.database.max_connections,
+    )
+    .await
+}
 
 /// The assembled application.
 pub struct App {
@@ -24,7 +37,7 @@ impl App {
     /// Connects the store (running migrations), builds the provider and the tools.
     pub async fn build(config: Config) -> Result<Self, StoreError> {
         crate::llm::tls::install_default_crypto_provider();
-        let store = crate::store::connect(&config).await?;
+        let store = connect_store(&config).await?;
         let provider = crate::llm::resilient::build_provider(&config);
         let (embedder, why_not) =
             crate::rag::build_embedder(&config, is_terminal::is_terminal(std::io::stderr())).await;

@@ -14,6 +14,8 @@
 //!
 //! Backoff is exponential with jitter (between half and all of `base_delay * 2^retry`), so
 //! many replicas failing together do not come back together.
+//!
+//! Layer: foundation. Imports no other layer; every outbound client uses it.
 
 use std::future::Future;
 use std::time::Duration;

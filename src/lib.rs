@@ -2,11 +2,25 @@
 //!
 //! Layout: `core` (sessions, turn loop, confirmation gate), `llm` (provider-neutral chat and
 //! wire formats), `tools` (registry and tool packs), `nec` (tables and calculations),
-//! `store` (Postgres and SQLite), `platforms` (console, Discord, Slack adapters).
+//! `store` (Postgres and SQLite), `platforms` (console, Discord, Slack adapters), `domain`
+//! (the shared vocabulary: session keys, modes, policies), `services` (whole operations the
+//! command line runs).
+//!
+//! Layers, with arrows one way (each module's doc states its rule; `docs/module-graph.md`,
+//! written by `python3 .ci/module-graph`, shows the edges the code has and the cycles left):
+//!
+//! ```text
+//! platforms -> core -> tools -> domain engines (nec, project, jurisdiction, rag, report, intake)
+//!                                 and store -> domain
+//! ```
+//!
+//! `app`, `server` and `main.rs` are the shell around them; `config`, `telemetry`,
+//! `http_policy` and `server_wait` are the foundation any layer may use.
 
 pub mod app;
 pub mod config;
 pub mod core;
+pub mod domain;
 pub mod http_policy;
 pub mod intake;
 pub mod jurisdiction;
@@ -19,6 +33,7 @@ pub mod report;
 pub mod serve;
 pub mod server;
 pub mod server_wait;
+pub mod services;
 pub mod store;
 pub mod telemetry;
 pub mod tools;

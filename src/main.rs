@@ -166,7 +166,7 @@ enum Cmd {
     /// Import or export a project (JSON) or a panel schedule (CSV).
     Project {
         #[command(subcommand)]
-        action: sparky::project::io::ProjectCmd,
+        action: sparky::services::project_files::ProjectCmd,
     },
 }
 
@@ -348,8 +348,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Project { action } => {
-            let store = sparky::store::connect(&config).await?;
-            sparky::project::io::run_cli(store, action).await?;
+            let store = sparky::app::connect_store(&config).await?;
+            sparky::services::project_files::run_cli(store, action).await?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Search {
@@ -391,7 +391,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ..
         } => eval_retrieval(config, &set, &backend, verbose).await,
         Cmd::Models { action, dir, out } => {
-            let dir = dir.unwrap_or_else(|| config.rag.model_dir());
+            let dir = dir.unwrap_or_else(|| sparky::rag::model_dir(&config.rag));
             sparky::llm::tls::install_default_crypto_provider();
             sparky::rag::embed::fetch::fetch_local_model(&dir, true).await?;
             if action == "vectors" {

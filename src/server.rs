@@ -1,5 +1,7 @@
 //! The operational HTTP server: `/healthz`, `/readyz`, `/metrics`, plus graceful shutdown
 //! bookkeeping for turns in flight.
+//!
+//! Layer: the shell. Serves operational endpoints over the store and telemetry; no rule of the bot lives here.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

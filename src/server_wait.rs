@@ -2,6 +2,8 @@
 //! `RetryInfo.retryDelay`), validated and capped in one place. They come from outside:
 //! `Duration::from_secs_f64` panics on NaN, negative and huge values, and an honest-looking
 //! "wait a year" must not park a turn either.
+//!
+//! Layer: foundation. Imports no other layer.
 
 use std::time::Duration;
 

@@ -1,4 +1,6 @@
 //! Logs (tracing) and Prometheus metrics.
+//!
+//! Layer: foundation. Logs and metrics every layer may emit.
 
 use std::sync::OnceLock;
 

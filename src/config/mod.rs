@@ -1,5 +1,7 @@
 //! Configuration: `bot-config.toml` for settings, `SPARKY_*` variables for overrides and the
 //! environment alone for secrets. Loading validates everything and reports every problem at once.
+//!
+//! Layer: foundation. Imports only `domain` (for the policies it names); every layer may read it.
 
 mod secrets;
 
@@ -111,28 +113,7 @@ pub struct RagConfig {
     pub auto_fetch: bool,
 }
 
-impl RagConfig {
-    /// The local model directory in effect.
-    pub fn model_dir(&self) -> PathBuf {
-        if self.model_dir.trim().is_empty() {
-            crate::rag::embed::default_model_dir()
-        } else {
-            PathBuf::from(self.model_dir.trim())
-        }
-    }
-}
-
-/// Who may confirm a proposed change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ConfirmPolicy {
-    /// Only the person whose message led to the action.
-    Requester,
-    /// Anyone who is a member of the project (or anyone, when no project is bound).
-    AnyMember,
-    /// Project members with the editor or owner role.
-    Editors,
-}
+pub use crate::domain::policy::ConfirmPolicy;
 
 /// `[agent]`.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,5 +1,8 @@
 //! The agent core: sessions, the turn loop and the confirmation gate. Platform-independent:
 //! adapters turn platform events into [`agent::Input`] and render [`effects::Effect`]s.
+//!
+//! Layer: the core, under `platforms`. It may import `tools`, the domain engines (`nec`, `project`,
+//! `jurisdiction`, `report`, `rag`), `store`, `llm`, `config` and `domain`, and never a platform.
 
 pub mod addressing;
 pub mod agent;

@@ -4,6 +4,9 @@
 //! `inline_data`; a text PDF as its extracted text).
 //!
 //! Nothing here is stored: a file lives for the turn that reads it.
+//!
+//! Layer: domain engine for incoming files. Imports nothing of the core, the store or a
+//! platform.
 
 pub mod download;
 pub mod pages;

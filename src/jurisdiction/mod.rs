@@ -5,6 +5,8 @@
 //! every row names its sources and whether they agree. A project's [`Site`] (location, permit
 //! date, override) and the table give its [`CodeInForce`]: the edition, why, and what Sparky
 //! cannot check when its tables do not cover that edition.
+//!
+//! Layer: domain engine. Imports `nec` and the project's site; never the store or the core.
 
 pub mod adoption;
 pub mod changes;

@@ -2,6 +2,9 @@
 //!
 //! The agent core speaks only these types; `openai` and `gemini` translate them to and from
 //! their wire formats, so a conversation started on one provider can continue on another.
+//!
+//! Layer: beside the store, under the core. Imports `config`, `domain` and the HTTP policies; never
+//! the core, the store or a platform.
 
 use std::pin::Pin;
 use std::time::Duration;

@@ -22,6 +22,8 @@
 //!   [`motors::motor_feeder_protection`] (430.24, 430.62(A))
 //! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
 //!   standard ratings, EGC/GEC, unit loads, motor FLC, C values).
+//!
+//! Layer: domain engine. Imports nothing else of the crate.
 
 pub mod arc_flash;
 pub mod conductors;

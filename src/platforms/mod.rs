@@ -1,5 +1,8 @@
 //! Platform adapters: translate platform events into core inputs and render core effects.
 //! They hold no business rules.
+//!
+//! Layer: the top. Adapters import the core (inputs, effects, operations), `config` and `domain`;
+//! the arrows point down only (platforms -> core -> tools -> domain engines and store).
 
 pub mod console;
 pub mod discord;

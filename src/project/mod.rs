@@ -1,10 +1,12 @@
 //! The project model: a team's electrical system as the bot knows it.
 //!
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
+//!
+//! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store: services
+//! that read or write projects live in `services`.
 
 pub mod equipment;
 pub mod feeder_egc;
-pub mod io;
 pub mod motor_circuit;
 pub mod plan;
 
@@ -14,59 +16,12 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfirmPolicy;
+use crate::domain::policy::ConfirmPolicy;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
 
-/// The team a project belongs to: a platform and its workspace there (Slack team id, Discord
-/// guild id, or the console's `local`). Names are unique per workspace; nothing a command or a
-/// tool does reaches a project of another workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Workspace {
-    /// "slack", "discord" or "console".
-    pub platform: String,
-    /// Team or guild id, or "local".
-    pub id: String,
-}
-
-impl Workspace {
-    /// A workspace by platform and id.
-    pub fn new(platform: impl Into<String>, id: impl Into<String>) -> Self {
-        Self {
-            platform: platform.into(),
-            id: id.into(),
-        }
-    }
-
-    /// The console's (and the command line's) own workspace.
-    pub fn local() -> Self {
-        Self::new("console", "local")
-    }
-}
-
-impl std::fmt::Display for Workspace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.platform, self.id)
-    }
-}
-
-impl std::str::FromStr for Workspace {
-    type Err = String;
-
-    /// Parses `PLATFORM:ID` (e.g. `slack:T0123`); `local` is the console's.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.trim() == "local" {
-            return Ok(Self::local());
-        }
-        match s.trim().split_once(':') {
-            Some((p, id)) if !p.is_empty() && !id.is_empty() => Ok(Self::new(p, id)),
-            _ => Err(format!(
-                "'{s}' is not a workspace; use PLATFORM:ID (e.g. slack:T0123) or local"
-            )),
-        }
-    }
-}
+pub use crate::domain::workspace::Workspace;
 
 /// A project bound to channels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

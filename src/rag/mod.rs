@@ -1,5 +1,8 @@
 //! Knowledge and retrieval: the shipped corpus, ingestion of a team's documents, embeddings and
 //! hybrid search with citations.
+//!
+//! Layer: domain engine for retrieval. Imports `store`, `config`, `nec`, `jurisdiction` and the
+//! HTTP policies; never the core, the tools or a platform.
 
 pub mod amendments;
 pub mod bundled;
@@ -27,6 +30,15 @@ use std::sync::Arc;
 use crate::config::{Config, EmbedderKind};
 use embed::Embedder;
 
+/// The local model directory in effect: `rag.model_dir`, or the platform default when empty.
+pub fn model_dir(config: &crate::config::RagConfig) -> std::path::PathBuf {
+    if config.model_dir.trim().is_empty() {
+        embed::default_model_dir()
+    } else {
+        std::path::PathBuf::from(config.model_dir.trim())
+    }
+}
+
 /// The embedder the configuration asks for, or `None` with the reason search is full text only.
 /// The local model is fetched on first use when `rag.auto_fetch` is on.
 pub async fn build_embedder(
@@ -36,7 +48,7 @@ pub async fn build_embedder(
     match config.rag.embedder {
         EmbedderKind::None => (None, "rag.embedder is \"none\"".into()),
         EmbedderKind::Local => {
-            let dir = config.rag.model_dir();
+            let dir = model_dir(&config.rag);
             if !embed::local::missing_files(&dir).is_empty() {
                 if !config.rag.auto_fetch {
                     return (

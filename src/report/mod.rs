@@ -4,6 +4,9 @@
 //! One layout (an SVG per page built by [`layout`]) feeds both formats: PNG through resvg for
 //! a preview in the chat, PDF through svg2pdf with the text kept as text (searchable) and the
 //! embedded font subset (`assets/fonts/`, never a system font).
+//!
+//! Layer: domain engine for documents. Imports `project`, `nec` and the analysis it shares
+//! with the tools; never the core or a platform.
 
 pub mod document;
 mod energy_budget;

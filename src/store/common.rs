@@ -13,8 +13,8 @@ use serde::Serialize;
 use sqlx::types::Json;
 
 use super::{PendingState, StoreError, StoreResult};
-use crate::config::ConfirmPolicy;
-use crate::core::session::{Mode, Session, SessionKey};
+use crate::domain::policy::ConfirmPolicy;
+use crate::domain::session::{Mode, Session, SessionKey};
 use crate::llm::ChatMessage;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,

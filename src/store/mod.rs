@@ -1,6 +1,12 @@
 //! Persistence: one interface, two backends (Postgres + pgvector for teams, SQLite embedded).
 //!
 //! All state lives here so any replica can continue any session after a crash.
+//!
+//! Layer: the bottom, with the domain engines. The store imports `domain` and the records of
+//! the domain engines it stores (`project`, `nec`, `jurisdiction`); never `core`, `tools`,
+//! `config` or a platform. One trait per stored aggregate, each in its own file; [`Store`] is
+//! their sum. (History and pending-action rows still carry `llm`'s message types: the one
+//! back-edge left here.)
 
 mod apply;
 mod audit;
@@ -24,7 +30,7 @@ use async_trait::async_trait;
 
 pub use audit::AuditStore;
 pub use chunk_search::ChunkSearch;
-pub use connect::connect;
+pub use connect::open;
 pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
 pub use inbox::InboxStore;

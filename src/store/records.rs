@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfirmPolicy;
+use crate::domain::policy::ConfirmPolicy;
 use crate::llm::{ChatMessage, ToolCall, ToolResult};
 use crate::project::plan::{Change, ItemPlan, Written};
 use crate::project::ProjectData;

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::{NewMessage, StoredMessage};
-use crate::core::session::{Mode, Session, SessionKey};
+use crate::domain::session::{Mode, Session, SessionKey};
 
 use super::StoreResult;
 
@@ -54,7 +54,7 @@ macro_rules! impl_sessions {
         const _: () = {
             use async_trait::async_trait;
 
-            use $crate::core::session::{Mode, Session, SessionKey};
+            use $crate::domain::session::{Mode, Session, SessionKey};
             use $crate::store::common::*;
             use $crate::store::{NewMessage, StoreError, StoreResult, StoredMessage, SessionStore};
 

@@ -4,6 +4,9 @@
 //! ([`Tool`]) `execute` against a read-only view of the store. Write tools ([`WriteTool`])
 //! only `plan`: the confirmation gate in the core stores the plan, shows it, and applies
 //! exactly that plan after a recorded Confirm. The type decides which a tool is.
+//!
+//! Layer: under the core. A tool imports the domain engines, `store` (through the views it is
+//! handed) and `domain`; it never imports `core` or a platform.
 
 pub mod changes;
 pub mod code_basis;

@@ -97,7 +97,7 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
         }
     }
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let provider = sparky::llm::resilient::build_provider(&config);
     let counter = Arc::new(AtomicUsize::new(0));
     let mut tools = default_registry(1000);

@@ -80,7 +80,7 @@ async fn world_with(db: Db, dialect: Dialect, extra: &[(&str, &str)]) -> World {
         }
     }
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let project = store
         .create_project(
             &sparky::project::Workspace::new("discord", GUILD_ID),

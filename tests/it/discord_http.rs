@@ -78,7 +78,7 @@ async fn endpoint() -> Endpoint {
         dir.path().join("t.db").display().to_string(),
     );
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let project = store
         .create_project(
             &sparky::project::Workspace::new("discord", GUILD_ID),
@@ -111,7 +111,7 @@ fn now() -> i64 {
 impl Endpoint {
     /// Another replica: its own store connection, agent and router on the same database.
     async fn replica(&self) -> String {
-        let store = sparky::store::connect(&self.config).await.unwrap();
+        let store = sparky::app::connect_store(&self.config).await.unwrap();
         serve(&self.config, store).await
     }
 

@@ -13,8 +13,8 @@ use sparky::core::mention;
 use sparky::core::untrusted;
 use sparky::llm::sse::SseDecoder;
 use sparky::platforms::slack::events::parse_slash;
-use sparky::project::io;
 use sparky::server_wait;
+use sparky::services::project_files as io;
 
 fn cases() -> u32 {
     std::env::var("SPARKY_FUZZ_CASES")
@@ -256,7 +256,7 @@ fn fuzz_document_ingestion() {
     .into_iter()
     .collect();
     let config = sparky::config::Config::load(None, &env).unwrap();
-    let store = rt.block_on(sparky::store::connect(&config)).unwrap();
+    let store = rt.block_on(sparky::app::connect_store(&config)).unwrap();
     let mut seeds = seeds("documents");
     seeds.push(b"# Spec\n\n210.8 GFCI\nAll receptacles.\n".to_vec());
     seeds.push(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer <<>>\n%%EOF".to_vec());

@@ -42,7 +42,7 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
         }
     }
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let agent = Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),

@@ -60,7 +60,7 @@ async fn world(fake: &FakeLlm) -> World {
         dir.path().join("t.db").display().to_string(),
     );
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     // Our team's document carries an injection; another team's holds a secret.
     let ours = dir.path().join("washbay.md");
     std::fs::write(

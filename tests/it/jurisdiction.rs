@@ -44,7 +44,7 @@ async fn world(db: Db) -> World {
         }
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let agent = Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),
@@ -306,15 +306,20 @@ async fn edition_2017_values(db: Db) {
         .contains("not checked against NEC 2026"));
     // The site travels with an exported project file and comes back on import.
     let ws = sparky::project::Workspace::local();
-    let file = sparky::project::io::export(store.as_ref(), &ws, "Old Office")
+    let file = sparky::services::project_files::export(store.as_ref(), &ws, "Old Office")
         .await
         .unwrap();
     let text = serde_json::to_string(&file).unwrap();
     assert!(text.contains("\"site\""), "{text}");
-    let back: sparky::project::io::ProjectFile = serde_json::from_str(&text).unwrap();
-    let copy = sparky::project::io::import(store.as_ref(), &ws, &back, Some("Old Office copy"))
-        .await
-        .unwrap();
+    let back: sparky::services::project_files::ProjectFile = serde_json::from_str(&text).unwrap();
+    let copy = sparky::services::project_files::import(
+        store.as_ref(),
+        &ws,
+        &back,
+        Some("Old Office copy"),
+    )
+    .await
+    .unwrap();
     let copy = store.project(copy.id).await.unwrap().unwrap();
     assert_eq!(copy.site, p.site);
     let err =

@@ -28,7 +28,7 @@ async fn store_for(db: Db, dir: &std::path::Path) -> (Config, Arc<dyn Store>) {
         }
     }
     let config = Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     (config, store)
 }
 

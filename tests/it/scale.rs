@@ -79,7 +79,7 @@ async fn harness(fake: &FakeLlm, db: Db, extra: &[(&str, &str)]) -> Harness {
         }
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let provider = sparky::llm::resilient::build_provider(&config);
     let agent = Agent::new(
         store.clone(),

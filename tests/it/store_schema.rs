@@ -90,7 +90,7 @@ async fn connect_follows_the_configuration(db: TestDb) {
             let path = dir.path().join("a").join("b").join("bot.db");
             config.database.url = String::new();
             config.database.sqlite_path = path.display().to_string();
-            let store = sparky::store::connect(&config).await.expect("connect");
+            let store = sparky::app::connect_store(&config).await.expect("connect");
             assert_eq!(store.backend(), Backend::Sqlite);
             store
                 .create_project(
@@ -104,7 +104,7 @@ async fn connect_follows_the_configuration(db: TestDb) {
         }
         Backend::Postgres => {
             config.database.url = db.postgres_url().expect("url").to_string();
-            let store = sparky::store::connect(&config).await.expect("connect");
+            let store = sparky::app::connect_store(&config).await.expect("connect");
             assert_eq!(store.backend(), Backend::Postgres);
             store
                 .create_project(

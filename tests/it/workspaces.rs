@@ -42,7 +42,7 @@ async fn world(db: Db) -> World {
         }
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let agent = Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),
@@ -108,10 +108,16 @@ async fn another_workspace_sees_nothing(db: Db) {
         assert_eq!(out, unbound, "project {sub}");
     }
     // The command line's export is scoped the same way.
-    let local = sparky::project::io::export(w.store.as_ref(), &Workspace::local(), "Shop").await;
+    let local =
+        sparky::services::project_files::export(w.store.as_ref(), &Workspace::local(), "Shop")
+            .await;
     assert!(local.is_err(), "{local:?}");
-    let own =
-        sparky::project::io::export(w.store.as_ref(), &Workspace::new("slack", "TA"), "Shop").await;
+    let own = sparky::services::project_files::export(
+        w.store.as_ref(),
+        &Workspace::new("slack", "TA"),
+        "Shop",
+    )
+    .await;
     assert_eq!(own.expect("own workspace").panels.len(), 2);
 
     // Team B may use the same name for its own project.
@@ -336,7 +342,7 @@ async fn legacy_projects_move_into_their_workspace(db: Db) {
         }
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config)
+    let store = sparky::app::connect_store(&config)
         .await
         .expect("migrated store");
 

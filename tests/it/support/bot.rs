@@ -140,7 +140,7 @@ impl Bot {
     pub async fn store(&self) -> Arc<dyn Store> {
         let env: BTreeMap<String, String> = self.env.iter().cloned().collect();
         let config = Config::load(None, &env).expect("test configuration is valid");
-        sparky::store::connect(&config)
+        sparky::app::connect_store(&config)
             .await
             .expect("open the bot's store")
     }

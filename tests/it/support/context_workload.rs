@@ -30,10 +30,10 @@ use sparky::core::{Agent, CollectSink, Effect, Input, InputAction};
 use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
 };
-use sparky::project::io::{PanelCircuit, ProjectFile, TaskFile};
 use sparky::project::{
     CircuitSpec, FeederSpec, PanelSpec, ServiceSpec, TaskSpec, TransformerSpec, Workspace,
 };
+use sparky::services::project_files::{PanelCircuit, ProjectFile, TaskFile};
 
 /// Turns text into tokens (a real tokenizer in the benchmark; any stable one in tests).
 pub type Tokenizer = Arc<dyn Fn(&str) -> Vec<u32> + Send + Sync>;
@@ -363,8 +363,8 @@ fn file(
     transformers: Vec<TransformerSpec>,
 ) -> ProjectFile {
     ProjectFile {
-        format: sparky::project::io::FORMAT.into(),
-        version: sparky::project::io::VERSION,
+        format: sparky::services::project_files::FORMAT.into(),
+        version: sparky::services::project_files::VERSION,
         name: name.into(),
         edition: Edition::Nec2023,
         site: Default::default(),
@@ -1094,16 +1094,17 @@ pub async fn run_with(
         dir.path().join("context.db").display().to_string(),
     );
     let config = Config::load(None, &env).map_err(setup("config"))?;
-    let store = sparky::store::connect(&config)
+    let store = sparky::app::connect_store(&config)
         .await
         .map_err(setup("store"))?;
     sparky::rag::ingest::sync_builtin(store.as_ref(), None)
         .await
         .map_err(setup("knowledge base"))?;
     let workspace = Workspace::new("bench", "w");
-    let project = sparky::project::io::import(store.as_ref(), &workspace, &w.file, None)
-        .await
-        .map_err(setup("project import"))?;
+    let project =
+        sparky::services::project_files::import(store.as_ref(), &workspace, &w.file, None)
+            .await
+            .map_err(setup("project import"))?;
     store
         .bind_channel("bench", "w", "c", project.id)
         .await

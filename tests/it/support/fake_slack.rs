@@ -1059,7 +1059,7 @@ async fn build(
     Arc<sparky::core::Agent>,
 ) {
     let config = sparky::config::Config::load(None, env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let provider = sparky::llm::resilient::build_provider(&config);
     let tools = Arc::new(sparky::tools::default_registry(1000));
     let agent = sparky::core::Agent::new(

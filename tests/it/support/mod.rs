@@ -3,6 +3,7 @@
 
 pub mod bot;
 pub mod context_workload;
+pub mod corpus;
 pub mod db;
 pub mod fake_discord;
 pub mod fake_llm;

@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    ApplianceKind, ApplianceNameplate, ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec,
-    MotorLoad, PanelSpec, Project, ProjectData, ServiceSpec, TaskSpec, TransformerSpec, Workspace,
-};
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
+};
+use crate::project::{
+    ApplianceKind, ApplianceNameplate, ChargingSourceSpec, CircuitSpec, FeederSpec, LoadItemSpec,
+    MotorLoad, PanelSpec, Project, ProjectData, ServiceSpec, TaskSpec, TransformerSpec, Workspace,
 };
 use crate::store::{Store, StoreError};
 

@@ -1,0 +1,264 @@
+//! Store: session leases and the inbox of queued inputs
+//! ([`InboxStore`](sparky::store::InboxStore)), on SQLite and Postgres.
+
+use crate::support::db;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use db::{key, TestDb};
+use sparky::core::session::Mode;
+use sparky::store::{NewQueuedInput, Store};
+
+/// A lease is one owner's at a time, on every store of the database, until it is released
+/// or lapses.
+async fn lease_exclusive(first: Arc<dyn Store>, second: Arc<dyn Store>, session_id: i64) {
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("take"));
+    // Taking it again as its owner renews it.
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("again"));
+    assert!(!second
+        .take_lease(session_id, "b", until, now)
+        .await
+        .expect("held"));
+    assert!(!second
+        .renew_lease(session_id, "b", until)
+        .await
+        .expect("renew b"));
+    assert!(!second
+        .release_lease(session_id, "b")
+        .await
+        .expect("release b"));
+    assert!(first
+        .renew_lease(session_id, "a", until)
+        .await
+        .expect("renew a"));
+    // Once lapsed, another owner takes it in one step and the old owner has nothing left.
+    let later = until + chrono::Duration::seconds(1);
+    assert!(second
+        .take_lease(
+            session_id,
+            "b",
+            later + chrono::Duration::seconds(30),
+            later
+        )
+        .await
+        .expect("after lapse"));
+    assert!(!first
+        .renew_lease(session_id, "a", until)
+        .await
+        .expect("lost"));
+    assert!(!first
+        .release_lease(session_id, "a")
+        .await
+        .expect("lost release"));
+    assert!(second
+        .release_lease(session_id, "b")
+        .await
+        .expect("release"));
+    assert!(first
+        .take_lease(session_id, "a", until, now)
+        .await
+        .expect("free again"));
+    assert!(first
+        .release_lease(session_id, "a")
+        .await
+        .expect("release a"));
+}
+
+fn queued(session_id: i64, text: &str, event: Option<&str>, waiter_secs: i64) -> NewQueuedInput {
+    NewQueuedInput {
+        session_id,
+        platform: "slack".into(),
+        user: "U1".into(),
+        event_id: event.map(str::to_string),
+        action: serde_json::json!({"kind": "message", "text": text}),
+        waiter_until: Utc::now() + chrono::Duration::seconds(waiter_secs),
+    }
+}
+
+async fn leases_are_exclusive_and_lapse(db: TestDb) {
+    let store = db.store();
+    let a = store
+        .open_session(&key("a"), Mode::General, None)
+        .await
+        .expect("a");
+    let b = store
+        .open_session(&key("b"), Mode::General, None)
+        .await
+        .expect("b");
+    lease_exclusive(store.clone(), store.clone(), a.id).await;
+    // Another thread's lease is independent.
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    assert!(store.take_lease(a.id, "x", until, now).await.expect("a"));
+    assert!(store.take_lease(b.id, "y", until, now).await.expect("b"));
+    // Concurrent takers: exactly one wins.
+    let mut tasks = Vec::new();
+    let c = store
+        .open_session(&key("c"), Mode::General, None)
+        .await
+        .expect("c");
+    for i in 0..16 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .take_lease(c.id, &format!("owner-{i}"), until, now)
+                .await
+                .expect("take")
+        }));
+    }
+    let mut winners = 0;
+    for t in tasks {
+        winners += usize::from(t.await.expect("task"));
+    }
+    assert_eq!(winners, 1);
+}
+
+async fn leases_hold_across_stores(db: TestDb) {
+    // A second pool (or a second store on the SQLite file) stands for another process.
+    let first = db.store();
+    let second = db.reopen().await;
+    let s = first
+        .open_session(&key("shared"), Mode::General, None)
+        .await
+        .expect("open");
+    lease_exclusive(first.clone(), second.clone(), s.id).await;
+    lease_exclusive(second, first, s.id).await;
+}
+
+async fn inbox_keeps_order_and_drops_redeliveries(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("inbox"), Mode::General, None)
+        .await
+        .expect("open");
+    assert_eq!(store.next_input(s.id).await.expect("empty"), None);
+    let one = store
+        .enqueue_input(&queued(s.id, "one", Some("Ev1"), 30))
+        .await
+        .expect("one")
+        .expect("new");
+    // The same platform event again is a redelivery: nothing is queued.
+    assert_eq!(
+        store
+            .enqueue_input(&queued(s.id, "one again", Some("Ev1"), 30))
+            .await
+            .expect("dup"),
+        None
+    );
+    assert!(!store.claim_event("slack", "Ev1").await.expect("claimed"));
+    let two = store
+        .enqueue_input(&queued(s.id, "two", None, 30))
+        .await
+        .expect("two")
+        .expect("new");
+    assert!(two.id > one.id);
+    assert_eq!(one.action["text"], "one");
+    assert!(!one.running);
+    assert_eq!(
+        store.next_input(s.id).await.expect("next"),
+        Some(one.clone())
+    );
+    assert!(store.start_input(one.id).await.expect("start"));
+    let started = store
+        .queued_input(one.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert!(started.running);
+    store.finish_input(one.id).await.expect("finish");
+    assert_eq!(store.queued_input(one.id).await.expect("gone"), None);
+    assert!(!store.start_input(one.id).await.expect("start gone"));
+    assert!(!store
+        .renew_waiter(one.id, Utc::now())
+        .await
+        .expect("renew gone"));
+    assert_eq!(
+        store.next_input(s.id).await.expect("next").map(|i| i.id),
+        Some(two.id)
+    );
+    // An input for a session that does not exist is refused, not lost silently.
+    assert!(store
+        .enqueue_input(&queued(s.id + 1000, "nowhere", None, 30))
+        .await
+        .is_err());
+}
+
+async fn orphaned_threads_are_found(db: TestDb) {
+    let store = db.store();
+    let live = store
+        .open_session(&key("live"), Mode::General, None)
+        .await
+        .expect("live");
+    let dead_waiter = store
+        .open_session(&key("dead-waiter"), Mode::General, None)
+        .await
+        .expect("dead waiter");
+    let dead_turn = store
+        .open_session(&key("dead-turn"), Mode::General, None)
+        .await
+        .expect("dead turn");
+    let held = store
+        .open_session(&key("held"), Mode::General, None)
+        .await
+        .expect("held");
+    store
+        .enqueue_input(&queued(live.id, "waiting", None, 30))
+        .await
+        .expect("live");
+    store
+        .enqueue_input(&queued(dead_waiter.id, "abandoned", None, -5))
+        .await
+        .expect("dead waiter");
+    let running = store
+        .enqueue_input(&queued(dead_turn.id, "mid-turn", None, 30))
+        .await
+        .expect("dead turn")
+        .expect("new");
+    store.start_input(running.id).await.expect("start");
+    let now = Utc::now();
+    // The process that started it held a lease that has lapsed.
+    assert!(store
+        .take_lease(
+            dead_turn.id,
+            "gone",
+            now - chrono::Duration::seconds(1),
+            now
+        )
+        .await
+        .expect("lease"));
+    // A running turn under a live lease is nobody else's business.
+    let held_input = store
+        .enqueue_input(&queued(held.id, "running", None, 30))
+        .await
+        .expect("held")
+        .expect("new");
+    store.start_input(held_input.id).await.expect("start");
+    assert!(store
+        .take_lease(held.id, "alive", now + chrono::Duration::seconds(30), now)
+        .await
+        .expect("lease"));
+    let mut found = store
+        .orphaned_sessions(Utc::now(), 10)
+        .await
+        .expect("orphans");
+    found.sort_unstable();
+    let mut want = vec![dead_waiter.id, dead_turn.id];
+    want.sort_unstable();
+    assert_eq!(found, want);
+}
+
+db::both_backends!(
+    leases_are_exclusive_and_lapse,
+    leases_hold_across_stores,
+    inbox_keeps_order_and_drops_redeliveries,
+    orphaned_threads_are_found,
+);
