@@ -29,7 +29,7 @@ impl ChatProvider for Instant0 {
         "instant".into()
     }
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
-        let wants_tools = matches!(request.messages.last(), Some(ChatMessage::User { text }) if text.starts_with("tools"));
+        let wants_tools = matches!(request.messages.last(), Some(ChatMessage::User { text, .. }) if text.starts_with("tools"));
         let mut events = Vec::new();
         if wants_tools {
             for (i, expr) in ["2*12.9*16*150/6530", "sqrt(3)*480"].iter().enumerate() {
