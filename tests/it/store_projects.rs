@@ -4,10 +4,12 @@ use crate::support::db;
 
 use db::{circuit, panel, TestDb};
 use sparky::config::ConfirmPolicy;
+use sparky::nec::tables::MotorOcpdType;
 use sparky::nec::units::{
-    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, Volts, Watts,
+    Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
 use sparky::project::{
+    ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial,
     ChargingSourceSpec, FeederSpec, LoadItemSpec, MemberRole, ServiceSpec, TaskSpec,
     TransformerSpec,
 };
@@ -375,8 +377,34 @@ async fn typed_values_round_trip(db: TestDb) {
         };
         c.insulation = [TempRating::C60, TempRating::C75, TempRating::C90][i % 3];
         c.load_va.0 = 1234.5678 * (i as f64 + 1.0);
+        // Motor and appliance nameplates on some circuits, none on others.
+        if i % 3 == 1 {
+            c.motor = Some(MotorLoad {
+                hp: 7.5,
+                phase: Phase::Three,
+                voltage: Volts(460.0),
+                device: Some(MotorOcpdType::DualElementFuse),
+            });
+        }
+        if i % 3 == 2 {
+            c.appliance = Some(ApplianceNameplate {
+                kind: ApplianceKind::WaterHeater,
+                va: VoltAmperes(4500.0),
+            });
+        }
         let stored = store.add_circuit(lp.id, &c).await.expect("add");
         assert_eq!(stored.spec, c);
+        // Updating keeps (and can clear) them.
+        let mut changed = c.clone();
+        changed.motor = None;
+        changed.appliance = Some(ApplianceNameplate {
+            kind: ApplianceKind::Range,
+            va: VoltAmperes(12_000.0),
+        });
+        let updated = store.update_circuit(stored.id, &changed).await.expect("update");
+        assert_eq!(updated.spec, changed);
+        let back = store.update_circuit(stored.id, &c).await.expect("restore");
+        assert_eq!(back.spec, c);
     }
     let data = store.load_project(p.id).await.expect("load");
     let back: Vec<Option<ConductorSize>> = data
@@ -452,11 +480,20 @@ async fn equipment_round_trips(db: TestDb) {
         sets: 2,
         length: Some(Feet(120.0)),
         ocpd: Amps(400.0),
-        raceway: None,
-        egc_size: None,
+        raceway: Some(RacewayMaterial::Aluminum),
+        egc_size: Some(ConductorSize::Awg(1)),
     };
     let f = store.add_feeder(p.id, &feeder).await.expect("feeder");
     assert_eq!(f.spec, feeder);
+    // Raceway and EGC are optional: a feeder without them reads back without them.
+    let bare = FeederSpec {
+        name: "F-2".to_string(),
+        raceway: None,
+        egc_size: None,
+        ..feeder.clone()
+    };
+    let f2 = store.add_feeder(p.id, &bare).await.expect("bare");
+    assert_eq!(f2.spec, bare);
     assert!(matches!(
         store.add_feeder(p.id, &feeder).await,
         Err(StoreError::Conflict(m)) if m == "feeder 'F-1' already exists in this project"
@@ -547,7 +584,7 @@ async fn equipment_round_trips(db: TestDb) {
 
     let data = store.load_project(p.id).await.expect("load");
     assert_eq!(data.service, Some(service2));
-    assert_eq!(data.feeders, vec![f]);
+    assert_eq!(data.feeders, vec![f, f2]);
     assert_eq!(data.transformers, vec![t]);
     assert_eq!(data.loads.len(), 2);
     assert_eq!(data.loads[0], l);
