@@ -9,9 +9,8 @@ use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
 use sparky::project::{
-    ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial,
-    ChargingSourceSpec, FeederSpec, LoadItemSpec, MemberRole, ServiceSpec, TaskSpec,
-    TransformerSpec,
+    ApplianceKind, ApplianceNameplate, ChargingSourceSpec, FeederSpec, LoadItemSpec, MemberRole,
+    MotorLoad, RacewayMaterial, ServiceSpec, TaskSpec, TransformerSpec,
 };
 use sparky::store::{Backend, StoreError};
 
@@ -401,7 +400,10 @@ async fn typed_values_round_trip(db: TestDb) {
             kind: ApplianceKind::Range,
             va: VoltAmperes(12_000.0),
         });
-        let updated = store.update_circuit(stored.id, &changed).await.expect("update");
+        let updated = store
+            .update_circuit(stored.id, &changed)
+            .await
+            .expect("update");
         assert_eq!(updated.spec, changed);
         let back = store.update_circuit(stored.id, &c).await.expect("restore");
         assert_eq!(back.spec, c);
