@@ -166,7 +166,8 @@ mod tests {
         assert_eq!(r.device, MotorOcpdType::InverseTimeBreaker);
         assert_eq!(r.flc, Amps(14.0));
         assert_eq!(r.max_device_rating, Some(Amps(35.0)));
-        assert_eq!(r.conductor, "14".parse().unwrap());
+        // 17.5 A in the 60 °C column: 14 AWG carries 15 A, 12 AWG 20 A.
+        assert_eq!(r.conductor, "12".parse().unwrap());
     }
 
     /// 2 hp, 230 V single-phase (Table 430.248: 12 A); dual-element fuse 175 % = 21 A, not

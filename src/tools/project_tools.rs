@@ -1387,11 +1387,11 @@ impl WriteTool for AddFeeder {
         "add_feeder"
     }
     fn description(&self) -> &'static str {
-        "Add a feeder: name, from and to (service, panel or transformer names), conductor_size, material, \
-         insulation, sets, length, ocpd, raceway (steel, aluminum or nonmetallic: picks the Chapter 9 \
-         Table 9 and point-to-point columns) and egc_size (checked against 250.122). The preview shows the \
-         ampacity against the OCPD, the 250.122 EGC, voltage drop at the fed panel's load, and the fault \
-         current at the load end. Needs confirmation."
+        "Add a feeder (name, from, to, size, material, sets, length, ocpd, raceway, egc_size). \
+         From and to name the service, a panel or a transformer; the raceway (steel, aluminum \
+         or nonmetallic) picks the Chapter 9 Table 9 and point-to-point columns; egc_size is checked \
+         against 250.122. The preview shows the ampacity against the OCPD, the 250.122 EGC, voltage \
+         drop at the fed panel's load, and the fault current at the load end. Needs confirmation."
     }
     fn schema(&self) -> Value {
         schema_for::<FeederSpec>()
