@@ -243,7 +243,7 @@ impl Discord {
         let place = Place::Channel {
             mention_required: self.settings.require_mention,
         };
-        let key = SessionKey::new(PLATFORM, &guild, &channel, &msg.id.to_string());
+        let key = SessionKey::new(PLATFORM, &guild, &channel, msg.id.to_string());
         if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
             return;
         }

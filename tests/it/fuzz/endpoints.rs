@@ -117,7 +117,7 @@ struct Seen {
 /// Waits until every handler the agent started has finished.
 async fn settle(agent: &sparky::core::Agent) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while agent.tasks().len() > 0 {
+    while !agent.tasks().is_empty() {
         assert!(Instant::now() < deadline, "a handler ran for 30 s");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
