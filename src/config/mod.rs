@@ -720,6 +720,47 @@ mod tests {
     }
 
     #[test]
+    fn allow_lists_are_one_type_on_every_platform() {
+        let c = Config::load(
+            None,
+            &env(&[
+                ("SPARKY_DISCORD__ALLOWED_GUILDS", " 1, 2 ,"),
+                ("SPARKY_SLACK__ALLOWED_CHANNELS", "C1,C2"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.discord.allowed_guilds, ["1", "2"]);
+        assert!(c.discord.allowed_channels.is_empty());
+        assert_eq!(c.slack.allowed_channels, ["C1", "C2"]);
+        // A file may write a list or (as Discord's used to be) a comma-separated string.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[discord]\nallowed_channels = \"10,11\"\n[slack]\nallowed_workspaces = [\"T1\"]\n",
+        )
+        .unwrap();
+        let c = Config::load(Some(&path), &env(&[])).unwrap();
+        assert_eq!(c.discord.allowed_channels, ["10", "11"]);
+        assert_eq!(c.slack.allowed_workspaces, ["T1"]);
+        let bad = Config::load(None, &env(&[("SPARKY_DISCORD__ALLOWED_GUILDS", "abc")]));
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn input_ids_are_kept_for_a_bounded_retention() {
+        let c = Config::load(None, &env(&[])).unwrap();
+        assert_eq!(c.agent.event_retention_hours, 168);
+        let e =
+            Config::load(None, &env(&[("SPARKY_AGENT__EVENT_RETENTION_HOURS", "0")])).unwrap_err();
+        assert!(
+            e.0.iter()
+                .any(|p| p.contains("agent.event_retention_hours")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
     fn env_overrides_any_key_and_database_url() {
         let c = Config::load(
             None,

@@ -540,7 +540,10 @@ async fn run(
                         UserRef::new(who.as_str())
                     )
                 } else {
-                    format!("{} had no role in this project.", UserRef::new(who.as_str()))
+                    format!(
+                        "{} had no role in this project.",
+                        UserRef::new(who.as_str())
+                    )
                 },
                 json!({"type": "member", "user": who, "role": null}),
             )

@@ -30,23 +30,55 @@ async fn old_ids_are_purged_and_recent_ones_kept(db: TestDb) {
     tokio::time::sleep(Duration::from_millis(5)).await;
     assert!(store.claim_event("discord", "Ev2").await.unwrap());
     assert_eq!(store.purge_events(cut).await.unwrap(), 2);
-    assert!(store.claim_event("slack", "Ev1").await.unwrap(), "Ev1 was kept");
-    assert!(!store.claim_event("discord", "Ev2").await.unwrap(), "Ev2 was purged");
+    assert!(
+        store.claim_event("slack", "Ev1").await.unwrap(),
+        "Ev1 was kept"
+    );
+    assert!(
+        !store.claim_event("discord", "Ev2").await.unwrap(),
+        "Ev2 was purged"
+    );
 }
 
 async fn the_ledger_forgets_ids_after_its_retention(db: TestDb) {
     let ledger = Ledger::new(db.store(), Duration::from_millis(300));
-    assert!(ledger.claim("slack", InputKind::Event, "Ev1").await.unwrap());
-    assert!(!ledger.claim("slack", InputKind::Event, "Ev1").await.unwrap());
+    assert!(ledger
+        .claim("slack", InputKind::Event, "Ev1")
+        .await
+        .unwrap());
+    assert!(!ledger
+        .claim("slack", InputKind::Event, "Ev1")
+        .await
+        .unwrap());
     // A command and an event with the same id are different inputs.
-    assert!(ledger.claim("slack", InputKind::Command, "Ev1").await.unwrap());
-    assert!(!ledger.first_delivery("slack", InputKind::Command, "Ev1").await);
+    assert!(ledger
+        .claim("slack", InputKind::Command, "Ev1")
+        .await
+        .unwrap());
+    assert!(
+        !ledger
+            .first_delivery("slack", InputKind::Command, "Ev1")
+            .await
+    );
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(ledger.claim("slack", InputKind::Event, "Ev2").await.unwrap());
+    assert!(ledger
+        .claim("slack", InputKind::Event, "Ev2")
+        .await
+        .unwrap());
     // The claim above purged what was older than the retention.
-    assert!(ledger.claim("slack", InputKind::Event, "Ev1").await.unwrap());
-    assert!(!ledger.claim("slack", InputKind::Event, "Ev2").await.unwrap());
-    assert_eq!(ledger.purge_if_due().await, 0, "purged at most once per retention");
+    assert!(ledger
+        .claim("slack", InputKind::Event, "Ev1")
+        .await
+        .unwrap());
+    assert!(!ledger
+        .claim("slack", InputKind::Event, "Ev2")
+        .await
+        .unwrap());
+    assert_eq!(
+        ledger.purge_if_due().await,
+        0,
+        "purged at most once per retention"
+    );
 }
 
 async fn the_thread_rule_looks_up_without_creating(db: TestDb) {

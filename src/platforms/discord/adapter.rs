@@ -14,9 +14,9 @@ use super::rest::{ChannelInfo, Rest};
 use super::surface::{InteractionHandle, ThreadSurface, MAX_MESSAGE};
 use super::DiscordError;
 use crate::config::Config;
-use crate::core::commands::{execute, Command, CommandOutput};
 use crate::core::addressing::{self, Place};
 use crate::core::allow::AllowList;
+use crate::core::commands::{execute, Command, CommandOutput};
 use crate::core::inflight::InFlight;
 use crate::core::ledger::InputKind;
 use crate::core::session::{Mode, SessionKey};
@@ -246,7 +246,7 @@ impl Discord {
         let place = Place::Channel {
             mention_required: self.settings.require_mention,
         };
-        let key = SessionKey::new(PLATFORM, &guild, &channel, &msg.id.to_string());
+        let key = SessionKey::new(PLATFORM, &guild, &channel, msg.id.to_string());
         if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
             return;
         }
@@ -360,7 +360,10 @@ impl Discord {
                 // A redelivered interaction (a gateway resume) runs nothing twice.
                 let id = cmd.id.to_string();
                 let ledger = self.agent.ledger();
-                if ledger.first_delivery(PLATFORM, InputKind::Command, &id).await {
+                if ledger
+                    .first_delivery(PLATFORM, InputKind::Command, &id)
+                    .await
+                {
                     self.run_command(&cmd, slash).await;
                 }
             }

@@ -24,8 +24,8 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 
 use crate::config::{Config, SlackConfig};
-use crate::core::commands::{self, Command};
 use crate::core::addressing::{self, Place};
+use crate::core::commands::{self, Command};
 use crate::core::ledger::InputKind;
 use crate::core::session::SessionKey;
 use crate::core::{Agent, Effect, EffectSink, Input, InputAction};

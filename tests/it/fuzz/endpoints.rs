@@ -117,7 +117,7 @@ struct Seen {
 /// Waits until every handler the agent started has finished.
 async fn settle(agent: &sparky::core::Agent) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while agent.tasks().len() > 0 {
+    while !agent.tasks().is_empty() {
         assert!(Instant::now() < deadline, "a handler ran for 30 s");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -178,7 +178,10 @@ async fn three_ways(
     let (status, text) = send(http, base, &forged).await;
     prop_assert_eq!(status, 401, "a forged request was not refused: {}", text);
     settle(agent).await;
-    prop_assert!(!changes.changed().await, "a forged request changed the store");
+    prop_assert!(
+        !changes.changed().await,
+        "a forged request changed the store"
+    );
 
     // The same (timestamp, body) may come up twice in a long run: the second is a replay.
     let fresh = sent.insert(fingerprint(&signed));
@@ -293,7 +296,10 @@ fn fuzz_slack_signed_endpoint() {
                 Forgery::OtherSecret => (
                     vec![
                         ("x-slack-request-timestamp", ts.clone()),
-                        ("x-slack-signature", signature("not-the-secret", ts_n, &body)),
+                        (
+                            "x-slack-signature",
+                            signature("not-the-secret", ts_n, &body),
+                        ),
                     ],
                     body.clone(),
                 ),
@@ -352,13 +358,7 @@ fn fuzz_slack_signed_endpoint() {
                 replay.headers.push(("x-slack-retry-num", "1".to_string()));
             }
             rt.block_on(three_ways(
-                &http,
-                &base,
-                &bot.agent,
-                &seen,
-                forged,
-                signed,
-                replay,
+                &http, &base, &bot.agent, &seen, forged, signed, replay,
             ))
         })
         .unwrap();
@@ -469,63 +469,64 @@ fn fuzz_discord_signed_endpoint() {
     };
     let path = sparky::platforms::discord::INTERACTIONS_PATH;
     runner(cases())
-        .run(&(mutated(s), forgery(), any::<bool>()), |(body, forgery, upper)| {
-            let n = counter.fetch_add(1, Ordering::Relaxed);
-            let ts_n = now() - n % 250;
-            let ts = ts_n.to_string();
-            let sig = sign(&key, &ts, &body);
-            let signed = Request {
-                path,
-                content_type: "application/json".into(),
-                headers: vec![
-                    ("x-signature-ed25519", sig.clone()),
-                    ("x-signature-timestamp", ts.clone()),
-                ],
-                body: body.clone(),
-            };
-            let with = |sig: String, ts: String| {
-                vec![("x-signature-ed25519", sig), ("x-signature-timestamp", ts)]
-            };
-            let (headers, forged_body) = match forgery {
-                Forgery::NoHeaders => (vec![], body.clone()),
-                Forgery::OtherSecret => (with(sign(&other, &ts, &body), ts.clone()), body.clone()),
-                Forgery::FlippedSignature(at) => (with(flip_hex(&sig, at), ts.clone()), body.clone()),
-                Forgery::Stale(_) | Forgery::Future(_) => {
-                    let t = out_of_window(forgery).to_string();
-                    (with(sign(&key, &t, &body), t), body.clone())
+        .run(
+            &(mutated(s), forgery(), any::<bool>()),
+            |(body, forgery, upper)| {
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                let ts_n = now() - n % 250;
+                let ts = ts_n.to_string();
+                let sig = sign(&key, &ts, &body);
+                let signed = Request {
+                    path,
+                    content_type: "application/json".into(),
+                    headers: vec![
+                        ("x-signature-ed25519", sig.clone()),
+                        ("x-signature-timestamp", ts.clone()),
+                    ],
+                    body: body.clone(),
+                };
+                let with = |sig: String, ts: String| {
+                    vec![("x-signature-ed25519", sig), ("x-signature-timestamp", ts)]
+                };
+                let (headers, forged_body) = match forgery {
+                    Forgery::NoHeaders => (vec![], body.clone()),
+                    Forgery::OtherSecret => {
+                        (with(sign(&other, &ts, &body), ts.clone()), body.clone())
+                    }
+                    Forgery::FlippedSignature(at) => {
+                        (with(flip_hex(&sig, at), ts.clone()), body.clone())
+                    }
+                    Forgery::Stale(_) | Forgery::Future(_) => {
+                        let t = out_of_window(forgery).to_string();
+                        (with(sign(&key, &t, &body), t), body.clone())
+                    }
+                    Forgery::GarbageTimestamp => {
+                        // Signed over the garbage, so only the timestamp check can refuse it.
+                        let t = format!("{ts}x");
+                        (with(sign(&key, &t, &body), t), body.clone())
+                    }
+                    Forgery::BodyChangedAfterSigning => {
+                        let mut b = body.clone();
+                        b.push(b' ');
+                        (with(sig.clone(), ts.clone()), b)
+                    }
+                    Forgery::EmptySignature => (with(String::new(), ts.clone()), body.clone()),
+                };
+                let forged = Request {
+                    path,
+                    content_type: "application/json".into(),
+                    headers,
+                    body: forged_body,
+                };
+                // A replay with the signature's hex in capitals is the same request.
+                let mut replay = signed.clone();
+                if upper {
+                    replay.headers[0].1 = sig.to_uppercase();
                 }
-                Forgery::GarbageTimestamp => {
-                    // Signed over the garbage, so only the timestamp check can refuse it.
-                    let t = format!("{ts}x");
-                    (with(sign(&key, &t, &body), t), body.clone())
-                }
-                Forgery::BodyChangedAfterSigning => {
-                    let mut b = body.clone();
-                    b.push(b' ');
-                    (with(sig.clone(), ts.clone()), b)
-                }
-                Forgery::EmptySignature => (with(String::new(), ts.clone()), body.clone()),
-            };
-            let forged = Request {
-                path,
-                content_type: "application/json".into(),
-                headers,
-                body: forged_body,
-            };
-            // A replay with the signature's hex in capitals is the same request.
-            let mut replay = signed.clone();
-            if upper {
-                replay.headers[0].1 = sig.to_uppercase();
-            }
-            rt.block_on(three_ways(
-                &http,
-                &ep.url,
-                &ep.agent,
-                &seen,
-                forged,
-                signed,
-                replay,
-            ))
-        })
+                rt.block_on(three_ways(
+                    &http, &ep.url, &ep.agent, &seen, forged, signed, replay,
+                ))
+            },
+        )
         .unwrap();
 }
