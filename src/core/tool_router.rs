@@ -74,7 +74,10 @@ const ALIASES: &[(&str, &[&str])] = &[
         "calculate_arc_flash",
         &["arc flash", "incident energy", "ppe category"],
     ),
-    ("lookup_table", &["look up", "table"]),
+    (
+        "lookup_table",
+        &["look up", "table", "equipment grounding conductor"],
+    ),
     ("calculate_voltage_drop", &["voltage drop"]),
     ("describe_panel", &["describe"]),
 ];
