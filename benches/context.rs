@@ -153,7 +153,10 @@ async fn workload(w: Workload, tok: &Tokenizer, quick: bool) {
             .iter()
             .map(|q| format!("{}:{}/{}", q.turn + 1, q.tools, q.tool_tokens))
             .collect();
-        println!("  economy tools per request (turn:count/tokens): {}", per.join(" "));
+        println!(
+            "  economy tools per request (turn:count/tokens): {}",
+            per.join(" ")
+        );
     }
     println!(
         "  summary requests: {} ({} tokens); requests carrying a model summary: {}",

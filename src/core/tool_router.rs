@@ -33,23 +33,51 @@ const RECENT_TURNS: usize = 2;
 const ALIASES: &[(&str, &[&str])] = &[
     (
         "check_panel_capacity",
-        &["how loaded", "panel load", "spare capacity", "take more", "room for"],
+        &[
+            "how loaded",
+            "panel load",
+            "spare capacity",
+            "take more",
+            "room for",
+        ],
     ),
     ("list_tasks", &["punch list", "todo list", "open items"]),
     (
         "find_circuits",
-        &["which circuits", "find circuits", "list circuits", "worst voltage"],
+        &[
+            "which circuits",
+            "find circuits",
+            "list circuits",
+            "worst voltage",
+        ],
     ),
     (
         "check_conductor_sizing",
-        &["wire size", "conductor size", "big enough", "awg still", "undersized"],
+        &[
+            "wire size",
+            "conductor size",
+            "big enough",
+            "awg still",
+            "undersized",
+        ],
     ),
     (
         "calculate_short_circuit",
-        &["fault current", "short circuit", "available fault", "interrupting rating"],
+        &[
+            "fault current",
+            "short circuit",
+            "available fault",
+            "interrupting rating",
+        ],
     ),
-    ("calculate_arc_flash", &["arc flash", "incident energy", "ppe category"]),
-    ("lookup_table", &["look up", "table"]),
+    (
+        "calculate_arc_flash",
+        &["arc flash", "incident energy", "ppe category"],
+    ),
+    (
+        "lookup_table",
+        &["look up", "table", "equipment grounding conductor"],
+    ),
     ("calculate_voltage_drop", &["voltage drop"]),
     ("describe_panel", &["describe"]),
 ];
@@ -160,7 +188,11 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
             let alias = phrases(t.name()).join(" ");
             (
                 t.name(),
-                format!("{} {}", modes::tool_text(t.description(), &t.schema()), alias),
+                format!(
+                    "{} {}",
+                    modes::tool_text(t.description(), &t.schema()),
+                    alias
+                ),
             )
         })
         .collect();
@@ -171,8 +203,7 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
             let words = modes::stems(p);
             // One word is no phrase: it counts through the description like any other.
             words.len() > 1 && question.contains(&format!(" {} ", words.join(" ")))
-        })
-        {
+        }) {
             *score += PHRASE_BONUS;
         }
     }
@@ -241,9 +272,18 @@ mod tests {
     #[test]
     fn each_question_gets_its_tool_and_few_others() {
         for (q, tool) in [
-            ("What's the voltage drop on MP circuit 12?", "calculate_voltage_drop"),
-            ("Which circuits on MP have the worst voltage drop? List them all.", "find_circuits"),
-            ("How loaded is MP? Can it take more?", "check_panel_capacity"),
+            (
+                "What's the voltage drop on MP circuit 12?",
+                "calculate_voltage_drop",
+            ),
+            (
+                "Which circuits on MP have the worst voltage drop? List them all.",
+                "find_circuits",
+            ),
+            (
+                "How loaded is MP? Can it take more?",
+                "check_panel_capacity",
+            ),
             (
                 "What's the available fault current at GP, and is its 22 kA rating enough?",
                 "calculate_short_circuit",
@@ -252,12 +292,24 @@ mod tests {
                 "Add a 20 A circuit for a new dishwasher to MP: 1200 VA, 12 AWG copper, 60 ft.",
                 "add_circuit",
             ),
-            ("Is 12 AWG still fine for the dishwasher circuit?", "check_conductor_sizing"),
+            (
+                "Is 12 AWG still fine for the dishwasher circuit?",
+                "check_conductor_sizing",
+            ),
             ("Describe GP for me.", "describe_panel"),
             ("What's on the punch list?", "list_tasks"),
-            ("What's the arc flash incident energy at GP?", "calculate_arc_flash"),
-            ("Look up the ampacity of 10 AWG copper at 75 °C.", "lookup_table"),
-            ("Size the motor branch circuit for a 10 hp 460 V motor", "size_motor_circuit"),
+            (
+                "What's the arc flash incident energy at GP?",
+                "calculate_arc_flash",
+            ),
+            (
+                "Look up the ampacity of 10 AWG copper at 75 °C.",
+                "lookup_table",
+            ),
+            (
+                "Size the motor branch circuit for a 10 hp 460 V motor",
+                "size_motor_circuit",
+            ),
         ] {
             let r = route_text(&[q], &[], &[]);
             assert!(r.full.contains(&tool), "{q}: {r:?}");
@@ -269,7 +321,10 @@ mod tests {
     #[test]
     fn used_tools_stay_and_a_follow_up_keeps_the_question_before() {
         let r = route_text(
-            &["and the one on GP?", "What's the voltage drop on MP circuit 12?"],
+            &[
+                "and the one on GP?",
+                "What's the voltage drop on MP circuit 12?",
+            ],
             &[],
             &["describe_panel"],
         );
@@ -289,7 +344,11 @@ mod tests {
             .find(|s| s.name == DISCOVERY)
             .unwrap_or_else(|| panic!("no discovery tool in {specs:?}"));
         for h in &r.hidden {
-            assert!(d.description.contains(h), "{h} missing from {}", d.description);
+            assert!(
+                d.description.contains(h),
+                "{h} missing from {}",
+                d.description
+            );
         }
         let messages = vec![
             ChatMessage::User {

@@ -92,6 +92,8 @@ mod tests {
         );
         assert!(requested("not json").is_empty());
         assert!(requested(r#"{"tools": "x"}"#).is_empty());
-        assert!(spec(&["a_tool", "b_tool"]).description.contains("a_tool, b_tool"));
+        assert!(spec(&["a_tool", "b_tool"])
+            .description
+            .contains("a_tool, b_tool"));
     }
 }
