@@ -99,7 +99,7 @@ async fn main() {
         env.insert(k.into(), v.into());
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let agent = Arc::new(Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),

@@ -271,7 +271,7 @@ pub fn gemini_part(c: &Content) -> Option<Value> {
 /// get the circuits in anyway (typing them, or the schedule CSV import). `workspace` and
 /// `platform` fill in the import command for the person's workspace.
 pub fn no_vision_message(model: &str, workspace: &str, platform: &str) -> String {
-    let columns = crate::project::io::CSV_COLUMNS.join(",");
+    let columns = crate::services::project_files::CSV_COLUMNS.join(",");
     let ws = if platform == "console" || workspace == "local" {
         "local".to_string()
     } else {

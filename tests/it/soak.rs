@@ -348,7 +348,7 @@ async fn two_replicas_soak() {
     // The project both platforms' channels work on, made through the store (which migrates).
     {
         let config = sparky::config::Config::load(None, &env).expect("soak configuration");
-        let store = sparky::store::connect(&config).await.expect("store");
+        let store = sparky::app::connect_store(&config).await.expect("store");
         let p = store
             .create_project(
                 &sparky::project::Workspace::new("slack", TEAM),

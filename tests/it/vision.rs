@@ -64,7 +64,7 @@ async fn harness(fake: &FakeLlm, db: Db, intake: FileIntake) -> Harness {
         }
     }
     let config = Config::load(None, &env).expect("config");
-    let store = sparky::store::connect(&config).await.expect("store");
+    let store = sparky::app::connect_store(&config).await.expect("store");
     let agent = Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),

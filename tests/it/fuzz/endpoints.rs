@@ -400,7 +400,7 @@ async fn discord_endpoint() -> DiscordEndpoint {
         db.display().to_string(),
     );
     let config = sparky::config::Config::load(None, &env).unwrap();
-    let store = sparky::store::connect(&config).await.unwrap();
+    let store = sparky::app::connect_store(&config).await.unwrap();
     let project = store
         .create_project(
             &sparky::project::Workspace::new("discord", GUILD_ID),
