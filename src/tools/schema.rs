@@ -83,6 +83,24 @@ fn compact_node(node: &Value) -> Value {
                     return merged;
                 }
             }
+            // A documented enum (`oneOf` of constants) compacts to a plain `enum` of its values;
+            // what each value means stays in the full schema.
+            if let Some(values) = map.get("oneOf").and_then(const_values) {
+                let mut out = serde_json::Map::new();
+                for (k, v) in map {
+                    if k != "oneOf" {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                let mut merged = compact_node(&Value::Object(out));
+                if let Some(obj) = merged.as_object_mut() {
+                    obj.insert("enum".into(), Value::Array(values.0));
+                    if let Some(t) = values.1 {
+                        obj.entry("type").or_insert(Value::String(t));
+                    }
+                }
+                return merged;
+            }
             let unsigned = map
                 .get("format")
                 .and_then(Value::as_str)
@@ -133,6 +151,22 @@ fn compact_node(node: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(compact_node).collect()),
         other => other.clone(),
     }
+}
+
+/// The values of a `oneOf` whose every variant is a constant of one type, with that type.
+fn const_values(variants: &Value) -> Option<(Vec<Value>, Option<String>)> {
+    let variants = variants.as_array()?;
+    let mut values = Vec::with_capacity(variants.len());
+    let mut ty: Option<String> = None;
+    for v in variants {
+        values.push(v.get("const")?.clone());
+        let t = v.get("type").and_then(Value::as_str).map(str::to_string);
+        if ty.is_some() && t != ty {
+            return None;
+        }
+        ty = t;
+    }
+    (!values.is_empty()).then_some((values, ty))
 }
 
 fn is_null_type(v: &Value) -> bool {

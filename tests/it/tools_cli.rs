@@ -164,7 +164,7 @@ async fn projects_round_trip_through_json_and_schedules_through_csv() {
         )
         .await;
     assert!(ok, "{csv:?}");
-    assert_eq!(csv[0], "panel,circuit,poles,description,load_va,continuous,breaker_a,conductor,material,insulation_c,length_ft,conduit");
+    assert_eq!(csv[0], "panel,circuit,poles,description,load_va,continuous,breaker_a,conductor,material,insulation_c,length_ft,conduit,motor_hp,motor_phase,motor_voltage,motor_device,appliance_kind,appliance_va");
     assert_eq!(csv.len(), 7, "{csv:?}");
     assert!(
         csv.iter().any(|l| l.contains("\"3/4 PVC, #12 EGC\"")),

@@ -229,18 +229,19 @@ async fn short_circuit_conductors_panels_and_arc_flash() {
     .unwrap();
     assert_eq!(v["available_fault_ka"], 22.0);
     assert_eq!(v["interrupting_check"]["pass"], false);
-    let v = call(
+    // LP-2 is fed through 3 AWG copper, whose point-to-point C value is not among the cells
+    // two published sources confirm: the chain stops there and says what to give instead.
+    let e = call_err(
         &reg,
         &ctx,
         "calculate_short_circuit",
         json!({"panel": "LP-2"}),
     )
-    .await
-    .unwrap();
-    let lp2 = v["available_fault_ka"].as_f64().unwrap();
-    assert!(lp2 < 22.0 && lp2 > 3.0, "{v:#}");
-    assert_eq!(v["interrupting_check"]["pass"], true);
-    assert_eq!(v["steps"].as_array().unwrap().len(), 3, "{v:#}");
+    .await;
+    assert!(
+        e.contains("no value is available for 3 AWG copper") && e.contains("c_value"),
+        "{e}"
+    );
     let v = call(
         &reg,
         &ctx,
