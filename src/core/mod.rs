@@ -14,6 +14,7 @@ pub mod modes;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod turn_project;
 pub mod untrusted;
 pub mod window;
 

@@ -1748,6 +1748,15 @@ macro_rules! impl_store {
 
                 // ----- audit and events -----
 
+                async fn append_turn_step(
+                    &self,
+                    session_id: i64,
+                    messages: &[NewMessage],
+                    audits: &[AuditEntry],
+                ) -> StoreResult<()> {
+                    self.backend_append_turn_step(session_id, messages, audits).await
+                }
+
                 async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()> {
                     sqlx::query(
                         "INSERT INTO tool_audit (session_id, actor, kind, tool, action_id, args, result, \

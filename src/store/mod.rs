@@ -6,10 +6,12 @@ mod apply;
 mod common;
 mod connect;
 mod failpoint;
+mod pool_check;
 mod postgres;
 mod records;
 pub mod search;
 mod sqlite;
+mod turn_writes;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -286,6 +288,14 @@ pub trait Store: Send + Sync {
     // ----- audit and events -----
     /// Writes an audit row.
     async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()>;
+    /// Appends `messages` to a session's history, in order, and writes `audits`, together
+    /// (one round trip on Postgres): the writes of one model step of a turn.
+    async fn append_turn_step(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+    ) -> StoreResult<()>;
     /// Audit rows of a session, oldest first.
     async fn audit_for_session(&self, session_id: i64) -> StoreResult<Vec<AuditRecord>>;
     /// Records a platform event id; `false` when it was seen before (a redelivery).

@@ -56,6 +56,8 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
+            .test_before_acquire(false)
+            .before_acquire(super::pool_check::ping_if_idle)
             .connect_with(options)
             .await
             .map_err(db)?;
