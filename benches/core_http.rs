@@ -242,7 +242,11 @@ async fn fake_busy(
     let url = stats_url.as_ref()?;
     let text = client.get(url).send().await.ok()?.text().await.ok()?;
     let mut parts = text.split_whitespace().map(str::parse::<u64>);
-    Some((parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?))
+    Some((
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+    ))
 }
 
 // ----------------------------------------------------------------------------------------
@@ -430,7 +434,12 @@ struct Setup {
     store: Arc<dyn Store>,
 }
 
-async fn setup(database_url: Option<&str>, dir: &std::path::Path, base_url: &str, connections: u32) -> Setup {
+async fn setup(
+    database_url: Option<&str>,
+    dir: &std::path::Path,
+    base_url: &str,
+    connections: u32,
+) -> Setup {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     match database_url {
         Some(url) => {
@@ -538,9 +547,9 @@ async fn setup(database_url: Option<&str>, dir: &std::path::Path, base_url: &str
 
 /// Checks the turn did what it is measured for: both tools ran and the answer arrived.
 fn check_turn(effects: &[Effect]) {
-    let text = effects.iter().any(
-        |e| matches!(e, Effect::Text { text, .. } if text.contains("LP-1 has room")),
-    );
+    let text = effects
+        .iter()
+        .any(|e| matches!(e, Effect::Text { text, .. } if text.contains("LP-1 has room")));
     let errors: Vec<&Effect> = effects
         .iter()
         .filter(|e| matches!(e, Effect::Error { .. }))
@@ -550,7 +559,10 @@ fn check_turn(effects: &[Effect]) {
 
 async fn one_turn(agent: &Agent, key: &SessionKey) {
     let sink = CollectSink::default();
-    agent.handle(input(key, QUESTION), &sink).await.expect("turn");
+    agent
+        .handle(input(key, QUESTION), &sink)
+        .await
+        .expect("turn");
     check_turn(&sink.take());
 }
 
@@ -734,18 +746,40 @@ fn main() {
             .ok();
         println!(
             "core over HTTP: server {base_url}{}, pool {} connections, {} cpus",
-            if fake.is_some() { " (own fake, child process)" } else { "" },
+            if fake.is_some() {
+                " (own fake, child process)"
+            } else {
+                ""
+            },
             args.connections,
             std::thread::available_parallelism().map_or(0, |n| n.get()),
         );
         if matches!(args.store.as_str(), "sqlite" | "both") {
-            bench_store("sqlite", None, &base_url, &stats_url, &args, &statements, &counting).await;
+            bench_store(
+                "sqlite",
+                None,
+                &base_url,
+                &stats_url,
+                &args,
+                &statements,
+                &counting,
+            )
+            .await;
         }
         if matches!(args.store.as_str(), "postgres" | "both") {
             match &admin {
                 Some(a) => {
                     let url = fresh_pg(a).await;
-                    bench_store("postgres", Some(url), &base_url, &stats_url, &args, &statements, &counting).await;
+                    bench_store(
+                        "postgres",
+                        Some(url),
+                        &base_url,
+                        &stats_url,
+                        &args,
+                        &statements,
+                        &counting,
+                    )
+                    .await;
                 }
                 None => println!("postgres: skipped (set SPARKY_TEST_DATABASE_URL)"),
             }
