@@ -302,7 +302,7 @@ impl Agent {
                         return Ok(());
                     }
                 }
-                self.dispatch(&input, sink).await
+                self.dispatch(&input, None, sink).await
             }
         }
     }
@@ -325,18 +325,22 @@ impl Agent {
         })
     }
 
-    /// Runs one admitted input: the caller holds its thread's lease.
+    /// Runs one admitted input: the caller holds its thread's lease. `session_id` is the
+    /// session it was queued in, when it was.
     pub(super) async fn dispatch(
         &self,
         input: &Input,
+        session_id: Option<i64>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => {
-                self.on_message(input, text, mode, &[], sink).await
+                self.on_message(input, text, mode, &[], session_id, sink)
+                    .await
             }
             InputAction::MessageWithFiles { text, mode, files } => {
-                self.on_message(input, text, mode, &files, sink).await
+                self.on_message(input, text, mode, &files, session_id, sink)
+                    .await
             }
             InputAction::Confirm { action_id } => {
                 self.on_resolve(input, action_id, true, sink).await
@@ -380,13 +384,23 @@ impl Agent {
         text: String,
         mode: Option<Mode>,
         files: &[super::inbound::FileRef],
+        session_id: Option<i64>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         if let Err(message) = self.limiter.check(&input.key, &input.user) {
             sink.emit(Effect::Error { message }).await;
             return Ok(());
         }
-        let session = self.open_session(&input.key, mode).await?;
+        // A queued input's session was opened (its mode and binding applied) when it was
+        // queued: one read instead of opening it again.
+        let queued_in = match session_id {
+            Some(id) => self.store.session(id).await?.filter(|s| s.key == input.key),
+            None => None,
+        };
+        let session = match queued_in {
+            Some(s) => s,
+            None => self.open_session(&input.key, mode).await?,
+        };
         // Attached files are read now and reach the model in this turn only.
         let (text, files) = if files.is_empty() {
             (text, super::inbound::TurnFiles::default())
@@ -547,7 +561,12 @@ impl Agent {
         let Some(provider) = self.provider.clone() else {
             return Ok(());
         };
-        let ctx = self.tool_context(session, user);
+        // One read of the project serves every request and tool call of the turn.
+        let turn_project = session
+            .project_id
+            .map(|id| Arc::new(super::turn_project::TurnProject::new(id)));
+        let mut ctx = self.tool_context(session, user);
+        ctx.turn_project = turn_project.clone();
         let mut cache: HashMap<(String, String), ToolResult> = HashMap::new();
         let mut citations: BTreeSet<(String, Option<i32>, String)> = BTreeSet::new();
         let mut tool_calls_used = 0u32;
@@ -555,6 +574,8 @@ impl Agent {
         let mut model_calls = 0u32;
         // One silent retry per model call for a turn that failed before showing anything.
         let mut retried = false;
+        // The final answer: stored with the turn's audit row after the loop, then shown.
+        let mut answer: Option<(NewMessage, String)> = None;
         loop {
             if model_calls >= self.cfg.max_model_calls_per_turn {
                 sink.emit(Effect::Error {
@@ -575,6 +596,7 @@ impl Agent {
                 &self.context,
                 self.temperature,
                 Some(provider.as_ref()),
+                turn_project.as_deref(),
             )
             .await?;
             files.attach(&mut request);
@@ -638,25 +660,24 @@ impl Agent {
                 break;
             }
             retried = false;
-            self.append(
-                session.id,
-                ChatMessage::Assistant {
+            // A step's writes (this message, the tool results, their audit rows) are stored
+            // together once its tools ran: one round trip, and a step cut short leaves no call
+            // without its results.
+            let assistant = NewMessage {
+                message: ChatMessage::Assistant {
                     text: turn.text.clone(),
                     tool_calls: turn.calls.clone(),
                     thought_signature: turn.signature.clone(),
                 },
-                None,
-                None,
-            )
-            .await?;
+                author: None,
+                event_id: None,
+            };
             if turn.calls.is_empty() {
-                sink.emit(Effect::Text {
-                    text: turn.text,
-                    citations: citation_list(&citations),
-                })
-                .await;
+                // Stored with the turn's audit row, then shown.
+                answer = Some((assistant, turn.text));
                 break;
             }
+            let mut audits: Vec<AuditEntry> = Vec::new();
 
             let mut results: Vec<ToolResult> = Vec::new();
             let mut writes: Vec<PlannedCall> = Vec::new();
@@ -731,10 +752,11 @@ impl Agent {
                             text: format!("running {}", call.name),
                         })
                         .await;
-                        let mut r = self
+                        let (mut r, audit) = self
                             .runner
-                            .run_read(call, tool, validated.args, &ctx, who)
+                            .run_read_deferred(call, tool, validated.args, &ctx, who)
                             .await;
+                        audits.push(audit);
                         // A file goes to the thread, never into the history or the model.
                         if let Some(file) = super::attachment::take_attachment(&mut r.content) {
                             sink.emit(Effect::File { file }).await;
@@ -752,6 +774,9 @@ impl Agent {
             }
 
             if !writes.is_empty() {
+                self.store
+                    .append_turn_step(session.id, std::slice::from_ref(&assistant), &audits)
+                    .await?;
                 self.propose(
                     session,
                     user,
@@ -778,24 +803,42 @@ impl Agent {
                 })
                 .await;
             }
-            self.append(session.id, ChatMessage::Tool { results }, None, None)
+            let tool_results = NewMessage {
+                message: ChatMessage::Tool { results },
+                author: None,
+                event_id: None,
+            };
+            self.store
+                .append_turn_step(session.id, &[assistant, tool_results], &audits)
                 .await?;
         }
         usage.record(&provider.name());
+        let (answer, shown) = match answer {
+            Some((message, text)) => (vec![message], Some(text)),
+            None => (Vec::new(), None),
+        };
+        let turn_audit = AuditEntry {
+            session_id: Some(session.id),
+            actor: "model".into(),
+            kind: AuditKind::Execution,
+            tool: Some("model_turn".into()),
+            action_id: None,
+            args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
+            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
+            is_error: false,
+            duration_ms: 0,
+            at: Utc::now(),
+        };
         self.store
-            .record_audit(&AuditEntry {
-                session_id: Some(session.id),
-                actor: "model".into(),
-                kind: AuditKind::Execution,
-                tool: Some("model_turn".into()),
-                action_id: None,
-                args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-                result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
-                is_error: false,
-                duration_ms: 0,
-                at: Utc::now(),
-            })
+            .append_turn_step(session.id, &answer, std::slice::from_ref(&turn_audit))
             .await?;
+        if let Some(text) = shown {
+            sink.emit(Effect::Text {
+                text,
+                citations: citation_list(&citations),
+            })
+            .await;
+        }
         Ok(())
     }
 

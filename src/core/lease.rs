@@ -375,7 +375,7 @@ impl Admission {
         }
         let gauge = &crate::telemetry::metrics().turns_in_flight;
         gauge.inc();
-        let result = agent.dispatch(&input, sink).await;
+        let result = agent.dispatch(&input, Some(item.session_id), sink).await;
         gauge.dec();
         // Finished either way: a failure was shown, and an input retried forever would block
         // its thread.

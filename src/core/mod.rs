@@ -24,6 +24,7 @@ pub mod runner;
 pub mod session;
 pub mod summary;
 pub mod tool_router;
+pub mod turn_project;
 pub mod untrusted;
 pub mod window;
 

@@ -6,8 +6,10 @@
 
 use super::context::{self, ContextPolicy, ToolOffer};
 use super::session::Session;
+use super::turn_project::TurnProject;
 use super::{modes, tool_router, window};
 use crate::llm::{ChatMessage, ChatProvider, ChatRequest};
+use crate::project::ProjectData;
 use crate::store::{Store, StoreError};
 use crate::tools::ToolRegistry;
 
@@ -19,7 +21,9 @@ const RELEVANCE_MESSAGES: usize = 2;
 const UNBOUNDED: usize = usize::MAX / 4;
 
 /// Builds the request for the next model call of `session`. `model` writes the summary of
-/// turns leaving the window when the policy asks for one.
+/// turns leaving the window when the policy asks for one. `project`, when given, is the turn's
+/// read of the bound project (read through it at most once per turn).
+#[allow(clippy::too_many_arguments)]
 pub async fn build(
     store: &dyn Store,
     tools: &ToolRegistry,
@@ -28,6 +32,7 @@ pub async fn build(
     policy: &ContextPolicy,
     temperature: Option<f32>,
     model: Option<&dyn ChatProvider>,
+    project: Option<&TurnProject>,
 ) -> Result<ChatRequest, StoreError> {
     let budget = if policy.whole_history {
         UNBOUNDED
@@ -92,7 +97,7 @@ pub async fn build(
     let mut system = modes::system_prompt(session.mode);
     let mut attached = String::new();
     match session.project_id {
-        Some(p) => match store.load_project(p).await {
+        Some(p) => match read_project(store, project, p).await {
             Ok(data) => {
                 let view = context::project_view(&data, policy.project, &latest);
                 system.push_str("\n\n# Project\n");
@@ -130,4 +135,16 @@ pub async fn build(
         temperature,
         max_output_tokens: None,
     })
+}
+
+/// The bound project: the turn's read of it when there is one, else a fresh read.
+async fn read_project(
+    store: &dyn Store,
+    turn: Option<&TurnProject>,
+    id: i64,
+) -> Result<ProjectData, StoreError> {
+    match turn.filter(|t| t.id() == id) {
+        Some(t) => t.get_or_load(|id| store.load_project(id)).await,
+        None => store.load_project(id).await,
+    }
 }

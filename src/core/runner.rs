@@ -75,6 +75,21 @@ impl ToolRunner {
         ctx: &ToolContext,
         who: RunFor<'_>,
     ) -> ToolResult {
+        let (result, entry) = self.run_read_deferred(call, tool, args, ctx, who).await;
+        self.write_audit(&entry).await;
+        result
+    }
+
+    /// Runs a read tool like [`run_read`](Self::run_read) and returns its audit row for the
+    /// caller to write together with the turn's other writes.
+    pub async fn run_read_deferred(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn Tool>,
+        args: Value,
+        ctx: &ToolContext,
+        who: RunFor<'_>,
+    ) -> (ToolResult, AuditEntry) {
         let started = Instant::now();
         let outcome = match self.tools.check_rate(&call.name) {
             Err(e) => Err(e),
@@ -91,14 +106,14 @@ impl ToolRunner {
             Ok(v) => (v, false),
             Err(e) => (e.to_json(), true),
         };
-        self.audit(who, &call.name, args, &content, is_error, started)
-            .await;
-        ToolResult {
+        let entry = audit_entry(who, &call.name, args, &content, is_error, started);
+        let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content,
             is_error,
-        }
+        };
+        (result, entry)
     }
 
     /// Plans a write call (rate limit, timeout, panic isolation). A failed plan is audited
@@ -124,8 +139,8 @@ impl ToolRunner {
             }
         };
         if let Err(e) = &outcome {
-            self.audit(who, &call.name, args.clone(), &e.to_json(), true, started)
-                .await;
+            let entry = audit_entry(who, &call.name, args.clone(), &e.to_json(), true, started);
+            self.write_audit(&entry).await;
         }
         outcome
     }
@@ -185,34 +200,37 @@ impl ToolRunner {
         }
     }
 
-    async fn audit(
-        &self,
-        who: RunFor<'_>,
-        tool: &str,
-        args: Value,
-        result: &Value,
-        is_error: bool,
-        started: Instant,
-    ) {
-        crate::telemetry::metrics()
-            .tool_calls
-            .with_label_values(&[tool, if is_error { "error" } else { "ok" }])
-            .inc();
-        let entry = AuditEntry {
-            session_id: who.session_id,
-            actor: who.actor.to_string(),
-            kind: AuditKind::Execution,
-            tool: Some(tool.to_string()),
-            action_id: None,
-            args,
-            // A rendered file is delivered, not archived: the audit keeps its name and size.
-            result: super::attachment::redacted(result),
-            is_error,
-            duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
-            at: Utc::now(),
-        };
-        if let Err(e) = self.store.record_audit(&entry).await {
-            tracing::error!(error = %e, tool, "could not write the audit row");
+    async fn write_audit(&self, entry: &AuditEntry) {
+        if let Err(e) = self.store.record_audit(entry).await {
+            tracing::error!(error = %e, tool = ?entry.tool, "could not write the audit row");
         }
+    }
+}
+
+/// The audit row of one run, counted in the tool metrics.
+fn audit_entry(
+    who: RunFor<'_>,
+    tool: &str,
+    args: Value,
+    result: &Value,
+    is_error: bool,
+    started: Instant,
+) -> AuditEntry {
+    crate::telemetry::metrics()
+        .tool_calls
+        .with_label_values(&[tool, if is_error { "error" } else { "ok" }])
+        .inc();
+    AuditEntry {
+        session_id: who.session_id,
+        actor: who.actor.to_string(),
+        kind: AuditKind::Execution,
+        tool: Some(tool.to_string()),
+        action_id: None,
+        args,
+        // A rendered file is delivered, not archived: the audit keeps its name and size.
+        result: super::attachment::redacted(result),
+        is_error,
+        duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+        at: Utc::now(),
     }
 }

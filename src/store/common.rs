@@ -708,6 +708,16 @@ macro_rules! impl_store {
                     .map_err($crate::store::common::db)?;
                 Ok(())
             }
+
+            async fn append_turn_step(
+                &self,
+                session_id: i64,
+                messages: &[$crate::store::NewMessage],
+                audits: &[$crate::store::AuditEntry],
+            ) -> $crate::store::StoreResult<()> {
+                self.backend_append_turn_step(session_id, messages, audits)
+                    .await
+            }
         }
     };
 }

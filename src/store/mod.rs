@@ -19,12 +19,14 @@ mod failpoint;
 mod inbox;
 mod ledger;
 mod pending;
+mod pool_check;
 mod postgres;
 mod projects;
 mod records;
 pub mod search;
 mod sessions;
 mod sqlite;
+mod turn_writes;
 
 use async_trait::async_trait;
 
@@ -109,4 +111,13 @@ pub trait Store:
     fn backend(&self) -> Backend;
     /// Checks the database answers (for `/readyz`).
     async fn ping(&self) -> StoreResult<()>;
+    /// Appends `messages` to a session's history, in order, and writes `audits`, together
+    /// (one round trip on Postgres): the writes of one model step of a turn, which span the
+    /// sessions and audit aggregates.
+    async fn append_turn_step(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+    ) -> StoreResult<()>;
 }

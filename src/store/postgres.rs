@@ -13,10 +13,6 @@ use super::common::{
 };
 use super::{Backend, ChunkFilter, ScoredChunk, StoreResult};
 
-/// A pooled connection idle this long is pinged before use (a server restart or a proxy may
-/// have closed it); busier ones are used at once.
-const IDLE_BEFORE_PING: Duration = Duration::from_secs(30);
-
 /// Migrations for Postgres, embedded at build time.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -60,18 +56,8 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
-            // The default pings every connection taken from the pool: a second round trip for
-            // each query, which under load (hundreds of turns on ten connections) held each
-            // connection twice as long. Only a connection idle for a while is checked.
             .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= IDLE_BEFORE_PING {
-                        sqlx::Connection::ping(conn).await?;
-                    }
-                    Ok(true)
-                })
-            })
+            .before_acquire(super::pool_check::ping_if_idle)
             .connect_with(options)
             .await
             .map_err(db)?;

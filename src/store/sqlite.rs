@@ -70,6 +70,8 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
+            .test_before_acquire(false)
+            .before_acquire(super::pool_check::ping_if_idle)
             .connect_with(options)
             .await
             .map_err(db)?;

@@ -117,6 +117,9 @@ pub struct ToolContext {
     /// [`project`](Self::project) shows the project with them applied so calls plan against
     /// each other.
     pub planned: Arc<Vec<Change>>,
+    /// The turn's one read of the bound project, shared with its model requests (see
+    /// [`crate::core::turn_project`]); `None` reads it anew on every call.
+    pub turn_project: Option<Arc<crate::core::turn_project::TurnProject>>,
 }
 
 impl ToolContext {
@@ -134,6 +137,7 @@ impl ToolContext {
             user: user.into(),
             workspace,
             planned: Arc::new(Vec::new()),
+            turn_project: None,
         }
     }
 
@@ -152,7 +156,12 @@ impl ToolContext {
     /// Sparky ships that edition's tables (see [`crate::jurisdiction::for_project`]).
     pub async fn project(&self) -> Result<ProjectData, ToolError> {
         let id = self.require_project()?;
-        let mut p = self.store.load_project(id).await?;
+        let mut p = match &self.turn_project {
+            Some(turn) if turn.id() == id => {
+                turn.get_or_load(|id| self.store.load_project(id)).await?
+            }
+            _ => self.store.load_project(id).await?,
+        };
         p.project.edition = crate::jurisdiction::for_project(&p.project).tables;
         let mut next = FIRST_PLACEHOLDER;
         for c in self.planned.iter() {
