@@ -12,7 +12,7 @@ pub trait EventLedger: Send + Sync {
     async fn claim_event(&self, platform: &str, event_id: &str) -> StoreResult<bool>;
     /// Records the digest of a verified signed request under `scope` for `window`; `false`
     /// when the same digest was recorded less than `window` ago (a replay). Every replica on
-    /// this store sees the same ledger; digests of `scope` older than `window` are forgotten.
+    /// this store sees the same ledger; a digest older than `window` may be claimed again.
     async fn claim_request(
         &self,
         scope: &str,
@@ -59,15 +59,22 @@ macro_rules! impl_ledger {
                     let at = now();
                     let window = chrono::Duration::from_std(window)
                         .unwrap_or_else(|_| chrono::Duration::days(1));
-                    // Once a request is too old to pass the timestamp check its digest is no
-                    // longer needed; forgetting it keeps the ledger small.
-                    sqlx::query("DELETE FROM processed_events WHERE platform = $1 AND seen_at < $2")
-                        .bind(scope)
-                        .bind(at - window)
-                        .execute(&self.pool)
-                        .await
-                        .map_err(db)?;
-                    self.claim_event(scope, digest).await
+                    // One conditional upsert: a digest seen within the window is a replay and
+                    // changes nothing; one seen before it is claimed again (its timestamp is
+                    // stale by then). Old rows go with `purge_events`.
+                    let done = sqlx::query(
+                        "INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) \
+                         ON CONFLICT (platform, event_id) DO UPDATE SET seen_at = excluded.seen_at \
+                         WHERE processed_events.seen_at < $4",
+                    )
+                    .bind(scope)
+                    .bind(digest)
+                    .bind(at)
+                    .bind(at - window)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db)?;
+                    Ok(done.rows_affected() == 1)
                 }
 
                 async fn purge_events(
