@@ -11,11 +11,11 @@ use chrono::Utc;
 use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
 };
+use sparky::project::inspection::{inspect, InspectOptions};
 use sparky::project::{
     Circuit, CircuitSpec, Feeder, FeederSpec, Panel, PanelSpec, Project, ProjectData, ServiceSpec,
 };
 use sparky::store::{SqliteStore, Store};
-use sparky::tools::inspection::{inspect, InspectOptions};
 
 const PANELS: usize = 50;
 const CIRCUITS_PER_PANEL: usize = 40;

@@ -5,8 +5,10 @@
 //! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store: services
 //! that read or write projects live in `services`.
 
+pub mod analysis;
 pub mod equipment;
 pub mod feeder_egc;
+pub mod inspection;
 pub mod motor_circuit;
 pub mod plan;
 

@@ -3,8 +3,8 @@
 
 use super::document::{Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table};
 use super::ReportError;
+use crate::project::inspection::{inspect, Category, InspectOptions, Severity, CHECKS};
 use crate::project::ProjectData;
-use crate::tools::inspection::{inspect, Category, InspectOptions, Severity, CHECKS};
 
 fn category_name(c: Category) -> &'static str {
     match c {

@@ -6,8 +6,8 @@ use super::document::{
 };
 use super::ReportError;
 use crate::nec::units::Phase;
+use crate::project::analysis::panel_loading;
 use crate::project::ProjectData;
-use crate::tools::query::panel_loading;
 use crate::tools::ToolError;
 
 /// The worksheet as a document, and a one-line summary.

@@ -10,12 +10,12 @@ use super::document::{
 use super::ReportError;
 use crate::nec::tables::egc_for_ocpd;
 use crate::nec::units::Phase;
-use crate::project::ProjectData;
-use crate::tools::inspection::recorded_egc;
-use crate::tools::query::{
+use crate::project::analysis::{
     circuit_voltage_drop, panel_loading, phase_letters, resolve_panel, slots, spare_spaces,
     FaultCalculator,
 };
+use crate::project::inspection::recorded_egc;
+use crate::project::ProjectData;
 
 /// Branch-circuit voltage drop above this (percent) is highlighted (210.19(A) IN No. 4).
 const VD_LIMIT: f64 = 3.0;

@@ -9,9 +9,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
-use super::query::{
-    circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef,
-};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::dwelling::{
@@ -19,6 +16,9 @@ use crate::nec::dwelling::{
     LineCurrentsInput, LineLoad,
 };
 use crate::nec::units::{Amps, Phase, Volts};
+use crate::project::analysis::{
+    circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef,
+};
 use crate::project::ProjectData;
 
 /// Registers the dwelling tools.

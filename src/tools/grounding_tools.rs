@@ -6,11 +6,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::query::{nec_err, resolve_feeder};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::grounding::{self, ElectrodeKind, GecInput};
 use crate::nec::units::{ConductorSize, Material};
+use crate::project::analysis::{nec_err, resolve_feeder};
 
 /// Registers the grounding tools.
 pub fn register(r: &mut ToolRegistry) {

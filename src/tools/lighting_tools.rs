@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
-use super::query::{nec_err, round};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::general_lighting::{self, GeneralLightingInput};
 use crate::nec::units::{Phase, Volts};
+use crate::project::analysis::{nec_err, round};
 
 /// Registers the lighting-load tool.
 pub fn register(r: &mut ToolRegistry) {

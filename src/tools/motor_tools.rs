@@ -8,7 +8,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
-use super::query::{nec_err, round};
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::motors::{
@@ -16,6 +15,7 @@ use crate::nec::motors::{
 };
 use crate::nec::tables::{self, DeviceKind, MotorOcpdType, MotorType};
 use crate::nec::units::{Amps, ConductorSize, Edition, Material, Phase, TempRating, Volts};
+use crate::project::analysis::{nec_err, round};
 
 /// Registers the motor tools.
 pub fn register(r: &mut ToolRegistry) {

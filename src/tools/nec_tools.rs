@@ -11,12 +11,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::code_basis::WithCodeBasis;
-use super::query::{
-    circuit_electrical, circuit_label, circuit_vd_input, feeder_drops_to_panel,
-    feeder_load_current, feeder_vd_input, nec_err, panel_loading, panel_or_only, resolve_circuit,
-    resolve_feeder, resolve_panel, round, spare_spaces, tokens, CircuitElectrical, CircuitRef,
-    FaultCalculator,
-};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::arc_flash::{self, AcEquipment, ArcFlashRequest, ElectrodeConfiguration};
@@ -30,6 +24,12 @@ use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, UnitParseError, Volts,
 };
 use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
+use crate::project::analysis::{
+    circuit_electrical, circuit_label, circuit_vd_input, feeder_drops_to_panel,
+    feeder_load_current, feeder_vd_input, nec_err, panel_loading, panel_or_only, resolve_circuit,
+    resolve_feeder, resolve_panel, round, spare_spaces, tokens, CircuitElectrical, CircuitRef,
+    FaultCalculator,
+};
 use crate::project::{CircuitSpec, ProjectData};
 
 /// Registers the NEC tools.
@@ -353,7 +353,7 @@ impl Tool for CalculateVoltageDrop {
                     size: a.size.unwrap_or(ConductorSize::Awg(12)),
                     material: a.material.unwrap_or(Material::Copper),
                     parallel_sets: a.parallel_sets.unwrap_or(1),
-                    method: super::query::default_vd_method(),
+                    method: crate::project::analysis::default_vd_method(),
                 },
             )
         };
@@ -729,7 +729,7 @@ impl Tool for CheckPanelCapacity {
             )));
         }
         let specs: Vec<&CircuitSpec> = circuits.iter().map(|c| &c.spec).collect();
-        let mut input = super::query::panel_input(&panel.spec, &specs);
+        let mut input = crate::project::analysis::panel_input(&panel.spec, &specs);
         input.main_100_percent_rated = a.main_100_percent_rated;
         let r = crate::nec::panel::panel_capacity(&input)
             .map_err(|e| ToolError::InvalidArguments(format!("panel {}: {e}", panel.spec.name)))?;

@@ -9,18 +9,18 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::nec_tools::{conductor_check_line, suggest_breaker_and_conductor};
-use super::query::nec_err;
-use super::query::{
-    circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
-    next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
-    spare_spaces, CircuitRef, FaultCalculator,
-};
 use super::schema::schema_for;
 use super::{
     parse_args, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, WriteTool,
 };
 use crate::nec::tables::MotorOcpdType;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
+use crate::project::analysis::nec_err;
+use crate::project::analysis::{
+    circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
+    next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
+    spare_spaces, CircuitRef, FaultCalculator,
+};
 use crate::project::motor_circuit::{size_motor_circuit, MotorCircuitSizing};
 use crate::project::plan::{Change, ItemPlan};
 use crate::project::{

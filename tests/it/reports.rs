@@ -16,12 +16,14 @@ use chrono::{DateTime, TimeZone, Utc};
 use resvg::tiny_skia::Pixmap;
 use serde_json::json;
 use sparky::nec::units::Watts;
+use sparky::project::analysis::{
+    circuit_voltage_drop, panel_loading, spare_spaces, FaultCalculator,
+};
+use sparky::project::inspection::{inspect, InspectOptions};
 use sparky::project::{ChargingSourceSpec, LoadItemSpec, ProjectData, Workspace};
 use sparky::report::document::num;
 use sparky::report::{self, Format, ReportKind};
 use sparky::store::Store;
-use sparky::tools::inspection::{inspect, InspectOptions};
-use sparky::tools::query::{circuit_voltage_drop, panel_loading, spare_spaces, FaultCalculator};
 use support::bot::{Bot, Db};
 use support::fake_llm::Reply;
 use support::fake_slack::{app_mention, slash_command_form, SlackBot, ALICE, CHANNEL, TEAM};

@@ -132,7 +132,7 @@ async fn seeded_problems_are_found_with_references_and_fixes() {
 
     // The pure function gives the same counts as the tool.
     let data = store.load_project(id).await.unwrap();
-    let r = sparky::tools::inspection::inspect(&data, &Default::default()).unwrap();
+    let r = sparky::project::inspection::inspect(&data, &Default::default()).unwrap();
     assert_eq!(r.counts.violations, 4);
 }
 

@@ -16,8 +16,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::schema::schema_for;
-use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
 use crate::nec::panel::{self, Connection, PanelInput, PanelLoad, PanelResult};
 use crate::nec::tables::{ConduitMagnetism, Stranding};
@@ -25,6 +23,8 @@ use crate::nec::units::{Amps, Feet, Phase, Volts};
 use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
 use crate::nec::NecError;
 use crate::project::{Circuit, CircuitSpec, Feeder, Panel, PanelSpec, ProjectData};
+use crate::tools::schema::schema_for;
+use crate::tools::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 
 /// Registers the query tools.
 pub fn register(r: &mut ToolRegistry) {

@@ -30,24 +30,24 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::nec_tools::circuit_conductor_input;
-use super::query::{
+use super::analysis::{
     circuit_electrical, circuit_label, circuit_voltage_drop, feeder_drops_to_panel,
     feeder_load_current, feeder_voltage_drop, is_service, panel_loading, resolve_panel, slots,
     FaultCalculator,
 };
-use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::conductors::{self, ConductorCheckResult, ConductorSizingInput};
 use crate::nec::grounding::{self, EgcInput};
 use crate::nec::tables::{self, DeviceKind};
 use crate::nec::units::{Amps, ConductorSize, Phase, TempRating};
 use crate::project::feeder_egc::check_feeder_egc;
 use crate::project::{Circuit, CircuitSpec, Feeder, Panel, ProjectData};
+use crate::tools::nec_tools::circuit_conductor_input;
+use crate::tools::schema::schema_for;
+use crate::tools::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 
 /// Registers `run_inspection`.
 pub fn register(r: &mut ToolRegistry) {
-    r.register(super::code_basis::WithCodeBasis(RunInspection));
+    r.register(crate::tools::code_basis::WithCodeBasis(RunInspection));
 }
 
 /// How serious a finding is.
@@ -889,7 +889,7 @@ fn circuit_checks(
 }
 
 fn suggest_vd_fix(panel: &crate::project::PanelSpec, c: &CircuitSpec, target: f64) -> String {
-    super::query::circuit_vd_input(panel, c, None, None, None)
+    super::analysis::circuit_vd_input(panel, c, None, None, None)
         .ok()
         .and_then(|i| crate::nec::voltage_drop::smallest_conductor_for_drop(target, &i).ok())
         .map(|s| {
