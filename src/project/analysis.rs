@@ -6,47 +6,26 @@
 //! Panel slot convention (the usual panel schedule): odd numbers on the left, even on the
 //! right, two slots per row; rows take phases A, B(, C) in turn. A multi-pole circuit numbered
 //! `n` occupies `n`, `n + 2`, ... Nothing here invents a value: a calculation that needs a
-//! number the project lacks returns [`ToolError::MissingData`] naming the equipment and the
+//! number the project lacks returns [`AnalysisError::MissingData`] naming the equipment and the
 //! missing field.
 
 use std::collections::{BTreeSet, HashMap};
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
+use super::AnalysisError;
+use crate::nec::conductors::ConductorSizingInput;
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
 use crate::nec::panel::{self, Connection, PanelInput, PanelLoad, PanelResult};
-use crate::nec::tables::{ConduitMagnetism, Stranding};
-use crate::nec::units::{Amps, Feet, Phase, Volts};
+use crate::nec::tables::{ConduitMagnetism, DeviceKind, Stranding};
+use crate::nec::units::{Amps, Edition, Feet, Phase, TempRating, Volts};
 use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
 use crate::nec::NecError;
 use crate::project::{Circuit, CircuitSpec, Feeder, Panel, PanelSpec, ProjectData};
-use crate::tools::schema::schema_for;
-use crate::tools::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
-
-/// Registers the query tools.
-pub fn register(r: &mut ToolRegistry) {
-    r.register(FindCircuits);
-    r.register(DescribePanel);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Errors and labels.
-
-/// Maps an engine error to a tool error (the engine's message already names the input).
-pub fn nec_err(e: NecError) -> ToolError {
-    match e {
-        NecError::MissingInput { .. } | NecError::NotVerified { .. } => {
-            ToolError::MissingData(e.to_string())
-        }
-        NecError::InvalidInput { .. }
-        | NecError::NotInTable { .. }
-        | NecError::ArcFlashModel(_) => ToolError::InvalidArguments(e.to_string()),
-        NecError::NoSolution { .. } | NecError::Data { .. } => ToolError::Failed(e.to_string()),
-    }
-}
 
 /// "LP-1 #5 (EV charger)": how people and findings name a circuit.
 pub fn circuit_label(panel: &PanelSpec, c: &CircuitSpec) -> String {
@@ -85,9 +64,9 @@ fn list_names(names: impl Iterator<Item = String>) -> String {
 }
 
 /// A panel by name, or a NotFound error listing the panels there are.
-pub fn resolve_panel<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Panel, ToolError> {
+pub fn resolve_panel<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Panel, AnalysisError> {
     p.panel_by_name(name).ok_or_else(|| {
-        ToolError::NotFound(format!(
+        AnalysisError::NotFound(format!(
             "there is no panel named '{}' in project {}; panels: {}",
             name.trim(),
             p.project.name,
@@ -97,11 +76,14 @@ pub fn resolve_panel<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Panel, To
 }
 
 /// The panel when a name is given, or the only panel of a one-panel project.
-pub fn panel_or_only<'a>(p: &'a ProjectData, name: Option<&str>) -> Result<&'a Panel, ToolError> {
+pub fn panel_or_only<'a>(
+    p: &'a ProjectData,
+    name: Option<&str>,
+) -> Result<&'a Panel, AnalysisError> {
     match name {
         Some(n) => resolve_panel(p, n),
         None if p.panels.len() == 1 => Ok(&p.panels[0]),
-        None => Err(ToolError::InvalidArguments(format!(
+        None => Err(AnalysisError::Invalid(format!(
             "name the panel; project {} has {}",
             p.project.name,
             if p.panels.is_empty() {
@@ -117,12 +99,12 @@ pub fn panel_or_only<'a>(p: &'a ProjectData, name: Option<&str>) -> Result<&'a P
 }
 
 /// A feeder by name, or a NotFound error listing the feeders there are.
-pub fn resolve_feeder<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Feeder, ToolError> {
+pub fn resolve_feeder<'a>(p: &'a ProjectData, name: &str) -> Result<&'a Feeder, AnalysisError> {
     p.feeders
         .iter()
         .find(|f| f.spec.name.eq_ignore_ascii_case(name.trim()))
         .ok_or_else(|| {
-            ToolError::NotFound(format!(
+            AnalysisError::NotFound(format!(
                 "there is no feeder named '{}'; feeders: {}",
                 name.trim(),
                 list_names(
@@ -203,28 +185,28 @@ pub struct CircuitElectrical {
 pub fn circuit_electrical(
     panel: &PanelSpec,
     c: &CircuitSpec,
-) -> Result<CircuitElectrical, ToolError> {
+) -> Result<CircuitElectrical, AnalysisError> {
     let label = || circuit_label(panel, c);
     let (volts, phase) = match (c.poles, panel.phase) {
         (1, _) => (panel_ln_voltage(panel), Phase::Single),
         (2, _) => (panel.voltage.0, Phase::Single),
         (3, Phase::Three) => (panel.voltage.0, Phase::Three),
         (3, Phase::Single) => {
-            return Err(ToolError::InvalidArguments(format!(
+            return Err(AnalysisError::Invalid(format!(
                 "{}: a 3-pole circuit needs a three-phase panel; {} is single-phase",
                 label(),
                 panel.name
             )))
         }
         (p, _) => {
-            return Err(ToolError::InvalidArguments(format!(
+            return Err(AnalysisError::Invalid(format!(
                 "{}: poles must be 1, 2 or 3, not {p}",
                 label()
             )))
         }
     };
     if !(volts.is_finite() && volts > 0.0) {
-        return Err(ToolError::InvalidArguments(format!(
+        return Err(AnalysisError::Invalid(format!(
             "panel {} has an impossible voltage {}",
             panel.name, panel.voltage.0
         )));
@@ -330,13 +312,13 @@ pub fn panel_input(panel: &PanelSpec, circuits: &[&CircuitSpec]) -> PanelInput {
 pub fn panel_loading(
     panel: &PanelSpec,
     circuits: &[&CircuitSpec],
-) -> Result<Option<PanelResult>, ToolError> {
+) -> Result<Option<PanelResult>, AnalysisError> {
     if circuits.is_empty() {
         return Ok(None);
     }
     panel::panel_capacity(&panel_input(panel, circuits))
         .map(Some)
-        .map_err(|e| ToolError::InvalidArguments(format!("panel {}: {e}", panel.name)))
+        .map_err(|e| AnalysisError::Invalid(format!("panel {}: {e}", panel.name)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +351,7 @@ pub struct FaultPath {
 /// Computes fault currents at equipment of a project, remembering what it found.
 pub struct FaultCalculator<'a> {
     p: &'a ProjectData,
-    memo: HashMap<String, Result<FaultPath, ToolError>>,
+    memo: HashMap<String, Result<FaultPath, AnalysisError>>,
     impedance_tolerance: bool,
 }
 
@@ -391,7 +373,7 @@ impl<'a> FaultCalculator<'a> {
     }
 
     /// Available fault current at the service, a transformer secondary or a panel.
-    pub fn at(&mut self, equipment: &str) -> Result<FaultPath, ToolError> {
+    pub fn at(&mut self, equipment: &str) -> Result<FaultPath, AnalysisError> {
         let mut stack = Vec::new();
         self.at_inner(equipment, &mut stack)
     }
@@ -400,14 +382,14 @@ impl<'a> FaultCalculator<'a> {
         &mut self,
         equipment: &str,
         stack: &mut Vec<String>,
-    ) -> Result<FaultPath, ToolError> {
+    ) -> Result<FaultPath, AnalysisError> {
         let key = equipment.trim().to_ascii_lowercase();
         if let Some(r) = self.memo.get(&key) {
             return r.clone();
         }
         if stack.contains(&key) {
             stack.push(key);
-            return Err(ToolError::InvalidArguments(format!(
+            return Err(AnalysisError::Invalid(format!(
                 "the fed_from chain loops: {}",
                 stack.join(" -> ")
             )));
@@ -423,21 +405,21 @@ impl<'a> FaultCalculator<'a> {
         &mut self,
         equipment: &str,
         stack: &mut Vec<String>,
-    ) -> Result<FaultPath, ToolError> {
+    ) -> Result<FaultPath, AnalysisError> {
         let p = self.p;
         if is_service(equipment) {
             let s = p.service.as_ref().ok_or_else(|| {
-                ToolError::MissingData(
+                AnalysisError::MissingData(
                     "the project has no service; record it with set_service (voltage, phases, rating, available fault current)".into(),
                 )
             })?;
             let ka = s.available_fault_ka.ok_or_else(|| {
-                ToolError::MissingData(
+                AnalysisError::MissingData(
                     "the service has no available fault current (available_fault_ka); ask the utility for it and record it with set_service".into(),
                 )
             })?;
             if !(ka.is_finite() && ka > 0.0) {
-                return Err(ToolError::InvalidArguments(format!(
+                return Err(AnalysisError::Invalid(format!(
                     "the service's available fault current {ka} kA is impossible"
                 )));
             }
@@ -466,9 +448,7 @@ impl<'a> FaultCalculator<'a> {
                 apply_impedance_tolerance: self.impedance_tolerance,
                 motor_full_load_current: None,
             })
-            .map_err(|e| {
-                ToolError::InvalidArguments(format!("transformer {}: {e}", t.spec.name))
-            })?;
+            .map_err(|e| AnalysisError::Invalid(format!("transformer {}: {e}", t.spec.name)))?;
             let z_note = if self.impedance_tolerance {
                 "%Z reduced 10 % for the impedance tolerance (worst case)"
             } else {
@@ -498,7 +478,7 @@ impl<'a> FaultCalculator<'a> {
         }
         let panel = resolve_panel(p, equipment)?;
         let source = panel.spec.fed_from.as_deref().ok_or_else(|| {
-            ToolError::MissingData(format!(
+            AnalysisError::MissingData(format!(
                 "panel {} has no fed_from (service, a panel or a transformer); record what feeds it",
                 panel.spec.name
             ))
@@ -510,7 +490,7 @@ impl<'a> FaultCalculator<'a> {
                 .iter()
                 .any(|t| t.spec.name.eq_ignore_ascii_case(source.trim()))
         {
-            return Err(ToolError::NotFound(format!(
+            return Err(AnalysisError::NotFound(format!(
                 "panel {} is fed from '{source}', which is not the service, a panel or a transformer of the project",
                 panel.spec.name
             )));
@@ -545,9 +525,9 @@ impl<'a> FaultCalculator<'a> {
                     })
                     .map_err(|e| match e {
                         NecError::NotVerified { .. } => {
-                            ToolError::MissingData(format!("feeder {}: {e}", f.spec.name))
+                            AnalysisError::MissingData(format!("feeder {}: {e}", f.spec.name))
                         }
-                        _ => ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name)),
+                        _ => AnalysisError::Invalid(format!("feeder {}: {e}", f.spec.name)),
                     })?;
                     path.assumptions.push(match f.spec.raceway {
                         Some(r) => format!(
@@ -622,16 +602,16 @@ pub fn circuit_vd_input(
     length: Option<Feet>,
     current: Option<Amps>,
     size: Option<crate::nec::units::ConductorSize>,
-) -> Result<VoltageDropInput, ToolError> {
+) -> Result<VoltageDropInput, AnalysisError> {
     let label = circuit_label(panel, c);
     let e = circuit_electrical(panel, c)?;
     let length = length.or(c.length).ok_or_else(|| {
-        ToolError::MissingData(format!(
+        AnalysisError::MissingData(format!(
             "circuit {label} has no length; give `length` (one-way, ft) or record it with update_circuit"
         ))
     })?;
     let size = size.or(c.conductor_size).ok_or_else(|| {
-        ToolError::MissingData(format!(
+        AnalysisError::MissingData(format!(
             "circuit {label} has no conductor size; give `size` or record it with update_circuit"
         ))
     })?;
@@ -639,7 +619,7 @@ pub fn circuit_vd_input(
         Some(i) => i.0,
         None if e.current > 0.0 => e.current,
         None => {
-            return Err(ToolError::MissingData(format!(
+            return Err(AnalysisError::MissingData(format!(
                 "circuit {label} has no load (0 VA); give `current` to calculate its voltage drop"
             )))
         }
@@ -664,24 +644,24 @@ pub fn circuit_voltage_drop(
     c: &CircuitSpec,
     length: Option<Feet>,
     current: Option<Amps>,
-) -> Result<voltage_drop::VoltageDropResult, ToolError> {
+) -> Result<voltage_drop::VoltageDropResult, AnalysisError> {
     let input = circuit_vd_input(panel, c, length, current, None)?;
     voltage_drop::voltage_drop(&input).map_err(|err| {
-        ToolError::InvalidArguments(format!("circuit {}: {err}", circuit_label(panel, c)))
+        AnalysisError::Invalid(format!("circuit {}: {err}", circuit_label(panel, c)))
     })
 }
 
 /// Load current of a feeder: the connected highest-phase current of the panel it feeds.
-pub fn feeder_load_current(p: &ProjectData, f: &Feeder) -> Result<(f64, PanelSpec), ToolError> {
+pub fn feeder_load_current(p: &ProjectData, f: &Feeder) -> Result<(f64, PanelSpec), AnalysisError> {
     let to = p.panel_by_name(&f.spec.to).ok_or_else(|| {
-        ToolError::MissingData(format!(
+        AnalysisError::MissingData(format!(
             "feeder {} feeds '{}', which is not a panel of the project: its load is unknown; give `current`",
             f.spec.name, f.spec.to
         ))
     })?;
     let circuits: Vec<&CircuitSpec> = p.circuits_of(to.id).into_iter().map(|c| &c.spec).collect();
     let loading = panel_loading(&to.spec, &circuits)?.ok_or_else(|| {
-        ToolError::MissingData(format!(
+        AnalysisError::MissingData(format!(
             "feeder {}: panel {} has no circuits, so its load is unknown; give `current`",
             f.spec.name, to.spec.name
         ))
@@ -695,9 +675,9 @@ pub fn feeder_vd_input(
     f: &Feeder,
     length: Option<Feet>,
     current: Option<Amps>,
-) -> Result<VoltageDropInput, ToolError> {
+) -> Result<VoltageDropInput, AnalysisError> {
     let length = length.or(f.spec.length).ok_or_else(|| {
-        ToolError::MissingData(format!(
+        AnalysisError::MissingData(format!(
             "feeder {} ({} -> {}) has no length; give `length` (one-way, ft)",
             f.spec.name, f.spec.from, f.spec.to
         ))
@@ -705,7 +685,7 @@ pub fn feeder_vd_input(
     let (i, v, phase) = match (current, p.panel_by_name(&f.spec.to)) {
         (Some(i), Some(to)) => (i.0, to.spec.voltage.0, to.spec.phase),
         (Some(_), None) => {
-            return Err(ToolError::MissingData(format!(
+            return Err(AnalysisError::MissingData(format!(
                 "feeder {} feeds '{}', which is not a panel: its voltage is unknown",
                 f.spec.name, f.spec.to
             )))
@@ -746,10 +726,10 @@ pub fn feeder_voltage_drop(
     f: &Feeder,
     length: Option<Feet>,
     current: Option<Amps>,
-) -> Result<voltage_drop::VoltageDropResult, ToolError> {
+) -> Result<voltage_drop::VoltageDropResult, AnalysisError> {
     let input = feeder_vd_input(p, f, length, current)?;
     voltage_drop::voltage_drop(&input)
-        .map_err(|e| ToolError::InvalidArguments(format!("feeder {}: {e}", f.spec.name)))
+        .map_err(|e| AnalysisError::Invalid(format!("feeder {}: {e}", f.spec.name)))
 }
 
 /// Feeder voltage drops from the service (or a transformer) to a panel: (feeder, percent)
@@ -757,7 +737,7 @@ pub fn feeder_voltage_drop(
 pub fn feeder_drops_to_panel(
     p: &ProjectData,
     panel: &PanelSpec,
-) -> Result<Vec<(String, f64)>, ToolError> {
+) -> Result<Vec<(String, f64)>, AnalysisError> {
     let mut out = Vec::new();
     let mut current = panel.clone();
     for _ in 0..32 {
@@ -976,7 +956,7 @@ pub fn search_circuits<'a>(
 pub fn resolve_circuit<'a>(
     p: &'a ProjectData,
     r: &CircuitRef,
-) -> Result<(&'a Panel, &'a Circuit, Vec<String>), ToolError> {
+) -> Result<(&'a Panel, &'a Circuit, Vec<String>), AnalysisError> {
     let panel = match &r.panel {
         Some(name) => Some(resolve_panel(p, name)?),
         None => None,
@@ -993,12 +973,12 @@ pub fn resolve_circuit<'a>(
                 match having.as_slice() {
                     [one] => *one,
                     [] => {
-                        return Err(ToolError::NotFound(format!(
+                        return Err(AnalysisError::NotFound(format!(
                             "no panel has a circuit {number}"
                         )))
                     }
                     many => {
-                        return Err(ToolError::InvalidArguments(format!(
+                        return Err(AnalysisError::Invalid(format!(
                             "circuit {number} exists in several panels ({}); name the panel",
                             list_names(many.iter().map(|x| x.spec.name.clone()))
                         )))
@@ -1012,7 +992,7 @@ pub fn resolve_circuit<'a>(
             .find(|c| c.spec.number == number)
             .map(|c| (panel, *c, Vec::new()))
             .ok_or_else(|| {
-                ToolError::NotFound(format!(
+                AnalysisError::NotFound(format!(
                     "panel {} has no circuit {number}; its circuits are {}",
                     panel.spec.name,
                     list_names(circuits.iter().map(|c| c.spec.number.to_string()))
@@ -1020,7 +1000,7 @@ pub fn resolve_circuit<'a>(
             });
     }
     let Some(text) = r.description.as_deref().filter(|t| !t.trim().is_empty()) else {
-        return Err(ToolError::InvalidArguments(
+        return Err(AnalysisError::Invalid(
             "name the circuit: panel and number, or words of its description".into(),
         ));
     };
@@ -1036,7 +1016,7 @@ pub fn resolve_circuit<'a>(
     }
     let found = search_circuits(p, text, panel);
     let Some(best) = found.first() else {
-        return Err(ToolError::NotFound(format!(
+        return Err(AnalysisError::NotFound(format!(
             "no circuit{} matches '{}'; use find_circuits to list them",
             panel
                 .map(|x| format!(" of panel {}", x.spec.name))
@@ -1049,7 +1029,7 @@ pub fn resolve_circuit<'a>(
         .filter(|c| (c.score - best.score).abs() < 1e-9)
         .collect();
     if top.len() > 1 {
-        return Err(ToolError::InvalidArguments(format!(
+        return Err(AnalysisError::Invalid(format!(
             "'{}' matches {} circuits: {}; give the panel and number",
             text.trim(),
             top.len(),
@@ -1072,361 +1052,44 @@ pub fn resolve_circuit<'a>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Circuit rows.
+// Conductor sizing of a recorded circuit.
 
-/// A circuit with what can be calculated about it.
-pub fn circuit_row(p: &ProjectData, panel: &Panel, c: &Circuit) -> Value {
-    let e = circuit_electrical(&panel.spec, &c.spec).ok();
-    let vd = circuit_voltage_drop(&panel.spec, &c.spec, None, None);
-    json!({
-        "panel": panel.spec.name,
-        "number": c.spec.number,
-        "poles": c.spec.poles,
-        "slots": slots(&c.spec).collect::<Vec<_>>(),
-        "phases": phase_letters(&panel.spec, &c.spec),
-        "description": c.spec.description,
-        "load_va": c.spec.load_va.0,
-        "continuous": c.spec.continuous,
-        "breaker_a": c.spec.breaker.0,
-        "conductor": c.spec.conductor_size.map(|s| s.to_string()),
-        "material": c.spec.material,
-        "insulation": c.spec.insulation,
-        "length_ft": c.spec.length.map(|l| l.0),
-        "conduit": c.spec.conduit,
-        "volts": e.map(|e| round(e.volts, 1)),
-        "current_a": e.map(|e| round(e.current, 2)),
-        "voltage_drop_percent": vd.as_ref().ok().map(|r| round(r.percent, 2)),
-        "voltage_drop_unknown": vd.err().map(|e| e.to_string()),
-        "project": p.project.name,
-    })
+/// Whether a description reads as a multioutlet receptacle circuit (240.4(B)(1)).
+fn is_receptacle_circuit(description: &str) -> bool {
+    tokens(description).iter().any(|t| t == "receptacle")
+}
+
+/// The conductor-sizing input of a branch circuit at its calculated current.
+pub fn circuit_conductor_input(
+    c: &CircuitSpec,
+    e: &CircuitElectrical,
+    edition: Edition,
+    terminal_rating: Option<TempRating>,
+) -> ConductorSizingInput {
+    let (cont, noncont) = if c.continuous {
+        (e.current, 0.0)
+    } else {
+        (0.0, e.current)
+    };
+    ConductorSizingInput {
+        continuous_load: Amps(cont),
+        noncontinuous_load: Amps(noncont),
+        material: c.material,
+        insulation: c.insulation,
+        terminal_rating,
+        ambient_c: None,
+        current_carrying_conductors: 3,
+        ocpd_rating: Some(c.breaker),
+        ocpd_device: DeviceKind::CircuitBreaker,
+        multioutlet_receptacle_circuit: is_receptacle_circuit(&c.description),
+        edition,
+    }
 }
 
 /// Rounds for display.
 pub fn round(v: f64, places: i32) -> f64 {
     let m = 10f64.powi(places);
     (v * m).round() / m
-}
-
-// ---------------------------------------------------------------------------------------------
-// find_circuits
-
-/// How to rank circuits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Selector {
-    /// Longest recorded length first.
-    Longest,
-    /// Highest load (VA) first.
-    HighestLoad,
-    /// Highest calculated voltage drop (%) first.
-    WorstVoltageDrop,
-    /// Largest breaker first.
-    LargestBreaker,
-    /// Circuits without a recorded length.
-    MissingLength,
-    /// Circuits without a recorded conductor size.
-    MissingConductor,
-    /// Continuous loads.
-    Continuous,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct FindArgs {
-    /// Free text: words of the description ("the EV charger", "kitchen receptacles") or a
-    /// circuit name like "LP-1 #5" / "circuit 5 in LP-1".
-    #[serde(default)]
-    query: Option<String>,
-    /// Only circuits of this panel.
-    #[serde(default)]
-    panel: Option<String>,
-    /// Circuit number (with `panel`, or alone when only one panel has it).
-    #[serde(default)]
-    number: Option<i32>,
-    /// Rank or filter: longest, highest_load, worst_voltage_drop, largest_breaker,
-    /// missing_length, missing_conductor, continuous.
-    #[serde(default)]
-    selector: Option<Selector>,
-    /// How many to return (default 10, at most 200).
-    #[serde(default)]
-    limit: Option<u32>,
-}
-
-/// Finds circuits by number, description words or a selector.
-pub struct FindCircuits;
-
-#[async_trait]
-impl Tool for FindCircuits {
-    fn name(&self) -> &'static str {
-        "find_circuits"
-    }
-    fn description(&self) -> &'static str {
-        "Find circuits of the project the way people name them: by panel and number (\"LP-1 #5\"), by \
-         words of the description (\"the EV charger\"), or ranked by a selector (longest, highest_load, \
-         worst_voltage_drop, largest_breaker, missing_length, missing_conductor, continuous). Each \
-         result has the circuit's data plus its calculated current and voltage drop where known."
-    }
-    fn schema(&self) -> Value {
-        schema_for::<FindArgs>()
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: FindArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
-        let limit = a.limit.unwrap_or(10).clamp(1, 200) as usize;
-        let panel = match &a.panel {
-            Some(n) => Some(resolve_panel(&p, n)?),
-            None => None,
-        };
-        let panels: HashMap<i64, &Panel> = p.panels.iter().map(|x| (x.id, x)).collect();
-        let mut notes: Vec<String> = Vec::new();
-
-        // Exact names first: number, or "LP-1 #5" in the query.
-        if a.number.is_some()
-            || a.query
-                .as_deref()
-                .is_some_and(|q| parse_panel_and_number(&p, q).is_some())
-        {
-            let r = CircuitRef {
-                panel: a.panel.clone(),
-                number: a.number,
-                description: if a.number.is_some() {
-                    None
-                } else {
-                    a.query.clone()
-                },
-            };
-            let (pn, c, n) = resolve_circuit(&p, &r)?;
-            return Ok(json!({
-                "matched": 1,
-                "circuits": [circuit_row(&p, pn, c)],
-                "notes": n,
-            }));
-        }
-
-        let mut rows: Vec<(&Panel, &Circuit, f64)> = match a.query.as_deref() {
-            Some(q) if !q.trim().is_empty() => {
-                let found = search_circuits(&p, q, panel);
-                if found.is_empty() {
-                    return Err(ToolError::NotFound(format!(
-                        "no circuit{} matches '{}'",
-                        panel
-                            .map(|x| format!(" of panel {}", x.spec.name))
-                            .unwrap_or_default(),
-                        q.trim()
-                    )));
-                }
-                let best = found[0].score;
-                if best < 1.0 {
-                    notes.push("no circuit has every word; showing partial matches".into());
-                }
-                found
-                    .into_iter()
-                    .map(|c| (c.panel, c.circuit, c.score))
-                    .collect()
-            }
-            _ => p
-                .circuits
-                .iter()
-                .filter(|c| panel.is_none_or(|x| x.id == c.panel_id))
-                .filter_map(|c| panels.get(&c.panel_id).map(|pn| (*pn, c, 1.0)))
-                .collect(),
-        };
-
-        if let Some(sel) = a.selector {
-            let before = rows.len();
-            match sel {
-                Selector::Longest => {
-                    rows.retain(|(_, c, _)| c.spec.length.is_some());
-                    rows.sort_by(|x, y| {
-                        let lx = x.1.spec.length.map(|l| l.0).unwrap_or(0.0);
-                        let ly = y.1.spec.length.map(|l| l.0).unwrap_or(0.0);
-                        ly.total_cmp(&lx)
-                    });
-                    if rows.len() < before {
-                        notes.push(format!(
-                            "{} circuit(s) have no recorded length and were not ranked",
-                            before - rows.len()
-                        ));
-                    }
-                }
-                Selector::HighestLoad => {
-                    rows.sort_by(|x, y| y.1.spec.load_va.0.total_cmp(&x.1.spec.load_va.0))
-                }
-                Selector::LargestBreaker => {
-                    rows.sort_by(|x, y| y.1.spec.breaker.0.total_cmp(&x.1.spec.breaker.0))
-                }
-                Selector::WorstVoltageDrop => {
-                    let mut with: Vec<(&Panel, &Circuit, f64)> = rows
-                        .iter()
-                        .filter_map(|(pn, c, _)| {
-                            circuit_voltage_drop(&pn.spec, &c.spec, None, None)
-                                .ok()
-                                .map(|r| (*pn, *c, r.percent))
-                        })
-                        .collect();
-                    with.sort_by(|x, y| y.2.total_cmp(&x.2));
-                    if with.len() < before {
-                        notes.push(format!(
-                            "{} circuit(s) lack a length, conductor size or load, so their drop is unknown and they were not ranked",
-                            before - with.len()
-                        ));
-                    }
-                    rows = with;
-                }
-                Selector::MissingLength => rows.retain(|(_, c, _)| c.spec.length.is_none()),
-                Selector::MissingConductor => {
-                    rows.retain(|(_, c, _)| c.spec.conductor_size.is_none())
-                }
-                Selector::Continuous => rows.retain(|(_, c, _)| c.spec.continuous),
-            }
-        }
-        let matched = rows.len();
-        let circuits: Vec<Value> = rows
-            .iter()
-            .take(limit)
-            .map(|(pn, c, score)| {
-                let mut v = circuit_row(&p, pn, c);
-                if a.query.is_some() {
-                    v["match_score"] = json!(round(*score, 2));
-                }
-                v
-            })
-            .collect();
-        if matched > limit {
-            notes.push(format!(
-                "showing {limit} of {matched}; raise `limit` for more"
-            ));
-        }
-        Ok(json!({ "matched": matched, "circuits": circuits, "notes": notes }))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// describe_panel
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct DescribeArgs {
-    /// Panel name (may be left out when the project has one panel).
-    #[serde(default)]
-    panel: Option<String>,
-}
-
-/// A panel's schedule, loading, capacity and spaces.
-pub struct DescribePanel;
-
-/// Everything about one panel as JSON (shared with the write previews).
-pub fn describe(p: &ProjectData, panel: &Panel) -> Value {
-    let circuits = p.circuits_of(panel.id);
-    let specs: Vec<&CircuitSpec> = circuits.iter().map(|c| &c.spec).collect();
-    let schedule: Vec<Value> = circuits.iter().map(|c| circuit_row(p, panel, c)).collect();
-    let loading = panel_loading(&panel.spec, &specs);
-    let mut notes = Vec::new();
-    let capacity = match &loading {
-        Ok(Some(r)) => json!({
-            "phases": r.phases,
-            "connected_va": round(r.continuous_va + r.noncontinuous_va, 0),
-            "continuous_va": round(r.continuous_va, 0),
-            "noncontinuous_va": round(r.noncontinuous_va, 0),
-            "highest_phase_a_with_125pct_continuous": round(r.max_phase_amps, 1),
-            "limiting_rating_a": r.limiting_rating.0,
-            "spare_a": round(r.spare_amps, 1),
-            "percent_of_rating": round(r.max_phase_amps / r.limiting_rating.0 * 100.0, 1),
-            "imbalance_percent": round(r.imbalance_percent, 1),
-            "pass": r.pass,
-            "findings": r.findings,
-            "references": r.references,
-            "assumptions": r.assumptions,
-        }),
-        Ok(None) => {
-            notes.push("no circuits yet: no load".to_string());
-            Value::Null
-        }
-        Err(e) => {
-            notes.push(e.to_string());
-            Value::Null
-        }
-    };
-    let mut fc = FaultCalculator::new(p);
-    let fault = match fc.at(&panel.spec.name) {
-        Ok(f) => {
-            let check = panel.spec.interrupting_rating_ka.map(|r| {
-                json!({
-                    "interrupting_rating_ka": r,
-                    "pass": r + 1e-9 >= f.fault_ka,
-                    "reference": "NEC 110.9, 110.10",
-                })
-            });
-            json!({
-                "available_fault_ka": round(f.fault_ka, 2),
-                "steps": f.steps,
-                "assumptions": f.assumptions,
-                "interrupting_check": check,
-            })
-        }
-        Err(e) => json!({ "unknown": e.to_string() }),
-    };
-    let downstream: Vec<String> = p
-        .panels
-        .iter()
-        .filter(|x| {
-            x.spec
-                .fed_from
-                .as_deref()
-                .is_some_and(|f| f.trim().eq_ignore_ascii_case(panel.spec.name.trim()))
-        })
-        .map(|x| x.spec.name.clone())
-        .chain(
-            p.transformers
-                .iter()
-                .filter(|t| {
-                    t.spec
-                        .fed_from
-                        .as_deref()
-                        .is_some_and(|f| f.trim().eq_ignore_ascii_case(panel.spec.name.trim()))
-                })
-                .map(|t| format!("transformer {}", t.spec.name)),
-        )
-        .collect();
-    if panel.spec.interrupting_rating_ka.is_none() {
-        notes.push("interrupting rating (kA) not recorded".into());
-    }
-    json!({
-        "panel": panel.spec,
-        "circuit_count": circuits.len(),
-        "schedule": schedule,
-        "loading": capacity,
-        "spaces": panel.spec.spaces,
-        "spare_spaces": spare_spaces(&panel.spec, &circuits),
-        "next_free_circuit": next_free_number(&panel.spec, &circuits, 1),
-        "next_free_2_pole": next_free_number(&panel.spec, &circuits, 2),
-        "next_free_3_pole": if panel.spec.phase == Phase::Three { json!(next_free_number(&panel.spec, &circuits, 3)) } else { Value::Null },
-        "fault_current": fault,
-        "feeds": downstream,
-        "notes": notes,
-    })
-}
-
-#[async_trait]
-impl Tool for DescribePanel {
-    fn name(&self) -> &'static str {
-        "describe_panel"
-    }
-    fn description(&self) -> &'static str {
-        "Describe one panel: its data, the circuit schedule (slots, phases, load, breaker, conductor, \
-         current, voltage drop), loads per phase with continuous loads at 125 %, capacity against the \
-         bus and main, spare spaces, the next free circuit numbers (1-, 2- and 3-pole), the available \
-         fault current with the interrupting-rating check, and what it feeds."
-    }
-    fn schema(&self) -> Value {
-        schema_for::<DescribeArgs>()
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let a: DescribeArgs = parse_args(&args)?;
-        let p = ctx.project().await?;
-        let panel = panel_or_only(&p, a.panel.as_deref())?;
-        Ok(describe(&p, panel))
-    }
 }
 
 #[cfg(test)]

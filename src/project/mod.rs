@@ -7,12 +7,14 @@
 
 pub mod analysis;
 pub mod equipment;
+mod error;
 pub mod feeder_egc;
 pub mod inspection;
 pub mod motor_circuit;
 pub mod plan;
 
 pub use equipment::{ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial};
+pub use error::AnalysisError;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

@@ -5,9 +5,9 @@ use super::document::{
     num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table,
 };
 use super::ReportError;
+use crate::project::AnalysisError;
 use crate::project::ProjectData;
 use crate::tools::project_tools::{budget, load_wh, source_wh};
-use crate::tools::ToolError;
 
 /// The energy budget as a document, and a one-line summary.
 pub fn build(
@@ -15,7 +15,7 @@ pub fn build(
     header: impl Fn(String) -> Header,
 ) -> Result<(Document, String), ReportError> {
     if p.loads.is_empty() && p.charging_sources.is_empty() {
-        return Err(ToolError::MissingData(format!(
+        return Err(AnalysisError::MissingData(format!(
             "project {} has no loads or charging sources for an energy budget; add them with add_load_item and add_charging_source",
             p.project.name
         ))

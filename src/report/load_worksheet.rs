@@ -7,8 +7,8 @@ use super::document::{
 use super::ReportError;
 use crate::nec::units::Phase;
 use crate::project::analysis::panel_loading;
+use crate::project::AnalysisError;
 use crate::project::ProjectData;
-use crate::tools::ToolError;
 
 /// The worksheet as a document, and a one-line summary.
 pub fn build(
@@ -16,7 +16,7 @@ pub fn build(
     header: impl Fn(String) -> Header,
 ) -> Result<(Document, String), ReportError> {
     if p.panels.is_empty() {
-        return Err(ToolError::MissingData(format!(
+        return Err(AnalysisError::MissingData(format!(
             "project {} has no panels: nothing to total for a service load calculation",
             p.project.name
         ))

@@ -22,8 +22,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::project::AnalysisError;
 use crate::project::ProjectData;
-use crate::tools::ToolError;
 use document::{Document, Header};
 
 /// Why a report could not be made.
@@ -31,7 +31,7 @@ use document::{Document, Header};
 pub enum ReportError {
     /// The request names something the project does not have, or lacks data.
     #[error("{0}")]
-    Data(#[from] ToolError),
+    Data(#[from] AnalysisError),
     /// Rendering failed (a bug, not bad input).
     #[error("could not render the report: {0}")]
     Render(String),

@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
 use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::dwelling::{
     self, Appliance, DwellingOptionalInput, DwellingStandardInput, HvacLoads, LineConnection,
     LineCurrentsInput, LineLoad,
 };
 use crate::nec::units::{Amps, Phase, Volts};
 use crate::project::analysis::{
-    circuit_electrical, circuit_label, nec_err, resolve_circuit, round, CircuitRef,
+    circuit_electrical, circuit_label, resolve_circuit, round, CircuitRef,
 };
 use crate::project::ProjectData;
 

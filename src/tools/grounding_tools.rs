@@ -7,10 +7,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::grounding::{self, ElectrodeKind, GecInput};
 use crate::nec::units::{ConductorSize, Material};
-use crate::project::analysis::{nec_err, resolve_feeder};
+use crate::project::analysis::resolve_feeder;
 
 /// Registers the grounding tools.
 pub fn register(r: &mut ToolRegistry) {

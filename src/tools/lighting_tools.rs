@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
 use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::general_lighting::{self, GeneralLightingInput};
 use crate::nec::units::{Phase, Volts};
-use crate::project::analysis::{nec_err, round};
+use crate::project::analysis::round;
 
 /// Registers the lighting-load tool.
 pub fn register(r: &mut ToolRegistry) {

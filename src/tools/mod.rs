@@ -11,8 +11,10 @@
 pub mod changes;
 pub mod code_basis;
 pub mod code_in_force;
+pub mod describe_panel;
 pub mod discovery;
 pub mod dwelling_tools;
+pub mod find_circuits;
 pub mod grounding_tools;
 pub mod lighting_tools;
 pub mod motor_tools;
@@ -21,6 +23,7 @@ pub mod project_tools;
 mod read_store;
 mod registry;
 pub mod report_tool;
+pub mod run_inspection;
 pub mod schema;
 pub mod search_tool;
 pub mod utility;
@@ -32,8 +35,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::nec::NecError;
 use crate::project::plan::{Change, ItemPlan, FIRST_PLACEHOLDER};
-use crate::project::ProjectData;
+use crate::project::{AnalysisError, ProjectData};
 use crate::store::{Store, StoreError};
 
 pub use read_store::ReadStore;
@@ -77,6 +81,22 @@ impl From<StoreError> for ToolError {
             other => Self::Failed(other.to_string()),
         }
     }
+}
+
+impl From<AnalysisError> for ToolError {
+    fn from(e: AnalysisError) -> Self {
+        match e {
+            AnalysisError::Invalid(m) => Self::InvalidArguments(m),
+            AnalysisError::NotFound(m) => Self::NotFound(m),
+            AnalysisError::MissingData(m) => Self::MissingData(m),
+            AnalysisError::Failed(m) => Self::Failed(m),
+        }
+    }
+}
+
+/// Maps an engine error to a tool error (the engine's message already names the input).
+pub fn nec_err(e: NecError) -> ToolError {
+    AnalysisError::from(e).into()
 }
 
 /// What a write tool will do, shown before confirmation.
@@ -230,8 +250,9 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     utility::register(&mut r);
     project_tools::register(&mut r);
     nec_tools::register(&mut r);
-    crate::project::analysis::register(&mut r);
-    crate::project::inspection::register(&mut r);
+    r.register(find_circuits::FindCircuits);
+    r.register(describe_panel::DescribePanel);
+    run_inspection::register(&mut r);
     dwelling_tools::register(&mut r);
     motor_tools::register(&mut r);
     grounding_tools::register(&mut r);

@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 
 use super::nec_tools::edition_of;
 use super::schema::schema_for;
-use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{nec_err, parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::motors::{
     self, FeederMotor, MotorInput, MotorProtectionInput, MotorProtectionResult, OtherFeederLoad,
 };
 use crate::nec::tables::{self, DeviceKind, MotorOcpdType, MotorType};
 use crate::nec::units::{Amps, ConductorSize, Edition, Material, Phase, TempRating, Volts};
-use crate::project::analysis::{nec_err, round};
+use crate::project::analysis::round;
 
 /// Registers the motor tools.
 pub fn register(r: &mut ToolRegistry) {

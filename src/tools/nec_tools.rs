@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::code_basis::WithCodeBasis;
 use super::schema::schema_for;
-use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
+use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::arc_flash::{self, AcEquipment, ArcFlashRequest, ElectrodeConfiguration};
 use crate::nec::conductors::{self, ConductorSizingInput};
 use crate::nec::dwelling::{self, Appliance, ExistingDwellingInput};
@@ -25,10 +25,10 @@ use crate::nec::units::{
 };
 use crate::nec::voltage_drop::{self, KSource, VoltageDropInput, VoltageDropMethod};
 use crate::project::analysis::{
-    circuit_electrical, circuit_label, circuit_vd_input, feeder_drops_to_panel,
-    feeder_load_current, feeder_vd_input, nec_err, panel_loading, panel_or_only, resolve_circuit,
-    resolve_feeder, resolve_panel, round, spare_spaces, tokens, CircuitElectrical, CircuitRef,
-    FaultCalculator,
+    circuit_conductor_input, circuit_electrical, circuit_label, circuit_vd_input,
+    feeder_drops_to_panel, feeder_load_current, feeder_vd_input, panel_loading, panel_or_only,
+    resolve_circuit, resolve_feeder, resolve_panel, round, spare_spaces, CircuitElectrical,
+    CircuitRef, FaultCalculator,
 };
 use crate::project::{CircuitSpec, ProjectData};
 
@@ -61,38 +61,6 @@ fn circuit_ref(
         panel: panel.clone(),
         number,
         description: description.clone(),
-    }
-}
-
-/// Whether a description reads as a multioutlet receptacle circuit (240.4(B)(1)).
-fn is_receptacle_circuit(description: &str) -> bool {
-    tokens(description).iter().any(|t| t == "receptacle")
-}
-
-/// The conductor-sizing input of a branch circuit at its calculated current.
-pub fn circuit_conductor_input(
-    c: &CircuitSpec,
-    e: &CircuitElectrical,
-    edition: Edition,
-    terminal_rating: Option<TempRating>,
-) -> ConductorSizingInput {
-    let (cont, noncont) = if c.continuous {
-        (e.current, 0.0)
-    } else {
-        (0.0, e.current)
-    };
-    ConductorSizingInput {
-        continuous_load: Amps(cont),
-        noncontinuous_load: Amps(noncont),
-        material: c.material,
-        insulation: c.insulation,
-        terminal_rating,
-        ambient_c: None,
-        current_carrying_conductors: 3,
-        ocpd_rating: Some(c.breaker),
-        ocpd_device: DeviceKind::CircuitBreaker,
-        multioutlet_receptacle_circuit: is_receptacle_circuit(&c.description),
-        edition,
     }
 }
 

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::nec_err;
 use super::nec_tools::{conductor_check_line, suggest_breaker_and_conductor};
 use super::schema::schema_for;
 use super::{
@@ -15,7 +16,6 @@ use super::{
 };
 use crate::nec::tables::MotorOcpdType;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
-use crate::project::analysis::nec_err;
 use crate::project::analysis::{
     circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
     next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
@@ -24,8 +24,9 @@ use crate::project::analysis::{
 use crate::project::motor_circuit::{size_motor_circuit, MotorCircuitSizing};
 use crate::project::plan::{Change, ItemPlan};
 use crate::project::{
-    ApplianceNameplate, ChargingSourceSpec, Circuit, CircuitSpec, Feeder, FeederSpec, LoadItemSpec,
-    MotorLoad, Panel, PanelSpec, ProjectData, ServiceSpec, Transformer, TransformerSpec,
+    AnalysisError, ApplianceNameplate, ChargingSourceSpec, Circuit, CircuitSpec, Feeder,
+    FeederSpec, LoadItemSpec, MotorLoad, Panel, PanelSpec, ProjectData, ServiceSpec, Transformer,
+    TransformerSpec,
 };
 
 /// Registers the project tools.
@@ -672,7 +673,7 @@ fn circuit_result_lines(
                 ""
             }
         )),
-        Err(ToolError::MissingData(m)) if c.length.is_none() => {
+        Err(AnalysisError::MissingData(m)) if c.length.is_none() => {
             let _ = m;
             out.push("Voltage drop: unknown (no length)".into());
         }

@@ -60,7 +60,7 @@ pub struct SendReport;
 
 fn tool_error(e: ReportError) -> ToolError {
     match e {
-        ReportError::Data(t) => t,
+        ReportError::Data(t) => t.into(),
         ReportError::Usage(m) => ToolError::InvalidArguments(m),
         other => ToolError::Failed(other.to_string()),
     }
