@@ -16,6 +16,9 @@ pub enum AnalysisError {
     /// The project lacks data the calculation needs.
     #[error("missing data: {0}")]
     MissingData(String),
+    /// The change conflicts with what the project already has (a name or slot taken).
+    #[error("conflict: {0}")]
+    Conflict(String),
     /// The calculation could not be made (no solution, unreadable table data).
     #[error("{0}")]
     Failed(String),

@@ -6,10 +6,12 @@
 //! that read or write projects live in `services`.
 
 pub mod analysis;
+pub mod energy;
 pub mod equipment;
 mod error;
 pub mod feeder_egc;
 pub mod inspection;
+pub mod invariants;
 pub mod motor_circuit;
 pub mod plan;
 

@@ -5,9 +5,9 @@ use super::document::{
     num, Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table,
 };
 use super::ReportError;
+use crate::project::energy::{budget, load_wh, source_wh};
 use crate::project::AnalysisError;
 use crate::project::ProjectData;
-use crate::tools::project_tools::{budget, load_wh, source_wh};
 
 /// The energy budget as a document, and a one-line summary.
 pub fn build(

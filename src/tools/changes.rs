@@ -7,8 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use super::project_tools::{field_changes, known_source};
+use super::project_tools::field_changes;
 use crate::project::analysis::{circuit_label, slot_conflict};
+use crate::project::invariants::known_source;
 use crate::project::plan::{Change, ItemPlan, Written, FIRST_PLACEHOLDER};
 use crate::project::{PanelSpec, ProjectData};
 

@@ -89,6 +89,7 @@ impl From<AnalysisError> for ToolError {
             AnalysisError::Invalid(m) => Self::InvalidArguments(m),
             AnalysisError::NotFound(m) => Self::NotFound(m),
             AnalysisError::MissingData(m) => Self::MissingData(m),
+            AnalysisError::Conflict(m) => Self::Conflict(m),
             AnalysisError::Failed(m) => Self::Failed(m),
         }
     }

@@ -17,9 +17,14 @@ use super::{
 use crate::nec::tables::MotorOcpdType;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, TempRating, VoltAmperes};
 use crate::project::analysis::{
-    circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, is_service,
-    next_free_number, panel_loading, phase_letters, resolve_circuit, resolve_panel, slot_conflict,
-    spare_spaces, CircuitRef, FaultCalculator,
+    circuit_electrical, circuit_label, circuit_voltage_drop, feeder_voltage_drop, next_free_number,
+    panel_loading, phase_letters, resolve_circuit, resolve_panel, spare_spaces, CircuitRef,
+    FaultCalculator,
+};
+use crate::project::energy::{budget, load_wh, source_wh};
+use crate::project::invariants::{
+    check_circuit_spec, check_feeder, check_load, check_panel_spec, check_service, check_source,
+    check_transformer, source_voltage,
 };
 use crate::project::motor_circuit::{size_motor_circuit, MotorCircuitSizing};
 use crate::project::plan::{Change, ItemPlan};
@@ -51,89 +56,6 @@ pub(crate) fn plan_item(changes: Vec<Change>, result: Value) -> ItemPlan {
             Value::Object(m) => m,
             _ => serde_json::Map::new(),
         },
-    }
-}
-
-/// Daily energy of the loads and sources, in watt-hours.
-pub fn budget(p: &ProjectData) -> (f64, f64) {
-    let used = p.loads.iter().map(|l| load_wh(&l.spec)).sum();
-    let produced = p.charging_sources.iter().map(|s| source_wh(&s.spec)).sum();
-    (used, produced)
-}
-
-/// Daily energy of one load item (all of its quantity), Wh.
-pub fn load_wh(l: &LoadItemSpec) -> f64 {
-    l.watts.0 * l.hours_per_day * l.duty_cycle * f64::from(l.quantity)
-}
-
-/// Daily energy a charging source delivers to the battery, Wh.
-pub fn source_wh(s: &ChargingSourceSpec) -> f64 {
-    s.watts.0 * s.hours_per_day * s.efficiency
-}
-
-fn check_load(l: &LoadItemSpec) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    if l.name.trim().is_empty() {
-        problems.push("name is empty".to_string());
-    }
-    if !(l.watts.0 > 0.0 && l.watts.0 <= 100_000.0) {
-        problems.push(format!(
-            "watts must be between 0 and 100000, not {}",
-            l.watts.0
-        ));
-    }
-    if !(0.0..=24.0).contains(&l.hours_per_day) {
-        problems.push(format!(
-            "hours_per_day must be 0-24, not {}",
-            l.hours_per_day
-        ));
-    }
-    if !(0.0..=1.0).contains(&l.duty_cycle) {
-        problems.push(format!(
-            "duty_cycle must be between 0 and 1, not {}",
-            l.duty_cycle
-        ));
-    }
-    if l.quantity == 0 {
-        problems.push("quantity must be at least 1".into());
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments(problems.join("; ")))
-    }
-}
-
-fn check_source(s: &ChargingSourceSpec) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    if s.name.trim().is_empty() {
-        problems.push("name is empty".to_string());
-    }
-    if !["solar", "alternator", "shore", "generator", "wind", "other"].contains(&s.kind.as_str()) {
-        problems.push(format!(
-            "kind must be solar, alternator, shore, generator, wind or other, not '{}'",
-            s.kind
-        ));
-    }
-    if !(s.watts.0 > 0.0 && s.watts.0 <= 1_000_000.0) {
-        problems.push(format!("watts must be positive, not {}", s.watts.0));
-    }
-    if !(0.0..=24.0).contains(&s.hours_per_day) {
-        problems.push(format!(
-            "hours_per_day must be 0-24, not {}",
-            s.hours_per_day
-        ));
-    }
-    if !(s.efficiency > 0.0 && s.efficiency <= 1.0) {
-        problems.push(format!(
-            "efficiency must be above 0 and at most 1, not {}",
-            s.efficiency
-        ));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments(problems.join("; ")))
     }
 }
 
@@ -284,116 +206,6 @@ impl Tool for EnergyBudget {
 //
 // Each tool plans against the current project: the exact rows, every default filled in. The
 // gate stores that plan and applies it as stored.
-
-fn err_list(problems: Vec<String>) -> Result<(), ToolError> {
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments(problems.join("; ")))
-    }
-}
-
-fn finite_in(v: f64, lo: f64, hi: f64) -> bool {
-    v.is_finite() && v > lo && v <= hi
-}
-
-/// Whether `name` is the service, a panel or a transformer of the project.
-pub(crate) fn known_source(p: &ProjectData, name: &str) -> bool {
-    is_service(name)
-        || p.panel_by_name(name).is_some()
-        || p.transformers
-            .iter()
-            .any(|t| t.spec.name.eq_ignore_ascii_case(name.trim()))
-}
-
-fn sources_list(p: &ProjectData) -> String {
-    let mut v = vec!["service".to_string()];
-    v.extend(p.panels.iter().map(|x| x.spec.name.clone()));
-    v.extend(p.transformers.iter().map(|t| t.spec.name.clone()));
-    v.join(", ")
-}
-
-fn check_panel_spec(
-    p: &ProjectData,
-    s: &PanelSpec,
-    ignore_id: Option<i64>,
-) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    let name = s.name.trim();
-    if name.is_empty() || name.len() > 64 {
-        problems.push("name must be 1-64 characters".to_string());
-    }
-    if is_service(name) {
-        problems.push(format!("'{name}' is reserved for the service"));
-    }
-    if !finite_in(s.voltage.0, 0.0, 1000.0) {
-        problems.push(format!(
-            "voltage must be above 0 and at most 1000 V, not {}",
-            s.voltage.0
-        ));
-    }
-    if !finite_in(s.bus_rating.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "bus_rating must be above 0 and at most 6000 A, not {}",
-            s.bus_rating.0
-        ));
-    }
-    if let Some(m) = s.main_breaker {
-        if !finite_in(m.0, 0.0, 6000.0) {
-            problems.push(format!(
-                "main_breaker must be above 0 and at most 6000 A, not {}",
-                m.0
-            ));
-        }
-    }
-    if let Some(k) = s.interrupting_rating_ka {
-        if !finite_in(k, 0.0, 300.0) {
-            problems.push(format!(
-                "interrupting_rating_ka must be above 0 and at most 300 kA, not {k}"
-            ));
-        }
-    }
-    if s.spaces == 0 || s.spaces > 200 {
-        problems.push(format!("spaces must be 1-200, not {}", s.spaces));
-    }
-    err_list(problems)?;
-    if let Some(other) = p.panel_by_name(name) {
-        if Some(other.id) != ignore_id {
-            return Err(ToolError::Conflict(format!(
-                "project {} already has a panel named {}",
-                p.project.name, other.spec.name
-            )));
-        }
-    }
-    if let Some(src) = &s.fed_from {
-        if src.trim().eq_ignore_ascii_case(name) {
-            return Err(ToolError::InvalidArguments(format!(
-                "panel {name} cannot feed itself"
-            )));
-        }
-        if !known_source(p, src) {
-            return Err(ToolError::NotFound(format!(
-                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
-                src.trim(),
-                sources_list(p)
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn source_voltage(p: &ProjectData, src: &str) -> Option<f64> {
-    if is_service(src) {
-        return p.service.as_ref().map(|s| s.voltage.0);
-    }
-    if let Some(x) = p.panel_by_name(src) {
-        return Some(x.spec.voltage.0);
-    }
-    p.transformers
-        .iter()
-        .find(|t| t.spec.name.eq_ignore_ascii_case(src.trim()))
-        .map(|t| t.spec.secondary_voltage.0)
-}
 
 fn describe_panel_spec(s: &PanelSpec) -> String {
     format!(
@@ -584,60 +396,6 @@ struct AddCircuitArgs {
     /// Raceway or cable, with the EGC if known ("3/4 PVC, #10 EGC").
     #[serde(default)]
     conduit: Option<String>,
-}
-
-fn check_circuit_spec(
-    p: &ProjectData,
-    panel: &Panel,
-    c: &CircuitSpec,
-    ignore_id: Option<i64>,
-) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    let d = c.description.trim();
-    if d.is_empty() || d.len() > 200 {
-        problems.push("description must be 1-200 characters".to_string());
-    }
-    if !(c.load_va.0.is_finite() && c.load_va.0 >= 0.0 && c.load_va.0 <= 10_000_000.0) {
-        problems.push(format!(
-            "load_va must be 0-10000000 VA, not {}",
-            c.load_va.0
-        ));
-    }
-    if !finite_in(c.breaker.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "breaker must be above 0 and at most 6000 A, not {}",
-            c.breaker.0
-        ));
-    }
-    if !(1..=3).contains(&c.poles) {
-        problems.push(format!("poles must be 1, 2 or 3, not {}", c.poles));
-    }
-    if let Some(l) = c.length {
-        if !finite_in(l.0, 0.0, 10_000.0) {
-            problems.push(format!(
-                "length must be above 0 and at most 10000 ft, not {}",
-                l.0
-            ));
-        }
-    }
-    if let Some(s) = c.conductor_size {
-        if let Err(e) = crate::nec::tables::ampacity_row(s, c.material) {
-            problems.push(format!("conductor_size: {e}"));
-        }
-    }
-    err_list(problems)?;
-    circuit_electrical(&panel.spec, c)?;
-    let circuits: Vec<&Circuit> = p.circuits_of(panel.id);
-    if let Some(why) = slot_conflict(&panel.spec, &circuits, c, ignore_id) {
-        return Err(ToolError::Conflict(format!(
-            "cannot place {}: {why}; next free circuit number: {}",
-            circuit_label(&panel.spec, c),
-            next_free_number(&panel.spec, &circuits, c.poles)
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| "none (panel full)".into())
-        )));
-    }
-    Ok(())
 }
 
 /// Lines describing a circuit's state in its panel (shared by the circuit previews).
@@ -1241,30 +999,6 @@ impl WriteTool for RemoveCircuit {
     }
 }
 
-fn check_service(s: &ServiceSpec) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    if !finite_in(s.voltage.0, 0.0, 1000.0) {
-        problems.push(format!(
-            "voltage must be above 0 and at most 1000 V, not {}",
-            s.voltage.0
-        ));
-    }
-    if !finite_in(s.rating.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "rating must be above 0 and at most 6000 A, not {}",
-            s.rating.0
-        ));
-    }
-    if let Some(k) = s.available_fault_ka {
-        if !finite_in(k, 0.0, 300.0) {
-            problems.push(format!(
-                "available_fault_ka must be above 0 and at most 300 kA, not {k}"
-            ));
-        }
-    }
-    err_list(problems)
-}
-
 fn describe_service(s: &ServiceSpec) -> String {
     format!(
         "{} V {}-phase, {} A{}",
@@ -1324,59 +1058,6 @@ impl WriteTool for SetService {
             },
         })
     }
-}
-
-fn check_feeder(p: &ProjectData, f: &FeederSpec) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    let name = f.name.trim();
-    if name.is_empty() || name.len() > 64 {
-        problems.push("name must be 1-64 characters".to_string());
-    }
-    if !finite_in(f.ocpd.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "ocpd must be above 0 and at most 6000 A, not {}",
-            f.ocpd.0
-        ));
-    }
-    if f.sets == 0 || f.sets > 20 {
-        problems.push(format!("sets must be 1-20, not {}", f.sets));
-    }
-    if let Some(l) = f.length {
-        if !finite_in(l.0, 0.0, 10_000.0) {
-            problems.push(format!(
-                "length must be above 0 and at most 10000 ft, not {}",
-                l.0
-            ));
-        }
-    }
-    if let Err(e) = crate::nec::tables::ampacity_row(f.conductor_size, f.material) {
-        problems.push(format!("conductor_size: {e}"));
-    }
-    err_list(problems)?;
-    if p.feeders
-        .iter()
-        .any(|x| x.spec.name.eq_ignore_ascii_case(name))
-    {
-        return Err(ToolError::Conflict(format!(
-            "project {} already has a feeder named {name}",
-            p.project.name
-        )));
-    }
-    for end in [&f.from, &f.to] {
-        if !known_source(p, end) {
-            return Err(ToolError::NotFound(format!(
-                "'{}' is not the service, a panel or a transformer of the project; equipment: {}",
-                end.trim(),
-                sources_list(p)
-            )));
-        }
-    }
-    if f.from.trim().eq_ignore_ascii_case(f.to.trim()) {
-        return Err(ToolError::InvalidArguments(
-            "a feeder must connect two different pieces of equipment".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Adds a feeder.
@@ -1486,59 +1167,6 @@ impl WriteTool for AddFeeder {
     }
 }
 
-fn check_transformer(p: &ProjectData, t: &TransformerSpec) -> Result<(), ToolError> {
-    let mut problems = Vec::new();
-    let name = t.name.trim();
-    if name.is_empty() || name.len() > 64 || is_service(name) {
-        problems.push("name must be 1-64 characters and not 'service'".to_string());
-    }
-    if !finite_in(t.kva, 0.0, 100_000.0) {
-        problems.push(format!(
-            "kva must be above 0 and at most 100000, not {}",
-            t.kva
-        ));
-    }
-    if !finite_in(t.primary_voltage.0, 0.0, 50_000.0) {
-        problems.push(format!(
-            "primary_voltage must be above 0, not {}",
-            t.primary_voltage.0
-        ));
-    }
-    if !finite_in(t.secondary_voltage.0, 0.0, 50_000.0) {
-        problems.push(format!(
-            "secondary_voltage must be above 0, not {}",
-            t.secondary_voltage.0
-        ));
-    }
-    if !(t.impedance_percent.is_finite() && (0.1..=30.0).contains(&t.impedance_percent)) {
-        problems.push(format!(
-            "impedance_percent must be 0.1-30, not {}",
-            t.impedance_percent
-        ));
-    }
-    err_list(problems)?;
-    if p.transformers
-        .iter()
-        .any(|x| x.spec.name.eq_ignore_ascii_case(name))
-        || p.panel_by_name(name).is_some()
-    {
-        return Err(ToolError::Conflict(format!(
-            "project {} already has equipment named {name}",
-            p.project.name
-        )));
-    }
-    if let Some(src) = &t.fed_from {
-        if !known_source(p, src) {
-            return Err(ToolError::NotFound(format!(
-                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
-                src.trim(),
-                sources_list(p)
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Adds a transformer.
 pub struct AddTransformer;
 
@@ -1605,35 +1233,5 @@ impl WriteTool for AddTransformer {
                 details,
             },
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nec::units::Watts;
-
-    #[test]
-    fn load_energy_uses_duty_cycle_and_quantity() {
-        let l = LoadItemSpec {
-            name: "fridge".into(),
-            watts: Watts(45.0),
-            hours_per_day: 24.0,
-            duty_cycle: 0.33,
-            quantity: 2,
-            notes: String::new(),
-        };
-        assert!((load_wh(&l) - 712.8).abs() < 1e-9);
-        assert!(check_load(&l).is_ok());
-        let bad = LoadItemSpec {
-            duty_cycle: 1.5,
-            hours_per_day: 30.0,
-            ..l
-        };
-        let err = check_load(&bad).unwrap_err().to_string();
-        assert!(
-            err.contains("duty_cycle") && err.contains("hours_per_day"),
-            "{err}"
-        );
     }
 }
