@@ -1,6 +1,7 @@
 //! Logs (tracing) and Prometheus metrics.
 //!
-//! Layer: foundation. Logs and metrics every layer may emit.
+//! Layer: foundation. Logs and metrics every layer may emit; it imports only `config`, and what
+//! it counts is named by the layer that owns the value (see [`ConfirmationOutcome`]).
 
 use std::sync::OnceLock;
 
@@ -169,23 +170,17 @@ pub fn render_metrics() -> String {
         .unwrap_or_else(|e| format!("# metrics unavailable: {e}\n"))
 }
 
+/// Something that may report how a proposed change was resolved (the core's effects do).
+/// Telemetry only counts; the layer that owns the value names the outcome.
+pub trait ConfirmationOutcome {
+    /// The outcome's metric label ("executed", "refused", ...), or `None` when this is not
+    /// the resolution of a proposed change.
+    fn confirmation_outcome(&self) -> Option<&'static str>;
+}
+
 /// Counts what an effect reports: how proposed changes were resolved.
-pub fn observe_effect(effect: &crate::core::Effect) {
-    use crate::core::{Effect, Outcome};
-    let outcome = match effect {
-        Effect::Resolved { outcome, .. } => match outcome {
-            Outcome::Executed => "executed",
-            Outcome::Failed => "failed",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Superseded => "superseded",
-            Outcome::Expired => "expired",
-            Outcome::Outdated => "outdated",
-            Outcome::AlreadyResolved => "already_resolved",
-        },
-        Effect::Refusal {
-            action_id: Some(_), ..
-        } => "refused",
-        _ => return,
-    };
-    metrics().confirmations.with_label_values(&[outcome]).inc();
+pub fn observe_effect(effect: &impl ConfirmationOutcome) {
+    if let Some(outcome) = effect.confirmation_outcome() {
+        metrics().confirmations.with_label_values(&[outcome]).inc();
+    }
 }

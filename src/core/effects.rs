@@ -157,3 +157,23 @@ impl EffectSink for CollectSink {
         }
     }
 }
+
+impl crate::telemetry::ConfirmationOutcome for Effect {
+    fn confirmation_outcome(&self) -> Option<&'static str> {
+        match self {
+            Effect::Resolved { outcome, .. } => Some(match outcome {
+                Outcome::Executed => "executed",
+                Outcome::Failed => "failed",
+                Outcome::Cancelled => "cancelled",
+                Outcome::Superseded => "superseded",
+                Outcome::Expired => "expired",
+                Outcome::Outdated => "outdated",
+                Outcome::AlreadyResolved => "already_resolved",
+            }),
+            Effect::Refusal {
+                action_id: Some(_), ..
+            } => Some("refused"),
+            _ => None,
+        }
+    }
+}

@@ -7,7 +7,6 @@
 pub mod addressing;
 pub mod agent;
 pub mod allow;
-pub mod attachment;
 pub mod commands;
 pub mod context;
 pub mod effects;
@@ -24,9 +23,12 @@ pub mod runner;
 pub mod session;
 pub mod summary;
 pub mod tool_router;
-pub mod turn_project;
-pub mod untrusted;
 pub mod window;
+
+// Moved under the core (tool results carry files and the turn's project read; the model's
+// view of untrusted text is the model layer's); their core paths stay valid.
+pub use crate::llm::untrusted;
+pub use crate::tools::{attachment, turn_project};
 
 pub use agent::{Agent, CoreError, Input, InputAction};
 pub use attachment::FileAttachment;

@@ -293,22 +293,34 @@ pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
 
+/// What the code in force of a place of work depends on: its site (location, permit date,
+/// override) and the edition it was created with. Projects implement it; the jurisdiction
+/// does not need to know what a project is.
+pub trait Sited {
+    /// Location, permit date and edition override.
+    fn site(&self) -> &Site;
+    /// The edition it was created with (the fallback).
+    fn created_edition(&self) -> Edition;
+}
+
 /// The code in force for a stored project today (or on its permit date). Falls back to the
 /// project's own edition, with the reason, if the shipped table could not be read.
-pub fn for_project(project: &crate::project::Project) -> CodeInForce {
+pub fn for_project(project: &impl Sited) -> CodeInForce {
+    let site = project.site();
+    let edition = project.created_edition();
     let today = today();
-    code_in_force(&project.site, project.edition, today).unwrap_or_else(|e| CodeInForce {
-        edition: Some(NecEdition::from(project.edition)),
-        tables: project.edition,
+    code_in_force(site, edition, today).unwrap_or_else(|e| CodeInForce {
+        edition: Some(NecEdition::from(edition)),
+        tables: edition,
         tables_match: true,
-        as_of: project.site.permit_date.unwrap_or(today),
-        permit_date: project.site.permit_date.is_some(),
-        location: project.site.location.clone(),
+        as_of: site.permit_date.unwrap_or(today),
+        permit_date: site.permit_date.is_some(),
+        location: site.location.clone(),
         basis: Basis::ProjectDefault,
         explanation: format!(
             "{} NEC, the edition the project was created with (the adoption table could not be \
              read: {e}).",
-            project.edition
+            edition
         ),
         amendments: None,
         cannot_check: None,

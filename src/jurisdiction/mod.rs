@@ -6,7 +6,8 @@
 //! date, override) and the table give its [`CodeInForce`]: the edition, why, and what Sparky
 //! cannot check when its tables do not cover that edition.
 //!
-//! Layer: domain engine. Imports `nec` and the project's site; never the store or the core.
+//! Layer: domain engine. Imports `nec` only; a project reaches it through [`Sited`], so it never
+//! imports `project`, the store or the core.
 
 pub mod adoption;
 pub mod changes;
@@ -17,5 +18,5 @@ pub mod site;
 
 pub use adoption::{adoptions, Adopted, Adoption, AdoptionError, Amendments, Source};
 pub use edition::NecEdition;
-pub use in_force::{code_in_force, for_project, today, Basis, CodeInForce};
+pub use in_force::{code_in_force, for_project, today, Basis, CodeInForce, Sited};
 pub use site::{Location, Site, SiteError};

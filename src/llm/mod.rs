@@ -323,5 +323,6 @@ pub mod resilient;
 pub mod sse;
 pub mod tls;
 mod transport;
+pub mod untrusted;
 
 pub use resilient::{build_provider, Resilient, RetryPolicy};

@@ -2,8 +2,15 @@
 //!
 //! `*Spec` structs are what a tool or an import proposes; the stored records add ids.
 //!
-//! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store: services
-//! that read or write projects live in `services`.
+//! What the project's data means lives here too: the shared analysis over its equipment
+//! ([`analysis`]: slots and phases, panel loading, the fault-current chain along the feeders,
+//! voltage-drop inputs, naming circuits the way people do), the rule checks of an inspection
+//! ([`inspection`]), what a change must satisfy ([`invariants`]) and the energy budget
+//! ([`energy`]). Each is a pure function of [`ProjectData`], failing with [`AnalysisError`].
+//!
+//! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store, `tools` or
+//! the core: services that read or write projects live in `services`, and the tools only call
+//! and render what is decided here.
 
 pub mod analysis;
 pub mod energy;
@@ -48,6 +55,15 @@ pub struct Project {
     /// Job-site location, permit date and edition override (which code applies).
     #[serde(default)]
     pub site: crate::jurisdiction::Site,
+}
+
+impl crate::jurisdiction::Sited for Project {
+    fn site(&self) -> &crate::jurisdiction::Site {
+        &self.site
+    }
+    fn created_edition(&self) -> Edition {
+        self.edition
+    }
 }
 
 /// A member's role in a project.

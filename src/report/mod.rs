@@ -5,8 +5,8 @@
 //! a preview in the chat, PDF through svg2pdf with the text kept as text (searchable) and the
 //! embedded font subset (`assets/fonts/`, never a system font).
 //!
-//! Layer: domain engine for documents. Imports `project`, `nec` and the analysis it shares
-//! with the tools; never the core or a platform.
+//! Layer: domain engine for documents. Imports `project` (the same analysis and inspection the
+//! tools call) and `nec`; never `tools`, the core or a platform.
 
 pub mod document;
 mod energy_budget;

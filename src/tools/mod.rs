@@ -6,8 +6,13 @@
 //! exactly that plan after a recorded Confirm. The type decides which a tool is.
 //!
 //! Layer: under the core. A tool imports the domain engines, `store` (through the views it is
-//! handed) and `domain`; it never imports `core` or a platform.
+//! handed) and `domain`; it never imports `core` or a platform. Rule: one file per tool (or per
+//! small family of tools), holding its schema, argument parsing, the call into the engine and
+//! the rendering of the result. What a calculation, check or invariant decides lives in `nec`
+//! (code rules over plain inputs) or `project` (rules over a project's equipment), never here,
+//! so the reports and the gate reach the same rule without going through a tool.
 
+pub mod attachment;
 pub mod changes;
 pub mod code_basis;
 pub mod code_in_force;
@@ -26,6 +31,7 @@ pub mod report_tool;
 pub mod run_inspection;
 pub mod schema;
 pub mod search_tool;
+pub mod turn_project;
 pub mod utility;
 
 use std::sync::Arc;
@@ -137,8 +143,8 @@ pub struct ToolContext {
     /// each other.
     pub planned: Arc<Vec<Change>>,
     /// The turn's one read of the bound project, shared with its model requests (see
-    /// [`crate::core::turn_project`]); `None` reads it anew on every call.
-    pub turn_project: Option<Arc<crate::core::turn_project::TurnProject>>,
+    /// [`turn_project`]); `None` reads it anew on every call.
+    pub turn_project: Option<Arc<turn_project::TurnProject>>,
 }
 
 impl ToolContext {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::core::session::Session;
+use crate::domain::session::Session;
 use crate::project::{MemberRole, Project, ProjectData, Workspace};
 use crate::store::{
     AuditRecord, Backend, Chunk, ChunkFilter, PendingAction, ScoredChunk, Store, StoreResult,

@@ -7,9 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::attachment::{attach, FileAttachment};
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
-use crate::core::attachment::{attach, FileAttachment};
 use crate::report::{self, Format, ReportError, ReportKind};
 
 /// Registers the report tool.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::code_basis::basis_json;
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError};
-use crate::core::untrusted;
+use crate::llm::untrusted;
 use crate::nec::units::Edition;
 use crate::rag::amendments::{amendment_sources, candidates_for, prefer_local};
 use crate::rag::search::{Retriever, SearchOptions};

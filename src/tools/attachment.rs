@@ -2,7 +2,7 @@
 //!
 //! A read tool puts the file into its JSON result under [`ATTACHMENT_KEY`] (base64). The core
 //! takes it out before the result is stored, audited or sent to the model, so the model and
-//! the history see only the file's name and size, and emits it as [`super::Effect::File`] for
+//! the history see only the file's name and size, and emits it as [`crate::core::Effect::File`] for
 //! the front end to upload.
 
 use base64::Engine;
