@@ -12,6 +12,7 @@ pub mod commands;
 pub mod context;
 pub mod effects;
 pub mod gate;
+pub mod history;
 pub mod inbound;
 pub mod inflight;
 pub mod lease;

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{Duration, Utc};
 use sparky::config::ConfirmPolicy;
 use sparky::core::session::SessionKey;
+use sparky::core::history::new_message;
 use sparky::llm::{ChatMessage, ToolCall, ToolResult};
 use sparky::nec::units::{
     Amps, ConductorSize, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
@@ -383,17 +384,17 @@ pub fn circuit(number: i32) -> CircuitSpec {
 
 /// A user message.
 pub fn user_msg(text: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::user(text),
-        author: Some("U1".to_string()),
-        event_id: Some(format!("ev-{text}")),
-    }
+    new_message(
+        &ChatMessage::user(text),
+        Some("U1".to_string()),
+        Some(format!("ev-{text}")),
+    )
 }
 
 /// An assistant turn that calls one tool.
 pub fn tool_call_msg(call_id: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::Assistant {
+    new_message(
+        &ChatMessage::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall {
                 id: call_id.to_string(),
@@ -403,15 +404,15 @@ pub fn tool_call_msg(call_id: &str) -> NewMessage {
             }],
             thought_signature: None,
         },
-        author: None,
-        event_id: None,
-    }
+        None,
+        None,
+    )
 }
 
 /// The results message for one call.
 pub fn tool_result_msg(call_id: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::Tool {
+    new_message(
+        &ChatMessage::Tool {
             results: vec![ToolResult {
                 call_id: call_id.to_string(),
                 name: "add_circuit".to_string(),
@@ -419,9 +420,9 @@ pub fn tool_result_msg(call_id: &str) -> NewMessage {
                 is_error: false,
             }],
         },
-        author: None,
-        event_id: None,
-    }
+        None,
+        None,
+    )
 }
 
 /// A pending action for `session_id` expiring in a day.
@@ -439,13 +440,15 @@ pub fn new_pending(id: &str, session_id: i64) -> NewPendingAction {
             name: "add_circuit".to_string(),
             arguments: r#"{"panel":"LP-1","number":12}"#.to_string(),
             thought_signature: None,
-        }],
+        }
+        .into()],
         prior_results: vec![ToolResult {
             call_id: "call_0".to_string(),
             name: "describe_panel".to_string(),
             content: serde_json::json!({"panel": "LP-1"}),
             is_error: false,
-        }],
+        }
+        .into()],
         items: vec![ActionItem {
             call_id: "call_1".to_string(),
             tool: "add_circuit".to_string(),
