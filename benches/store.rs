@@ -88,11 +88,7 @@ fn message(i: usize) -> NewMessage {
             thought_signature: None,
         }
     };
-    sparky::core::history::new_message(
-        &message,
-        Some("U123".to_string()),
-        Some(format!("Ev{i}")),
-    )
+    sparky::core::history::new_message(&message, Some("U123".to_string()), Some(format!("Ev{i}")))
 }
 
 fn pending(id: String, session_id: i64) -> NewPendingAction {

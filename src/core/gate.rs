@@ -186,7 +186,10 @@ impl Agent {
                 policy,
                 requester: user.to_string(),
             },
-            calls: writes.iter().map(|w| ToolCallRecord::from(&w.call)).collect(),
+            calls: writes
+                .iter()
+                .map(|w| ToolCallRecord::from(&w.call))
+                .collect(),
             prior_results: prior_results.into_iter().map(Into::into).collect(),
             items: writes
                 .into_iter()

@@ -5,8 +5,8 @@
 
 use futures::StreamExt;
 
-use crate::llm::{ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent};
 use super::history::PastMessage;
+use crate::llm::{ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent};
 
 /// The summary request's system prompt; the first line also tells it apart in logs.
 pub const PROMPT: &str = "Summarise the earlier part of a conversation for your own later use.\n\

@@ -13,9 +13,9 @@ use serde::Serialize;
 use sqlx::types::Json;
 
 use super::{PendingState, StoreError, StoreResult};
+use crate::domain::message::MessageRecord;
 use crate::domain::policy::ConfirmPolicy;
 use crate::domain::session::{Mode, Session, SessionKey};
-use crate::domain::message::MessageRecord;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };

@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::policy::ConfirmPolicy;
 use crate::domain::message::{MessageRecord, ToolCallRecord, ToolResultRecord};
+use crate::domain::policy::ConfirmPolicy;
 use crate::project::plan::{Change, ItemPlan, Written};
 use crate::project::ProjectData;
 

@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{Duration, Utc};
 use sparky::config::ConfirmPolicy;
-use sparky::core::session::SessionKey;
 use sparky::core::history::new_message;
+use sparky::core::session::SessionKey;
 use sparky::llm::{ChatMessage, ToolCall, ToolResult};
 use sparky::nec::units::{
     Amps, ConductorSize, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
@@ -242,6 +242,34 @@ impl TestDb {
                 let mut conn = pg.options.connect().await.expect("connect to postgres");
                 conn.execute(sql).await.expect("raw sql");
                 let _ = conn.close().await;
+            }
+        }
+    }
+
+    /// Runs a raw query on a connection of its own and returns its first column as text.
+    pub async fn fetch_text(&self, sql: &str) -> Vec<String> {
+        match &self.inner.location {
+            Location::Sqlite { path, .. } => {
+                let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(path)
+                    .connect()
+                    .await
+                    .expect("connect to sqlite file");
+                let rows: Vec<String> = sqlx::query_scalar(sql)
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("raw query");
+                let _ = conn.close().await;
+                rows
+            }
+            Location::Postgres(pg) => {
+                let mut conn = pg.options.connect().await.expect("connect to postgres");
+                let rows: Vec<String> = sqlx::query_scalar(sql)
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("raw query");
+                let _ = conn.close().await;
+                rows
             }
         }
     }
