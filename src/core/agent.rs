@@ -200,7 +200,13 @@ impl Agent {
         &self.ledger
     }
 
-    /// The store this agent writes to.
+    /// Where confirmation cards are shown, for the adapters that post and close them.
+    pub fn confirmation_cards(&self) -> super::cards::ConfirmationCards {
+        super::cards::ConfirmationCards::new(self.store.clone())
+    }
+
+    /// The store this agent writes to (for the application and the command line; adapters
+    /// go through the operations above).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }

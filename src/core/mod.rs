@@ -8,6 +8,7 @@ pub mod addressing;
 pub mod agent;
 pub mod allow;
 pub mod attachment;
+pub mod cards;
 pub mod commands;
 pub mod context;
 pub mod effects;
@@ -31,6 +32,7 @@ pub mod window;
 
 pub use agent::{Agent, CoreError, Input, InputAction};
 pub use attachment::FileAttachment;
+pub use cards::ConfirmationCards;
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};
 pub use inbound::{FileIntake, FileRef};
 pub use mention::UserRef;
