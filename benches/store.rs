@@ -88,11 +88,7 @@ fn message(i: usize) -> NewMessage {
             thought_signature: None,
         }
     };
-    NewMessage {
-        message,
-        author: Some("U123".to_string()),
-        event_id: Some(format!("Ev{i}")),
-    }
+    sparky::core::history::new_message(&message, Some("U123".to_string()), Some(format!("Ev{i}")))
 }
 
 fn pending(id: String, session_id: i64) -> NewPendingAction {
@@ -109,7 +105,8 @@ fn pending(id: String, session_id: i64) -> NewPendingAction {
             name: "add_circuit".to_string(),
             arguments: r#"{"panel":"LP-1","number":12}"#.to_string(),
             thought_signature: None,
-        }],
+        }
+        .into()],
         prior_results: Vec::new(),
         items: vec![ActionItem {
             call_id: "call_1".to_string(),

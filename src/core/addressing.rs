@@ -13,6 +13,7 @@
 //! Adapters say where a message arrived and whether it mentions the bot; the core decides.
 
 use super::session::SessionKey;
+use super::Agent;
 use crate::store::Store;
 
 /// Where a message arrived.
@@ -30,6 +31,14 @@ pub enum Place {
         /// Whether Sparky started the thread (its own threads are its conversations).
         started_by_sparky: bool,
     },
+}
+
+impl Agent {
+    /// Whether the message at `place` in the thread `key` belongs to a conversation with
+    /// Sparky ([`belongs`] on the agent's store).
+    pub async fn belongs(&self, key: &SessionKey, place: Place, mentioned: bool) -> bool {
+        belongs(self.store.as_ref(), key, place, mentioned).await
+    }
 }
 
 /// Whether the message at `place` in the thread `key` belongs to a conversation with Sparky.

@@ -200,7 +200,13 @@ impl Agent {
         &self.ledger
     }
 
-    /// The store this agent writes to.
+    /// Where confirmation cards are shown, for the adapters that post and close them.
+    pub fn confirmation_cards(&self) -> super::cards::ConfirmationCards {
+        super::cards::ConfirmationCards::new(self.store.clone())
+    }
+
+    /// The store this agent writes to (for the application and the command line; adapters
+    /// go through the operations above).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
@@ -528,11 +534,7 @@ impl Agent {
         self.store
             .append_message(
                 session_id,
-                &NewMessage {
-                    message,
-                    author: author.map(str::to_string),
-                    event_id,
-                },
+                &super::history::new_message(&message, author.map(str::to_string), event_id),
             )
             .await?;
         Ok(())
@@ -663,15 +665,15 @@ impl Agent {
             // A step's writes (this message, the tool results, their audit rows) are stored
             // together once its tools ran: one round trip, and a step cut short leaves no call
             // without its results.
-            let assistant = NewMessage {
-                message: ChatMessage::Assistant {
+            let assistant = super::history::new_message(
+                &ChatMessage::Assistant {
                     text: turn.text.clone(),
                     tool_calls: turn.calls.clone(),
                     thought_signature: turn.signature.clone(),
                 },
-                author: None,
-                event_id: None,
-            };
+                None,
+                None,
+            );
             if turn.calls.is_empty() {
                 // Stored with the turn's audit row, then shown.
                 answer = Some((assistant, turn.text));
@@ -803,11 +805,8 @@ impl Agent {
                 })
                 .await;
             }
-            let tool_results = NewMessage {
-                message: ChatMessage::Tool { results },
-                author: None,
-                event_id: None,
-            };
+            let tool_results =
+                super::history::new_message(&ChatMessage::Tool { results }, None, None);
             self.store
                 .append_turn_step(session.id, &[assistant, tool_results], &audits)
                 .await?;

@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::mention::UserRef;
-use crate::store::ActionItem;
+/// One item of a confirmation card: the pending action's item as stored, which adapters render.
+pub use crate::store::ActionItem;
 
 /// A source a final answer relied on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

@@ -24,11 +24,12 @@ use super::effects::{Effect, EffectSink, Outcome};
 use super::runner::RunFor;
 use super::session::Session;
 use crate::config::ConfirmPolicy;
+use crate::domain::message::ToolCallRecord;
 use crate::llm::{ChatMessage, ToolCall, ToolResult};
 use crate::project::MemberRole;
 use crate::store::{
     ActionItem, ActionOrigin, Applied, ApplyOutcome, ApplyRequest, AuditEntry, AuditKind,
-    ConfirmRule, Finish, NewMessage, NewPendingAction, PendingAction, PendingState, StoreError,
+    ConfirmRule, Finish, NewPendingAction, PendingAction, PendingState, StoreError,
 };
 use crate::tools::changes::{check_plan, item_result};
 use crate::tools::{ToolContext, ToolPlan};
@@ -185,8 +186,11 @@ impl Agent {
                 policy,
                 requester: user.to_string(),
             },
-            calls: writes.iter().map(|w| w.call.clone()).collect(),
-            prior_results,
+            calls: writes
+                .iter()
+                .map(|w| ToolCallRecord::from(&w.call))
+                .collect(),
+            prior_results: prior_results.into_iter().map(Into::into).collect(),
             items: writes
                 .into_iter()
                 .map(|w| ActionItem {
@@ -705,13 +709,13 @@ fn finish(
         "results": written.iter().map(|r| json!({"call_id": r.call_id, "tool": r.name, "is_error": r.is_error, "content": r.content})).collect::<Vec<_>>()
     });
     let message = (action.origin == ActionOrigin::Model).then(|| {
-        let mut results = action.prior_results.clone();
+        let mut results = prior_results(action);
         results.extend(written);
-        NewMessage {
-            message: ChatMessage::Tool { results },
-            author: Some(by.to_string()),
-            event_id: event_id.clone(),
-        }
+        super::history::new_message(
+            &ChatMessage::Tool { results },
+            Some(by.to_string()),
+            event_id.clone(),
+        )
     });
     Finish {
         outcome,
@@ -733,7 +737,7 @@ fn rejected_line(r: &ToolResult) -> String {
 /// Results for every call of an action: the read-only ones already computed, plus `note`
 /// for each write call.
 fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
-    let mut results = action.prior_results.clone();
+    let mut results = prior_results(action);
     results.extend(action.calls.iter().map(|c| ToolResult {
         call_id: c.id.clone(),
         name: c.name.clone(),
@@ -741,6 +745,16 @@ fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
         is_error: true,
     }));
     results
+}
+
+/// The results of the read-only calls of the action's turn, as the model is sent them.
+fn prior_results(action: &PendingAction) -> Vec<ToolResult> {
+    action
+        .prior_results
+        .iter()
+        .cloned()
+        .map(ToolResult::from)
+        .collect()
 }
 
 /// A late click (double click, redelivery, another replica): the outcome stays as the winner

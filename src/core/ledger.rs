@@ -76,6 +76,17 @@ impl Ledger {
         }
     }
 
+    /// Records the digest of a verified signed request (a platform's HTTP endpoint) under
+    /// `scope` for `window`; `false` when it was recorded less than `window` ago (a replay).
+    pub async fn claim_request(
+        &self,
+        scope: &str,
+        digest: &str,
+        window: Duration,
+    ) -> StoreResult<bool> {
+        self.store.claim_request(scope, digest, window).await
+    }
+
     /// Forgets ids older than the retention window, at most once per `min(retention, 1 h)`;
     /// returns how many were forgotten (0 when not due).
     pub async fn purge_if_due(&self) -> u64 {

@@ -7,10 +7,12 @@
 pub mod addressing;
 pub mod agent;
 pub mod allow;
+pub mod cards;
 pub mod commands;
 pub mod context;
 pub mod effects;
 pub mod gate;
+pub mod history;
 pub mod inbound;
 pub mod inflight;
 pub mod lease;
@@ -32,6 +34,7 @@ pub use crate::tools::{attachment, turn_project};
 
 pub use agent::{Agent, CoreError, Input, InputAction};
 pub use attachment::FileAttachment;
+pub use cards::ConfirmationCards;
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};
 pub use inbound::{FileIntake, FileRef};
 pub use mention::UserRef;

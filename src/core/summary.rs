@@ -5,8 +5,8 @@
 
 use futures::StreamExt;
 
+use super::history::PastMessage;
 use crate::llm::{ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent};
-use crate::store::StoredMessage;
 
 /// The summary request's system prompt; the first line also tells it apart in logs.
 pub const PROMPT: &str = "Summarise the earlier part of a conversation for your own later use.\n\
@@ -25,7 +25,7 @@ const RESULT_CHARS: usize = 1500;
 pub async fn summarise(
     provider: &dyn ChatProvider,
     previous: &str,
-    dropped: &[StoredMessage],
+    dropped: &[PastMessage],
 ) -> Result<String, LlmError> {
     let mut transcript = String::new();
     if !previous.trim().is_empty() {

@@ -7,7 +7,9 @@
 use std::collections::HashSet;
 
 use crate::llm::{ChatMessage, ToolResult};
-use crate::store::{Store, StoreResult, StoredMessage};
+use crate::store::{Store, StoreResult};
+
+use super::history::PastMessage;
 
 use super::session::Session;
 
@@ -41,9 +43,12 @@ pub async fn build_summarised(
     token_budget: usize,
     summariser: Option<&dyn crate::llm::ChatProvider>,
 ) -> StoreResult<Window> {
-    let stored = store
+    let stored: Vec<PastMessage> = store
         .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
-        .await?;
+        .await?
+        .into_iter()
+        .map(PastMessage::from)
+        .collect();
     let cut = window_start(&stored, token_budget);
     let mut summary = session.summary.clone();
     if cut > 0 {
@@ -71,7 +76,7 @@ pub async fn build_summarised(
 
 /// The messages, with each user message prefixed by its author when more than one person
 /// wrote in the thread, so the model can tell who said what.
-fn attributed(stored: &[StoredMessage]) -> Vec<ChatMessage> {
+fn attributed(stored: &[PastMessage]) -> Vec<ChatMessage> {
     let authors: HashSet<&str> = stored
         .iter()
         .filter(|m| matches!(m.message, ChatMessage::User { .. }))
@@ -89,7 +94,7 @@ fn attributed(stored: &[StoredMessage]) -> Vec<ChatMessage> {
 }
 
 /// Index of the first message kept: the newest messages within budget, starting at a user turn.
-fn window_start(stored: &[StoredMessage], budget: usize) -> usize {
+fn window_start(stored: &[PastMessage], budget: usize) -> usize {
     let mut used = 0usize;
     let mut start = stored.len();
     for (i, m) in stored.iter().enumerate().rev() {
@@ -123,7 +128,7 @@ fn clip(text: &str, max: usize) -> String {
 }
 
 /// Extractive summary: what was asked and answered, kept short; oldest lines drop first.
-fn fold_summary(previous: &str, dropped: &[StoredMessage]) -> String {
+fn fold_summary(previous: &str, dropped: &[PastMessage]) -> String {
     let mut lines: Vec<String> = previous.lines().map(str::to_string).collect();
     for m in dropped {
         match &m.message {
@@ -301,16 +306,12 @@ fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
 mod tests {
     use super::*;
     use crate::llm::ToolCall;
-    use chrono::Utc;
 
-    fn stored(id: i64, message: ChatMessage) -> StoredMessage {
-        StoredMessage {
+    fn stored(id: i64, message: ChatMessage) -> PastMessage {
+        PastMessage {
             id,
-            session_id: 1,
-            tokens: message.estimated_tokens() as i64,
             message,
             author: None,
-            created_at: Utc::now(),
         }
     }
 

@@ -319,6 +319,7 @@ pub trait ChatProvider: Send + Sync {
 pub mod errors;
 pub mod gemini;
 pub mod openai;
+pub mod record;
 pub mod resilient;
 pub mod sse;
 pub mod tls;

@@ -25,7 +25,7 @@ pub type RecoverySinks = dyn Fn(&SessionKey) -> Option<Box<dyn EffectSink>> + Se
 
 /// The [`RecoverySinks`] of the configured platforms.
 pub fn recovery_sinks(agent: &Arc<Agent>, config: &Config) -> Box<RecoverySinks> {
-    let store = agent.store().clone();
+    let cards = agent.confirmation_cards();
     let slack = match (&config.secrets.slack_bot_token, config.slack.enabled) {
         (Some(token), true) => Some((
             Arc::new(slack::SlackApi::new(
@@ -58,12 +58,12 @@ pub fn recovery_sinks(agent: &Arc<Agent>, config: &Config) -> Box<RecoverySinks>
                     std::time::Duration::from_millis(cfg.edit_interval_ms),
                     &cfg.working_reaction,
                 );
-                Some(Box::new(SurfaceSink::new(thread, store.clone())))
+                Some(Box::new(SurfaceSink::new(thread, cards.clone())))
             }
             discord::PLATFORM => {
                 let rest = discord.as_ref()?;
                 let surface = discord::surface::ThreadSurface::new(rest.clone(), &key.thread, None);
-                Some(Box::new(SurfaceSink::new(surface, store.clone())))
+                Some(Box::new(SurfaceSink::new(surface, cards.clone())))
             }
             _ => None,
         }

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::core::effects::ActionItem;
 use crate::core::{Citation, Effect, Outcome, UserRef};
-use crate::store::ActionItem;
 
 /// Button id prefix for Confirm.
 pub const CONFIRM_PREFIX: &str = "sparky:confirm:";

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use axum::http::StatusCode;
 
-use crate::store::Store;
+use crate::core::ledger::Ledger;
 
 /// Names a signed request by what its signature covers (timestamp and body), so that other
 /// encodings of the same signature (hex case, for one) name the same request.
@@ -26,14 +26,14 @@ pub fn request_digest(timestamp: &str, body: &[u8]) -> String {
 /// timestamp may be from now either way, so a request stays acceptable for twice that long
 /// after it was first seen, and is remembered that long.
 pub async fn refuse_replays(
-    store: &dyn Store,
+    ledger: &Ledger,
     scope: &str,
     timestamp: &str,
     body: &[u8],
     max_age: Duration,
 ) -> Result<(), (StatusCode, &'static str)> {
     let digest = request_digest(timestamp, body);
-    match store
+    match ledger
         .claim_request(scope, &digest, max_age.saturating_mul(2))
         .await
     {

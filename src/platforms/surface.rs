@@ -6,7 +6,6 @@
 //! any replica can close them), calls retried by the clients as the outbound policy allows,
 //! so no message is lost.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -16,8 +15,7 @@ use super::render::{
     citations_line, confirmation_view, outcome_line, split_message, tool_output_text,
     ConfirmationView, EditPacer,
 };
-use crate::core::{Effect, EffectSink, FileAttachment, Outcome};
-use crate::store::Store;
+use crate::core::{ConfirmationCards, Effect, EffectSink, FileAttachment, Outcome};
 
 /// A platform call that failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -102,17 +100,17 @@ struct StreamState {
 /// Renders effects onto a [`ChatSurface`].
 pub struct SurfaceSink<S: ChatSurface> {
     surface: S,
-    store: Arc<dyn Store>,
+    cards: ConfirmationCards,
     state: Mutex<StreamState>,
 }
 
 impl<S: ChatSurface> SurfaceSink<S> {
     /// A sink for one input's effects.
-    pub fn new(surface: S, store: Arc<dyn Store>) -> Self {
+    pub fn new(surface: S, cards: ConfirmationCards) -> Self {
         let interval = surface.edit_interval();
         Self {
             surface,
-            store,
+            cards,
             state: Mutex::new(StreamState {
                 pacer: EditPacer::new(interval),
                 messages: Vec::new(),
@@ -215,7 +213,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 })
                 .await
                 {
-                    if let Err(e) = self.store.set_pending_message_ref(&action_id, &msg).await {
+                    if let Err(e) = self.cards.remember(&action_id, &msg).await {
                         tracing::error!(error = %e, "could not remember the confirmation message");
                     }
                 }
@@ -233,11 +231,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 details,
             } => {
                 let line = outcome_line(outcome, by.as_ref());
-                let message = match self.store.pending(&action_id).await {
-                    Ok(Some(a)) => a.message_ref,
-                    _ => None,
-                };
-                match message {
+                match self.cards.shown_in(&action_id).await {
                     Some(m) => {
                         let _ = logged(self.surface.platform(), "close confirmation", || {
                             self.surface.close_confirmation(&m, &line, &details)

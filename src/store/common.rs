@@ -13,9 +13,9 @@ use serde::Serialize;
 use sqlx::types::Json;
 
 use super::{PendingState, StoreError, StoreResult};
+use crate::domain::message::MessageRecord;
 use crate::domain::policy::ConfirmPolicy;
 use crate::domain::session::{Mode, Session, SessionKey};
-use crate::llm::ChatMessage;
 use crate::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts, Watts,
 };
@@ -280,12 +280,8 @@ fn policy_from_db(v: Option<String>) -> StoreResult<Option<ConfirmPolicy>> {
 }
 
 /// Role column value of a message.
-pub(crate) fn message_role(m: &ChatMessage) -> &'static str {
-    match m {
-        ChatMessage::User { .. } => "user",
-        ChatMessage::Assistant { .. } => "assistant",
-        ChatMessage::Tool { .. } => "tool",
-    }
+pub(crate) fn message_role(m: &MessageRecord) -> &'static str {
+    m.role()
 }
 
 // ----- rows -----

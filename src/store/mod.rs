@@ -5,8 +5,8 @@
 //! Layer: the bottom, with the domain engines. The store imports `domain` and the records of
 //! the domain engines it stores (`project`, `nec`, `jurisdiction`); never `core`, `tools`,
 //! `config` or a platform. One trait per stored aggregate, each in its own file; [`Store`] is
-//! their sum. (History and pending-action rows still carry `llm`'s message types: the one
-//! back-edge left here.)
+//! their sum. History and pending-action rows hold [`crate::domain::message`] records, in
+//! their own versioned format (docs/message-format.md), never a model provider's types.
 
 mod apply;
 mod audit;

@@ -3,16 +3,18 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::message::{MessageRecord, ToolCallRecord, ToolResultRecord};
 use crate::domain::policy::ConfirmPolicy;
-use crate::llm::{ChatMessage, ToolCall, ToolResult};
 use crate::project::plan::{Change, ItemPlan, Written};
 use crate::project::ProjectData;
 
 /// A message to append to a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMessage {
-    /// The message in provider-neutral form.
-    pub message: ChatMessage,
+    /// The message as stored (docs/message-format.md).
+    pub message: MessageRecord,
+    /// Estimated tokens of the message as the model was sent it (pictures included).
+    pub tokens: i64,
     /// Platform user id of the author, for user messages.
     pub author: Option<String>,
     /// Platform event id that produced it, if any.
@@ -26,8 +28,8 @@ pub struct StoredMessage {
     pub id: i64,
     /// Owning session.
     pub session_id: i64,
-    /// The message.
-    pub message: ChatMessage,
+    /// The message as stored.
+    pub message: MessageRecord,
     /// Author of a user message.
     pub author: Option<String>,
     /// Estimated tokens.
@@ -156,9 +158,9 @@ pub struct NewPendingAction {
     /// Who may confirm.
     pub rule: ConfirmRule,
     /// The write calls awaiting confirmation.
-    pub calls: Vec<ToolCall>,
+    pub calls: Vec<ToolCallRecord>,
     /// Results already computed for the read-only calls of the same model turn.
-    pub prior_results: Vec<ToolResult>,
+    pub prior_results: Vec<ToolResultRecord>,
     /// What the person sees.
     pub items: Vec<ActionItem>,
     /// Creation time.
@@ -185,9 +187,9 @@ pub struct PendingAction {
     /// Who may confirm.
     pub rule: ConfirmRule,
     /// The write calls.
-    pub calls: Vec<ToolCall>,
+    pub calls: Vec<ToolCallRecord>,
     /// Results of the read-only calls of the same turn.
-    pub prior_results: Vec<ToolResult>,
+    pub prior_results: Vec<ToolResultRecord>,
     /// What the person sees.
     pub items: Vec<ActionItem>,
     /// Creation time.

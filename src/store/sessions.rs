@@ -71,7 +71,7 @@ macro_rules! impl_sessions {
                     .bind(db_json(&message.message)?)
                     .bind(clean_opt(&message.author))
                     .bind(clean_opt(&message.event_id))
-                    .bind(i64::try_from(message.message.estimated_tokens()).unwrap_or(i64::MAX))
+                    .bind(message.tokens)
                     .bind(now()))
                 }
             }

@@ -7,10 +7,6 @@ use sqlx::{Postgres, QueryBuilder, Sqlite};
 use super::common::{clean_opt, db, db_json, message_role, micros, now, violation};
 use super::{AuditEntry, NewMessage, PostgresStore, SqliteStore, StoreResult};
 
-fn tokens(m: &NewMessage) -> i64 {
-    i64::try_from(m.message.estimated_tokens()).unwrap_or(i64::MAX)
-}
-
 fn missing(session_id: i64) -> Option<String> {
     Some(format!("session {session_id} does not exist"))
 }
@@ -32,7 +28,7 @@ macro_rules! push_messages {
                 .push_bind(content)
                 .push_bind(clean_opt(&m.author).map(|c| c.into_owned()))
                 .push_bind(clean_opt(&m.event_id).map(|c| c.into_owned()))
-                .push_bind(tokens(m))
+                .push_bind(m.tokens)
                 .push_bind(at);
         });
     }};

@@ -366,15 +366,15 @@ async fn an_expired_action_says_so_and_changes_nothing() {
     h.store
         .append_message(
             session.id,
-            &sparky::store::NewMessage {
-                message: sparky::llm::ChatMessage::Assistant {
+            &sparky::core::history::new_message(
+                &sparky::llm::ChatMessage::Assistant {
                     text: String::new(),
                     tool_calls: vec![call.clone()],
                     thought_signature: None,
                 },
-                author: None,
-                event_id: None,
-            },
+                None,
+                None,
+            ),
         )
         .await
         .unwrap();
@@ -386,7 +386,7 @@ async fn an_expired_action_says_so_and_changes_nothing() {
                 policy: sparky::config::ConfirmPolicy::Requester,
                 requester: "alice".into(),
             },
-            calls: vec![call],
+            calls: vec![call.into()],
             prior_results: vec![],
             items: vec![],
             created_at: past,
@@ -448,7 +448,7 @@ async fn stored_messages(h: &Harness) -> Vec<sparky::llm::ChatMessage> {
         .await
         .unwrap()
         .into_iter()
-        .map(|m| m.message)
+        .map(|m| m.message.into())
         .collect()
 }
 
@@ -586,11 +586,7 @@ async fn an_empty_model_turn_stored_earlier_is_not_sent_again() {
             h.store
                 .append_message(
                     session.id,
-                    &sparky::store::NewMessage {
-                        message,
-                        author: None,
-                        event_id: None,
-                    },
+                    &sparky::core::history::new_message(&message, None, None),
                 )
                 .await
                 .unwrap();

@@ -33,6 +33,7 @@ mod store_documents;
 mod store_equipment;
 mod store_inbox;
 mod store_ledger;
+mod store_message_format;
 mod store_pending;
 mod store_projects;
 mod store_schema;

@@ -313,7 +313,7 @@ async fn one_thread_serialises(db: Db) {
         .expect("history");
     let roles: Vec<String> = history
         .iter()
-        .map(|m| match &m.message {
+        .map(|m| match &ChatMessage::from(m.message.clone()) {
             ChatMessage::User { text, .. } => format!("user:{text}"),
             ChatMessage::Assistant { .. } => "assistant".into(),
             ChatMessage::Tool { .. } => "tool".into(),

@@ -159,11 +159,11 @@ async fn messages_round_trip_and_windows(db: TestDb) {
     let m4 = store
         .append_message(
             s.id,
-            &sparky::store::NewMessage {
-                message: ChatMessage::assistant("Done: circuit 12 added. ✅ «ünïcode»"),
-                author: None,
-                event_id: None,
-            },
+            &sparky::core::history::new_message(
+                &ChatMessage::assistant("Done: circuit 12 added. ✅ «ünïcode»"),
+                None,
+                None,
+            ),
         )
         .await
         .expect("m4");
@@ -173,7 +173,7 @@ async fn messages_round_trip_and_windows(db: TestDb) {
     assert_eq!(m1.message, user_msg("add a 20 A circuit to LP-1").message);
     assert_eq!(
         m1.tokens,
-        i64::try_from(m1.message.estimated_tokens()).expect("fits")
+        i64::try_from(ChatMessage::from(m1.message.clone()).estimated_tokens()).expect("fits")
     );
     assert!(m1.created_at > before);
 
@@ -275,7 +275,10 @@ async fn nul_characters_are_stored_safely(db: TestDb) {
         .append_message(s.id, &user_msg("bad\0byte"))
         .await
         .expect("append");
-    assert_eq!(m.message, ChatMessage::user("bad\u{FFFD}byte"));
+    assert_eq!(
+        ChatMessage::from(m.message.clone()),
+        ChatMessage::user("bad\u{FFFD}byte")
+    );
     let back = store.recent_messages(s.id, 0, 10).await.expect("read");
     assert_eq!(back, vec![m]);
 }

@@ -42,11 +42,8 @@ async fn a_step_is_stored_in_order_with_its_audit_rows(db: TestDb) {
         .await
         .expect("step");
     // Messages only, then audit rows only.
-    let answer = sparky::store::NewMessage {
-        message: sparky::llm::ChatMessage::assistant("3 %"),
-        author: None,
-        event_id: None,
-    };
+    let answer =
+        sparky::core::history::new_message(&sparky::llm::ChatMessage::assistant("3 %"), None, None);
     store
         .append_turn_step(s.id, std::slice::from_ref(&answer), &[])
         .await

@@ -260,7 +260,7 @@ async fn history(h: &Harness) -> Vec<ChatMessage> {
         .await
         .expect("messages")
         .into_iter()
-        .map(|m| m.message)
+        .map(|m| m.message.into())
         .collect()
 }
 

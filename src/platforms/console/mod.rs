@@ -11,8 +11,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::core::commands::{self, Command};
 use crate::core::session::{Mode, SessionKey};
-use crate::core::{Agent, Input, InputAction};
-use crate::store::StoreError;
+use crate::core::{Agent, CoreError, Input, InputAction};
 
 use render::{Format, Renderer};
 
@@ -37,7 +36,7 @@ pub fn session_key(thread: &str) -> SessionKey {
 }
 
 /// Runs the console until end of input or `/quit`.
-pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), StoreError> {
+pub async fn run(agent: Arc<Agent>, opts: ConsoleOptions) -> Result<(), CoreError> {
     let key = session_key(&opts.thread);
     let interactive = std::io::stdin().is_terminal() && !opts.json;
     let format = if opts.json {

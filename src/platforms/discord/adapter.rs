@@ -14,7 +14,7 @@ use super::rest::{ChannelInfo, Rest};
 use super::surface::{InteractionHandle, ThreadSurface, MAX_MESSAGE};
 use super::DiscordError;
 use crate::config::Config;
-use crate::core::addressing::{self, Place};
+use crate::core::addressing::Place;
 use crate::core::allow::AllowList;
 use crate::core::commands::{execute, Command, CommandOutput};
 use crate::core::inflight::InFlight;
@@ -179,7 +179,7 @@ impl Discord {
     async fn converse(&self, input: Input, surface: ThreadSurface) {
         let turn = async {
             surface.working().await;
-            let sink = SurfaceSink::new(surface, self.agent.store().clone());
+            let sink = SurfaceSink::new(surface, self.agent.confirmation_cards());
             if let Err(e) = self.agent.handle(input, &sink).await {
                 tracing::error!(error = %e, "Discord turn failed");
             }
@@ -234,7 +234,7 @@ impl Discord {
             let place = Place::Thread {
                 started_by_sparky: info.owner_id.as_deref() == Some(bot.as_str()),
             };
-            if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
+            if !self.agent.belongs(&key, place, mentioned).await {
                 return;
             }
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
@@ -247,7 +247,7 @@ impl Discord {
             mention_required: self.settings.require_mention,
         };
         let key = SessionKey::new(PLATFORM, &guild, &channel, msg.id.to_string());
-        if !addressing::belongs(self.agent.store().as_ref(), &key, place, mentioned).await {
+        if !self.agent.belongs(&key, place, mentioned).await {
             return;
         }
         let message = msg.id.to_string();
@@ -448,7 +448,7 @@ impl Discord {
                     let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
                     let sink = crate::platforms::surface::SurfaceSink::new(
                         surface,
-                        self.agent.store().clone(),
+                        self.agent.confirmation_cards(),
                     );
                     for file in files {
                         crate::core::EffectSink::emit(&sink, crate::core::Effect::File { file })

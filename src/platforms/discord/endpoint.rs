@@ -18,8 +18,8 @@ use serenity::all::Interaction;
 use serenity::interactions_endpoint::Verifier;
 
 use super::adapter::Discord;
+use crate::core::Agent;
 use crate::platforms::replay;
-use crate::store::Store;
 
 /// Ledger scope of Discord's signed requests.
 const REPLAY_SCOPE: &str = "discord:signed-request";
@@ -35,8 +35,8 @@ pub struct Endpoint {
     pub verifier: Verifier,
     /// Largest accepted difference between the signed timestamp and now.
     pub max_age: Duration,
-    /// Where verified requests are remembered to refuse replays.
-    pub store: Arc<dyn Store>,
+    /// The agent, whose ledger remembers verified requests to refuse replays.
+    pub agent: Arc<Agent>,
 }
 
 /// Parses a 64-digit hex public key.
@@ -82,7 +82,7 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
         _ => return unauthorized("stale or invalid request timestamp"),
     }
     if let Err(refusal) = replay::refuse_replays(
-        ep.store.as_ref(),
+        ep.agent.ledger(),
         REPLAY_SCOPE,
         timestamp,
         &body,

@@ -124,13 +124,12 @@ pub fn interactions_router(
     })?;
     let verifier = serenity::interactions_endpoint::Verifier::try_new(bytes)
         .map_err(|e| DiscordError::Setup(e.to_string()))?;
-    let store = agent.store().clone();
-    let discord = Arc::new(Discord::new(agent, config)?);
+    let discord = Arc::new(Discord::new(agent.clone(), config)?);
     Ok(endpoint::router(Arc::new(endpoint::Endpoint {
         discord,
         verifier,
         max_age: Duration::from_secs(config.discord.interactions_max_age_secs),
-        store,
+        agent,
     })))
 }
 

@@ -18,7 +18,6 @@ use super::{events, InFlight, Shared, SlackError};
 use crate::config::{Config, Secret};
 use crate::core::Agent;
 use crate::platforms::replay;
-use crate::store::Store;
 
 /// Ledger scope of Slack's signed requests.
 const REPLAY_SCOPE: &str = "slack:signed-request";
@@ -26,7 +25,6 @@ const REPLAY_SCOPE: &str = "slack:signed-request";
 struct HttpState {
     shared: Arc<Shared>,
     secret: Secret,
-    store: Arc<dyn Store>,
 }
 
 /// The Slack HTTP endpoint for `serve` to merge: `POST /slack/events`, `/slack/commands` and
@@ -45,14 +43,9 @@ pub fn events_service(
         .slack_signing_secret
         .clone()
         .ok_or_else(|| SlackError::Config("SLACK_SIGNING_SECRET is not set".into()))?;
-    let store = agent.store().clone();
     let shared = Shared::new(agent, config)?;
     let inflight = shared.inflight.clone();
-    let state = Arc::new(HttpState {
-        shared,
-        secret,
-        store,
-    });
+    let state = Arc::new(HttpState { shared, secret });
     let router = Router::new()
         .route("/slack/events", post(handle))
         .route("/slack/commands", post(handle))
@@ -84,7 +77,7 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
     // as X-Slack-Retry-Num cannot excuse a second copy of the same signed request.
     let max_age = std::time::Duration::from_secs(MAX_AGE_SECS.unsigned_abs());
     if let Err(refusal) = replay::refuse_replays(
-        st.store.as_ref(),
+        st.shared.agent.ledger(),
         REPLAY_SCOPE,
         timestamp.unwrap_or_default(),
         &body,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 
 use crate::config::{Config, SlackConfig};
-use crate::core::addressing::{self, Place};
+use crate::core::addressing::Place;
 use crate::core::commands::{self, Command};
 use crate::core::ledger::InputKind;
 use crate::core::session::SessionKey;
@@ -137,10 +137,7 @@ impl Shared {
                 let place = Place::Thread {
                     started_by_sparky: false,
                 };
-                if only_if_session
-                    && !addressing::belongs(self.agent.store().as_ref(), &input.key, place, false)
-                        .await
-                {
+                if only_if_session && !self.agent.belongs(&input.key, place, false).await {
                     return;
                 }
                 self.turn(input, target).await;
@@ -158,7 +155,7 @@ impl Shared {
             };
             thread = thread.with_streaming(recipient, self.streaming.clone());
         }
-        let sink = SurfaceSink::new(thread, self.agent.store().clone());
+        let sink = SurfaceSink::new(thread, self.agent.confirmation_cards());
         if let Err(e) = self.agent.handle(input, &sink).await {
             // Already shown to the user by the core.
             tracing::warn!(error = %e, "Slack turn ended with an error");
@@ -252,7 +249,7 @@ impl Shared {
     }
 
     async fn show(&self, target: ThreadTarget, effect: Effect) {
-        let sink = SurfaceSink::new(self.thread(target), self.agent.store().clone());
+        let sink = SurfaceSink::new(self.thread(target), self.agent.confirmation_cards());
         sink.emit(effect).await;
     }
 }

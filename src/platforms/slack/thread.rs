@@ -743,7 +743,7 @@ mod tests {
     fn confirmation_blocks_deserialize_and_carry_the_action() {
         let view = crate::platforms::render::confirmation_view(
             "act-1",
-            &[crate::store::ActionItem {
+            &[crate::core::effects::ActionItem {
                 call_id: "c1".into(),
                 args: serde_json::json!({}),
                 tool: "create_task".into(),

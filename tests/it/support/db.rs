@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{Duration, Utc};
 use sparky::config::ConfirmPolicy;
+use sparky::core::history::new_message;
 use sparky::core::session::SessionKey;
 use sparky::llm::{ChatMessage, ToolCall, ToolResult};
 use sparky::nec::units::{
@@ -245,6 +246,34 @@ impl TestDb {
         }
     }
 
+    /// Runs a raw query on a connection of its own and returns its first column as text.
+    pub async fn fetch_text(&self, sql: &str) -> Vec<String> {
+        match &self.inner.location {
+            Location::Sqlite { path, .. } => {
+                let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(path)
+                    .connect()
+                    .await
+                    .expect("connect to sqlite file");
+                let rows: Vec<String> = sqlx::query_scalar(sql)
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("raw query");
+                let _ = conn.close().await;
+                rows
+            }
+            Location::Postgres(pg) => {
+                let mut conn = pg.options.connect().await.expect("connect to postgres");
+                let rows: Vec<String> = sqlx::query_scalar(sql)
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("raw query");
+                let _ = conn.close().await;
+                rows
+            }
+        }
+    }
+
     fn remember(&self, s: Opened) {
         self.inner
             .opened
@@ -383,17 +412,17 @@ pub fn circuit(number: i32) -> CircuitSpec {
 
 /// A user message.
 pub fn user_msg(text: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::user(text),
-        author: Some("U1".to_string()),
-        event_id: Some(format!("ev-{text}")),
-    }
+    new_message(
+        &ChatMessage::user(text),
+        Some("U1".to_string()),
+        Some(format!("ev-{text}")),
+    )
 }
 
 /// An assistant turn that calls one tool.
 pub fn tool_call_msg(call_id: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::Assistant {
+    new_message(
+        &ChatMessage::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall {
                 id: call_id.to_string(),
@@ -403,15 +432,15 @@ pub fn tool_call_msg(call_id: &str) -> NewMessage {
             }],
             thought_signature: None,
         },
-        author: None,
-        event_id: None,
-    }
+        None,
+        None,
+    )
 }
 
 /// The results message for one call.
 pub fn tool_result_msg(call_id: &str) -> NewMessage {
-    NewMessage {
-        message: ChatMessage::Tool {
+    new_message(
+        &ChatMessage::Tool {
             results: vec![ToolResult {
                 call_id: call_id.to_string(),
                 name: "add_circuit".to_string(),
@@ -419,9 +448,9 @@ pub fn tool_result_msg(call_id: &str) -> NewMessage {
                 is_error: false,
             }],
         },
-        author: None,
-        event_id: None,
-    }
+        None,
+        None,
+    )
 }
 
 /// A pending action for `session_id` expiring in a day.
@@ -439,13 +468,15 @@ pub fn new_pending(id: &str, session_id: i64) -> NewPendingAction {
             name: "add_circuit".to_string(),
             arguments: r#"{"panel":"LP-1","number":12}"#.to_string(),
             thought_signature: None,
-        }],
+        }
+        .into()],
         prior_results: vec![ToolResult {
             call_id: "call_0".to_string(),
             name: "describe_panel".to_string(),
             content: serde_json::json!({"panel": "LP-1"}),
             is_error: false,
-        }],
+        }
+        .into()],
         items: vec![ActionItem {
             call_id: "call_1".to_string(),
             tool: "add_circuit".to_string(),

@@ -107,7 +107,7 @@ pub async fn apply(ctx: &Ctx, name: &str, args: Value, plan: ToolPlan) -> Result
                 policy: ConfirmPolicy::Requester,
                 requester: "tester".into(),
             },
-            calls: vec![call],
+            calls: vec![call.into()],
             prior_results: vec![],
             items: vec![ActionItem {
                 call_id: "call_1".into(),

@@ -1,0 +1,253 @@
+//! Persisted conversation messages: the history rows of a session and the tool calls and
+//! results kept with a pending action, in a format of their own.
+//!
+//! The format is versioned and independent of any model provider's types, so a change to
+//! how the model is spoken to never changes what is stored (docs/message-format.md shows
+//! each version):
+//!
+//! * v1, written before the format had a version: `{"role": "user" | "assistant" | "tool",
+//!   ...}` with no `v` field;
+//! * v2, written now: the same fields plus `"v": 2`.
+//!
+//! Both read. A row with a `v` newer than [`MESSAGE_FORMAT`] is refused with a clear error
+//! rather than misread.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The version of the message format this build writes.
+pub const MESSAGE_FORMAT: u32 = 2;
+
+/// A stored message of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageRecord {
+    /// A person's message. Pictures sent with it are not stored: the text carries a
+    /// placeholder naming each file.
+    User {
+        /// Text as typed (with the file placeholders).
+        text: String,
+    },
+    /// A model turn: text and/or tool calls.
+    Assistant {
+        /// Text content (empty when the turn only called tools).
+        text: String,
+        /// Tool calls of this turn, in order.
+        tool_calls: Vec<ToolCallRecord>,
+        /// Opaque provider signature attached to the text, kept to send back unchanged.
+        thought_signature: Option<String>,
+    },
+    /// Results for the tool calls of the preceding assistant message, one per call.
+    Tool {
+        /// Results in call order.
+        results: Vec<ToolResultRecord>,
+    },
+}
+
+impl MessageRecord {
+    /// The stored role name: `user`, `assistant` or `tool`.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::User { .. } => "user",
+            Self::Assistant { .. } => "assistant",
+            Self::Tool { .. } => "tool",
+        }
+    }
+}
+
+/// A stored tool call. Its field names are the stored format (v1 and v2 alike).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// Call id, echoed by its result.
+    pub id: String,
+    /// Tool name as the model wrote it.
+    pub name: String,
+    /// Arguments as the raw JSON text the model produced (possibly invalid JSON).
+    pub arguments: String,
+    /// Opaque provider signature attached to the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+}
+
+/// A stored tool result. Its field names are the stored format (v1 and v2 alike).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultRecord {
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// The tool name of that call.
+    pub name: String,
+    /// JSON result; errors are `{"error": "..."}` with `is_error` set.
+    pub content: serde_json::Value,
+    /// Whether the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// The fields of a message, the same in v1 and v2 (v2 adds only the version).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum Body {
+    User {
+        text: String,
+    },
+    Assistant {
+        #[serde(default)]
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRecord>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<String>,
+    },
+    Tool {
+        results: Vec<ToolResultRecord>,
+    },
+}
+
+/// A message as stored: its version (absent in v1 rows) and its fields.
+#[derive(Serialize, Deserialize)]
+struct Versioned {
+    #[serde(default = "v1")]
+    v: u32,
+    #[serde(flatten)]
+    body: Body,
+}
+
+fn v1() -> u32 {
+    1
+}
+
+impl Serialize for MessageRecord {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let body = match self.clone() {
+            Self::User { text } => Body::User { text },
+            Self::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            } => Body::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            },
+            Self::Tool { results } => Body::Tool { results },
+        };
+        Versioned {
+            v: MESSAGE_FORMAT,
+            body,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageRecord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = Versioned::deserialize(d)?;
+        if stored.v == 0 || stored.v > MESSAGE_FORMAT {
+            return Err(serde::de::Error::custom(format!(
+                "message format v{} is not one this version reads (v1 to v{MESSAGE_FORMAT})",
+                stored.v
+            )));
+        }
+        Ok(match stored.body {
+            Body::User { text } => Self::User { text },
+            Body::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            } => Self::Assistant {
+                text,
+                tool_calls,
+                thought_signature,
+            },
+            Body::Tool { results } => Self::Tool { results },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call() -> ToolCallRecord {
+        ToolCallRecord {
+            id: "call_1".into(),
+            name: "add_circuit".into(),
+            arguments: r#"{"panel":"LP-1"}"#.into(),
+            thought_signature: Some("sig==".into()),
+        }
+    }
+
+    #[test]
+    fn writes_v2_with_the_version_and_v1_fields() {
+        let m = MessageRecord::Assistant {
+            text: String::new(),
+            tool_calls: vec![call()],
+            thought_signature: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"v": 2, "role": "assistant", "text": "", "tool_calls": [
+                {"id": "call_1", "name": "add_circuit", "arguments": "{\"panel\":\"LP-1\"}",
+                 "thought_signature": "sig=="}
+            ]})
+        );
+        let u = MessageRecord::User { text: "hi".into() };
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"v": 2, "role": "user", "text": "hi"})
+        );
+    }
+
+    #[test]
+    fn reads_v1_rows_without_a_version() {
+        let rows = [
+            (
+                json!({"role": "user", "text": "photo [image: panel.jpg]"}),
+                MessageRecord::User {
+                    text: "photo [image: panel.jpg]".into(),
+                },
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": [{"id": "call_1", "name": "add_circuit",
+                       "arguments": "{\"panel\":\"LP-1\"}", "thought_signature": "sig=="}]}),
+                MessageRecord::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call()],
+                    thought_signature: None,
+                },
+            ),
+            (
+                json!({"role": "tool", "results": [{"call_id": "call_1", "name": "add_circuit",
+                       "content": {"ok": true}}]}),
+                MessageRecord::Tool {
+                    results: vec![ToolResultRecord {
+                        call_id: "call_1".into(),
+                        name: "add_circuit".into(),
+                        content: json!({"ok": true}),
+                        is_error: false,
+                    }],
+                },
+            ),
+        ];
+        for (row, want) in rows {
+            let got: MessageRecord = serde_json::from_value(row).unwrap();
+            assert_eq!(got, want);
+            // And the same message written now reads back equal.
+            let again: MessageRecord =
+                serde_json::from_value(serde_json::to_value(&got).unwrap()).unwrap();
+            assert_eq!(again, want);
+        }
+    }
+
+    #[test]
+    fn refuses_versions_it_does_not_know() {
+        for v in [0, 3, 99] {
+            let e = serde_json::from_value::<MessageRecord>(
+                json!({"v": v, "role": "user", "text": "x"}),
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains(&format!("v{v}")), "{e}");
+        }
+        assert!(serde_json::from_value::<MessageRecord>(json!({"role": "system"})).is_err());
+        assert!(serde_json::from_value::<MessageRecord>(json!({"text": "no role"})).is_err());
+    }
+}
