@@ -15,7 +15,8 @@
 //! Options: `--store sqlite|postgres|both`, `--base-url URL` (another server; by default the
 //! bench starts its own fake as a child process), `--turns N` (sequential turns timed, 300),
 //! `--sessions N` (1,000), `--rounds N` (turns per session, 5), `--connections N` (database
-//! pool, 10 as shipped), `--round-trips-only`.
+//! pool, 10 as shipped), `--round-trips-only`, `--trace-round-trips` (the round-trip pass only,
+//! printing what the client sent in each round trip).
 //!
 //! Sparky's own time is the turn's wall time minus the time the fake spent answering (it
 //! reports its busy time at `GET /stats`); with another server nothing is subtracted. Database
@@ -283,9 +284,112 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StatementCounter {
     }
 }
 
+/// What the client sent in each round trip, when the relay is asked to keep it: the message
+/// types of the Postgres frontend protocol, with the SQL of a `Parse` or `Query` and, for a
+/// `Bind`, the SQL of the statement it executes.
+type TripLog = Arc<std::sync::Mutex<Vec<Vec<String>>>>;
+
+/// Reads the frontend messages of one connection as they pass (best effort: a connection
+/// that switches to TLS is not read).
+#[derive(Default)]
+struct FrontendReader {
+    buf: Vec<u8>,
+    started: bool,
+    broken: bool,
+    /// Prepared statement name -> its SQL.
+    statements: std::collections::HashMap<String, String>,
+}
+
+fn cstr(b: &[u8]) -> (String, &[u8]) {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    (
+        String::from_utf8_lossy(&b[..end]).into_owned(),
+        b.get(end + 1..).unwrap_or(&[]),
+    )
+}
+
+fn short_sql(sql: &str) -> String {
+    let one: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.len() > 110 {
+        format!("{}...", &one[..one.char_indices().nth(110).map_or(one.len(), |(i, _)| i)])
+    } else {
+        one
+    }
+}
+
+impl FrontendReader {
+    /// Labels of the complete messages in `bytes` (and in what was left from before).
+    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.broken {
+            return out;
+        }
+        self.buf.extend_from_slice(bytes);
+        loop {
+            if !self.started {
+                if self.buf.len() < 8 {
+                    break;
+                }
+                let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+                let code = u32::from_be_bytes([self.buf[4], self.buf[5], self.buf[6], self.buf[7]]);
+                if self.buf.len() < len {
+                    break;
+                }
+                self.buf.drain(..len);
+                if code == 80_877_103 {
+                    out.push("SSLRequest".into());
+                } else {
+                    out.push("Startup".into());
+                    self.started = true;
+                }
+                continue;
+            }
+            if self.buf.len() < 5 {
+                break;
+            }
+            let tag = self.buf[0] as char;
+            let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
+            if len < 4 {
+                self.broken = true;
+                break;
+            }
+            if self.buf.len() < len + 1 {
+                break;
+            }
+            let body: Vec<u8> = self.buf[5..len + 1].to_vec();
+            self.buf.drain(..len + 1);
+            out.push(match tag {
+                'Q' => format!("Query[{}]", short_sql(&cstr(&body).0)),
+                'P' => {
+                    let (name, rest) = cstr(&body);
+                    let (sql, _) = cstr(rest);
+                    self.statements.insert(name, sql.clone());
+                    format!("Parse[{}]", short_sql(&sql))
+                }
+                'B' => {
+                    let (_, rest) = cstr(&body);
+                    let (name, _) = cstr(rest);
+                    let sql = self.statements.get(&name).map(String::as_str).unwrap_or("unnamed");
+                    format!("Bind[{}]", short_sql(sql))
+                }
+                'E' => "Execute".into(),
+                'D' => "Describe".into(),
+                'C' => "Close".into(),
+                'S' => "Sync".into(),
+                'H' => "Flush".into(),
+                'X' => "Terminate".into(),
+                'p' => "Password".into(),
+                other => format!("'{other}'"),
+            });
+        }
+        out
+    }
+}
+
 /// A TCP relay to Postgres that counts round trips: a client write that follows a server
-/// answer (or opens the connection) starts a new one.
-async fn counting_relay(upstream: SocketAddr, trips: Arc<AtomicU64>) -> SocketAddr {
+/// answer (or opens the connection) starts a new one. With `log`, what each round trip sent
+/// is kept too.
+async fn counting_relay(upstream: SocketAddr, trips: Arc<AtomicU64>, log: TripLog) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("relay bind");
@@ -293,6 +397,7 @@ async fn counting_relay(upstream: SocketAddr, trips: Arc<AtomicU64>) -> SocketAd
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let trips = trips.clone();
+            let log = log.clone();
             tokio::spawn(async move {
                 let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
                     return;
@@ -306,13 +411,22 @@ async fn counting_relay(upstream: SocketAddr, trips: Arc<AtomicU64>) -> SocketAd
                 let a = answered.clone();
                 let up = async move {
                     let mut buf = vec![0u8; 64 * 1024];
+                    let mut reader = FrontendReader::default();
                     loop {
                         let n = match cr.read(&mut buf).await {
                             Ok(0) | Err(_) => break,
                             Ok(n) => n,
                         };
-                        if a.swap(false, Ordering::AcqRel) {
-                            trips.fetch_add(1, Ordering::Relaxed);
+                        let sent = reader.feed(&buf[..n]);
+                        {
+                            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+                            if a.swap(false, Ordering::AcqRel) {
+                                trips.fetch_add(1, Ordering::Relaxed);
+                                log.push(Vec::new());
+                            }
+                            if let Some(last) = log.last_mut() {
+                                last.extend(sent);
+                            }
                         }
                         if sw.write_all(&buf[..n]).await.is_err() {
                             break;
@@ -350,6 +464,7 @@ struct Args {
     rounds: usize,
     connections: u32,
     round_trips_only: bool,
+    trace_round_trips: bool,
 }
 
 fn parse_args() -> Args {
@@ -361,6 +476,7 @@ fn parse_args() -> Args {
         rounds: 5,
         connections: 10,
         round_trips_only: false,
+        trace_round_trips: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -373,11 +489,32 @@ fn parse_args() -> Args {
             "--rounds" => args.rounds = value().parse().unwrap_or(args.rounds),
             "--connections" => args.connections = value().parse().unwrap_or(args.connections),
             "--round-trips-only" => args.round_trips_only = true,
+            "--trace-round-trips" => {
+                args.round_trips_only = true;
+                args.trace_round_trips = true;
+            }
             // `cargo bench` passes --bench; anything else is ignored too.
             _ => {}
         }
     }
     args
+}
+
+/// Prints what the counted turns sent, round trip by round trip, with how often each kind
+/// of round trip came per turn.
+fn print_trips(log: &TripLog, from: usize, turns: u64) {
+    let log = log.lock().unwrap_or_else(|e| e.into_inner());
+    let trips = &log[from.min(log.len())..];
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    for t in trips {
+        *kinds.entry(t.join(" + ")).or_default() += 1;
+    }
+    let mut kinds: Vec<(String, u64)> = kinds.into_iter().collect();
+    kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!("round trips of {turns} turns by what the client sent (per turn | message):");
+    for (k, n) in kinds {
+        println!("{:6.1} | {k}", n as f64 / turns as f64);
+    }
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -583,6 +720,7 @@ async fn bench_store(
     // Round trips per turn, in a pass of its own.
     {
         let trips = Arc::new(AtomicU64::new(0));
+        let trip_log: TripLog = Arc::default();
         let url = match &database_url {
             Some(url) => {
                 let (head, rest) = url.split_once("://").expect("database url");
@@ -593,7 +731,7 @@ async fn bench_store(
                     .expect("postgres address (host:port)")
                     .next()
                     .expect("postgres address");
-                let relay = counting_relay(upstream, trips.clone()).await;
+                let relay = counting_relay(upstream, trips.clone(), trip_log.clone()).await;
                 let at = if user.is_empty() { "" } else { "@" };
                 Some(format!("{head}://{user}{at}{relay}/{path}"))
             }
@@ -608,6 +746,7 @@ async fn bench_store(
         }
         let n = 10u64;
         let trips0 = trips.load(Ordering::Relaxed);
+        let logged0 = trip_log.lock().map_or(0, |l| l.len());
         statements.store(0, Ordering::Relaxed);
         counting.store(true, Ordering::Relaxed);
         for _ in 0..n {
@@ -618,6 +757,9 @@ async fn bench_store(
         if database_url.is_some() {
             let rt = (trips.load(Ordering::Relaxed) - trips0) as f64 / n as f64;
             println!("{label}: {rt:.1} database round trips per turn ({stmts:.1} statements)");
+            if args.trace_round_trips {
+                print_trips(&trip_log, logged0, n);
+            }
         } else {
             println!("{label}: {stmts:.1} statements per turn (no network: statements counted)");
         }

@@ -331,21 +331,21 @@ impl Agent {
         })
     }
 
-    /// Runs one admitted input: the caller holds its thread's lease. `session_id` is the
-    /// session it was queued in, when it was.
+    /// Runs one admitted input: the caller holds its thread's lease. `queued_in` is the
+    /// session it was queued in, when it was (read when the input was started).
     pub(super) async fn dispatch(
         &self,
         input: &Input,
-        session_id: Option<i64>,
+        queued_in: Option<Session>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => {
-                self.on_message(input, text, mode, &[], session_id, sink)
+                self.on_message(input, text, mode, &[], queued_in, sink)
                     .await
             }
             InputAction::MessageWithFiles { text, mode, files } => {
-                self.on_message(input, text, mode, &files, session_id, sink)
+                self.on_message(input, text, mode, &files, queued_in, sink)
                     .await
             }
             InputAction::Confirm { action_id } => {
@@ -363,25 +363,8 @@ impl Agent {
         key: &SessionKey,
         mode: Option<Mode>,
     ) -> Result<Session, CoreError> {
-        let bound = self
-            .store
-            .channel_project(&key.platform, &key.workspace, &key.channel)
-            .await?;
-        let mut session = self
-            .store
-            .open_session(key, mode.unwrap_or_default(), bound)
-            .await?;
-        if let Some(m) = mode {
-            if m != session.mode {
-                self.store.set_session_mode(session.id, m).await?;
-                session.mode = m;
-            }
-        }
-        if session.project_id.is_none() && bound.is_some() {
-            self.store.set_session_project(session.id, bound).await?;
-            session.project_id = bound;
-        }
-        Ok(session)
+        // Bound to the channel's project, with the mode applied: one statement on Postgres.
+        Ok(self.store.open_thread(key, mode).await?)
     }
 
     async fn on_message(
@@ -390,7 +373,7 @@ impl Agent {
         text: String,
         mode: Option<Mode>,
         files: &[super::inbound::FileRef],
-        session_id: Option<i64>,
+        queued_in: Option<Session>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         if let Err(message) = self.limiter.check(&input.key, &input.user) {
@@ -398,11 +381,8 @@ impl Agent {
             return Ok(());
         }
         // A queued input's session was opened (its mode and binding applied) when it was
-        // queued: one read instead of opening it again.
-        let queued_in = match session_id {
-            Some(id) => self.store.session(id).await?.filter(|s| s.key == input.key),
-            None => None,
-        };
+        // queued, and read again when the input started: no need to open it again.
+        let queued_in = queued_in.filter(|s| s.key == input.key);
         let session = match queued_in {
             Some(s) => s,
             None => self.open_session(&input.key, mode).await?,

@@ -28,7 +28,7 @@ use super::agent::{Agent, CoreError, Input, InputAction};
 use super::effects::{Effect, EffectSink};
 use super::session::Mode;
 use crate::config::AgentConfig;
-use crate::store::{NewQueuedInput, QueuedInput, Store};
+use crate::store::{LeaseTaken, NewQueuedInput, QueuedInput, Store};
 
 /// First wait of a waiter between attempts at the lease (waiters in this process are also
 /// woken at once when the holder releases it).
@@ -56,8 +56,9 @@ pub struct Admission {
 
 /// How a stint as lease holder ended.
 enum Served {
-    /// The waiter's own input is done (here or, earlier, by another holder).
-    Done,
+    /// The waiter's own input is done (here or, earlier, by another holder); `released` when
+    /// the lease was given up with it.
+    Done { released: bool },
     /// An older input of the thread belongs to a live waiter; let it go first.
     NotYet,
 }
@@ -125,21 +126,25 @@ impl Admission {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let at = Utc::now();
-            if self
+            // Taking the lease also reads the oldest input of the thread (one statement).
+            if let LeaseTaken::Taken { next } = self
                 .store
-                .take_lease(session_id, &owner, self.lease_until(), at)
+                .take_lease_and_next(session_id, &owner, self.lease_until(), at)
                 .await?
             {
                 let served = self
-                    .hold(agent, session_id, &owner, Some((&mine, &input)), sink)
+                    .hold(agent, session_id, &owner, Some((&mine, &input)), next, sink)
                     .await;
-                if let Err(e) = self.store.release_lease(session_id, &owner).await {
-                    // It lapses on its own after agent.lease_secs.
-                    tracing::warn!(error = %e, session_id, "could not release a thread's lease");
+                // Finishing our own input released the lease with the same statement.
+                if !matches!(served, Ok(Served::Done { released: true })) {
+                    if let Err(e) = self.store.release_lease(session_id, &owner).await {
+                        // It lapses on its own after agent.lease_secs.
+                        tracing::warn!(error = %e, session_id, "could not release a thread's lease");
+                    }
                 }
                 waker.notify().notify_waiters();
                 match served? {
-                    Served::Done => return Ok(()),
+                    Served::Done { .. } => return Ok(()),
                     Served::NotYet => {
                         // Our own wake-up is for the others: wait for the next one.
                         notified.set(waker.notify().notified());
@@ -216,17 +221,24 @@ impl Admission {
         }
     }
 
-    /// Works as the thread's lease holder, renewing the lease until the work ends.
+    /// Works as the thread's lease holder, renewing the lease until the work ends. `first` is
+    /// the oldest input, read when the lease was taken.
     async fn hold(
         &self,
         agent: &Agent,
         session_id: i64,
         owner: &str,
         mine: Option<(&QueuedInput, &Input)>,
+        first: Option<QueuedInput>,
         sink: &dyn EffectSink,
     ) -> Result<Served, CoreError> {
+        let drain = Drain {
+            session_id,
+            owner,
+            first: Some(first),
+        };
         tokio::select! {
-            served = self.drain(agent, session_id, mine, None, sink) => served,
+            served = self.drain(agent, drain, mine, None, sink) => served,
             () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
         }
     }
@@ -239,8 +251,13 @@ impl Admission {
         key: &crate::core::session::SessionKey,
         sink: &dyn EffectSink,
     ) -> Result<Served, CoreError> {
+        let drain = Drain {
+            session_id,
+            owner,
+            first: None,
+        };
         tokio::select! {
-            served = self.drain(agent, session_id, None, Some(key), sink) => served,
+            served = self.drain(agent, drain, None, Some(key), sink) => served,
             () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
         }
     }
@@ -270,20 +287,24 @@ impl Admission {
     async fn drain(
         &self,
         agent: &Agent,
-        session_id: i64,
+        mut at: Drain<'_>,
         mine: Option<(&QueuedInput, &Input)>,
         key: Option<&crate::core::session::SessionKey>,
         sink: &dyn EffectSink,
     ) -> Result<Served, CoreError> {
+        let session_id = at.session_id;
         loop {
-            let next = self.store.next_input(session_id).await?;
+            let next = match at.first.take() {
+                Some(first) => first,
+                None => self.store.next_input(session_id).await?,
+            };
             let Some(next) = next else {
-                return Ok(Served::Done);
+                return Ok(Served::Done { released: false });
             };
             if let Some((m, _)) = mine {
                 if next.id > m.id {
                     // Ours is no longer queued: another holder answered it.
-                    return Ok(Served::Done);
+                    return Ok(Served::Done { released: false });
                 }
             }
             if next.running {
@@ -293,8 +314,11 @@ impl Admission {
             }
             match mine {
                 Some((m, input)) if m.id == next.id => {
-                    self.run(agent, &next, input.clone(), sink).await?;
-                    return Ok(Served::Done);
+                    // Our own input is the last one we serve: finishing it gives the lease up.
+                    let released = self
+                        .run(agent, &next, input.clone(), Some(at.owner), sink)
+                        .await?;
+                    return Ok(Served::Done { released });
                 }
                 _ => {}
             }
@@ -321,7 +345,7 @@ impl Admission {
                 session_id,
                 "answering an input whose process stopped"
             );
-            if let Err(e) = self.run(agent, &next, adopted, sink).await {
+            if let Err(e) = self.run(agent, &next, adopted, None, sink).await {
                 tracing::error!(error = %e, id = next.id, "an adopted input failed");
                 sink.emit(Effect::Error {
                     message: format!(
@@ -361,28 +385,38 @@ impl Admission {
         Ok(())
     }
 
-    /// Runs one input within the process's turn limit.
+    /// Runs one input within the process's turn limit. With `release_as`, the thread's lease
+    /// (held by that owner) is given up in the statement that finishes the input; returns
+    /// whether it was.
     async fn run(
         &self,
         agent: &Agent,
         item: &QueuedInput,
         input: Input,
+        release_as: Option<&str>,
         sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
+    ) -> Result<bool, CoreError> {
         let _permit = self.permit(sink).await;
-        if !self.store.start_input(item.id).await? {
-            return Ok(());
-        }
+        // Starting the input also reads its session (one statement on Postgres).
+        let Some(session) = self.store.start_input_with_session(item.id).await? else {
+            return Ok(false);
+        };
         let gauge = &crate::telemetry::metrics().turns_in_flight;
         gauge.inc();
-        let result = agent.dispatch(&input, Some(item.session_id), sink).await;
+        let result = agent.dispatch(&input, Some(session), sink).await;
         gauge.dec();
         // Finished either way: a failure was shown, and an input retried forever would block
         // its thread.
-        let finished = self.store.finish_input(item.id).await;
+        let finished = match release_as {
+            Some(owner) => {
+                self.store
+                    .finish_input_and_release(item.id, item.session_id, owner)
+                    .await
+            }
+            None => self.store.finish_input(item.id).await.map(|()| false),
+        };
         result?;
-        finished?;
-        Ok(())
+        Ok(finished?)
     }
 
     async fn permit(&self, sink: &dyn EffectSink) -> Option<OwnedSemaphorePermit> {
@@ -399,6 +433,15 @@ impl Admission {
         m.turns_queued.dec();
         p
     }
+}
+
+/// Where a lease holder stands in its thread's inbox.
+struct Drain<'a> {
+    session_id: i64,
+    /// The lease's owner name.
+    owner: &'a str,
+    /// The oldest input as read when the lease was taken (`Some(None)`: the inbox was empty).
+    first: Option<Option<QueuedInput>>,
 }
 
 /// This process's wake-up for one thread, dropped from the map with its last user.

@@ -4,9 +4,22 @@
 use async_trait::async_trait;
 
 use super::{NewQueuedInput, QueuedInput};
+use crate::domain::session::Session;
 use chrono::{DateTime, Utc};
 
 use super::StoreResult;
+
+/// What [`InboxStore::take_lease_and_next`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeaseTaken {
+    /// Someone else holds the thread's lease.
+    Busy,
+    /// The lease is the caller's now; `next` is the oldest input of the thread's inbox.
+    Taken {
+        /// The oldest queued input, if any.
+        next: Option<QueuedInput>,
+    },
+}
 
 /// Leases and queued inputs: one turn at a time per thread, across replicas.
 #[async_trait]
@@ -20,6 +33,15 @@ pub trait InboxStore: Send + Sync {
         until: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> StoreResult<bool>;
+    /// [`take_lease`](Self::take_lease) and, when taken, [`next_input`](Self::next_input):
+    /// one statement on Postgres (src/store/lease_steps.rs).
+    async fn take_lease_and_next(
+        &self,
+        session_id: i64,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<LeaseTaken>;
     /// Extends `owner`'s lease; `false` when it is no longer theirs.
     async fn renew_lease(
         &self,
@@ -38,8 +60,19 @@ pub trait InboxStore: Send + Sync {
     async fn queued_input(&self, id: i64) -> StoreResult<Option<QueuedInput>>;
     /// Marks an input as started by the lease holder; `false` when it is gone.
     async fn start_input(&self, id: i64) -> StoreResult<bool>;
+    /// [`start_input`](Self::start_input), returning the input's session; `None` when the
+    /// input is gone. One statement on Postgres.
+    async fn start_input_with_session(&self, id: i64) -> StoreResult<Option<Session>>;
     /// Removes a finished input from the inbox.
     async fn finish_input(&self, id: i64) -> StoreResult<()>;
+    /// [`finish_input`](Self::finish_input) and [`release_lease`](Self::release_lease) of the
+    /// session: one statement on Postgres. Returns whether the lease was still `owner`'s.
+    async fn finish_input_and_release(
+        &self,
+        id: i64,
+        session_id: i64,
+        owner: &str,
+    ) -> StoreResult<bool>;
     /// Tells the lease holders that the input's waiter is alive until `until`.
     async fn renew_waiter(&self, id: i64, until: DateTime<Utc>) -> StoreResult<bool>;
     /// Threads whose oldest input nobody will take on its own: started under a lease that
@@ -55,7 +88,7 @@ macro_rules! impl_inbox {
             use chrono::{DateTime, Utc};
 
             use $crate::store::common::*;
-            use $crate::store::{NewQueuedInput, QueuedInput, StoreResult, InboxStore};
+            use $crate::store::{InboxStore, LeaseTaken, NewQueuedInput, QueuedInput, StoreResult};
 
             #[async_trait]
             impl InboxStore for $store {
@@ -112,40 +145,31 @@ macro_rules! impl_inbox {
                 }
 
                 async fn enqueue_input(&self, input: &NewQueuedInput) -> StoreResult<Option<QueuedInput>> {
-                    let at = now();
-                    let mut tx = self.begin_write().await.map_err(db)?;
-                    if let Some(event_id) = input.event_id.as_deref() {
-                        let claimed = sqlx::query(
-                            "INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) \
-                             ON CONFLICT (platform, event_id) DO NOTHING",
-                        )
-                        .bind(&input.platform)
-                        .bind(event_id)
-                        .bind(at)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db)?;
-                        if claimed.rows_affected() == 0 {
-                            return Ok(None);
-                        }
-                    }
-                    let row = sqlx::query(
-                        "INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
-                         waiter_until, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6) RETURNING *",
-                    )
-                    .bind(input.session_id)
-                    .bind(clean_text(&input.user))
-                    .bind(clean_opt(&input.event_id))
-                    .bind(db_json(&input.action)?)
-                    .bind(micros(input.waiter_until))
-                    .bind(at)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(|e| {
-                        violation(e, None, Some(format!("session {} does not exist", input.session_id)))
-                    })?;
-                    tx.commit().await.map_err(db)?;
-                    queued_input_from(&row).map(Some)
+                    // One statement on Postgres (src/store/lease_steps.rs).
+                    self.backend_enqueue_input(input).await
+                }
+
+                async fn take_lease_and_next(
+                    &self,
+                    session_id: i64,
+                    owner: &str,
+                    until: DateTime<Utc>,
+                    at: DateTime<Utc>,
+                ) -> StoreResult<LeaseTaken> {
+                    self.backend_take_lease_and_next(session_id, owner, until, at).await
+                }
+
+                async fn start_input_with_session(&self, id: i64) -> StoreResult<Option<$crate::domain::session::Session>> {
+                    self.backend_start_input_with_session(id).await
+                }
+
+                async fn finish_input_and_release(
+                    &self,
+                    id: i64,
+                    session_id: i64,
+                    owner: &str,
+                ) -> StoreResult<bool> {
+                    self.backend_finish_input_and_release(id, session_id, owner).await
                 }
 
                 async fn next_input(&self, session_id: i64) -> StoreResult<Option<QueuedInput>> {

@@ -448,11 +448,8 @@ macro_rules! impl_projects {
                 }
 
                 async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
-                    // One snapshot, so the parts agree with each other.
-                    let mut tx = self.begin_read().await.map_err(db)?;
-                    let data = <$store>::load_project_in(&mut tx, project_id).await?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(data)
+                    // One snapshot, so the parts agree with each other (src/store/project_read.rs).
+                    self.backend_load_project(project_id).await
                 }
             }
         };

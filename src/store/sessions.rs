@@ -17,6 +17,10 @@ pub trait SessionStore: Send + Sync {
         mode: Mode,
         project_id: Option<i64>,
     ) -> StoreResult<Session>;
+    /// The session of the thread `key` for an input: created when new (with `mode`, or the
+    /// default), bound to the channel's project when it has none, switched to `mode` when
+    /// given. One statement on Postgres (src/store/thread_open.rs).
+    async fn open_thread(&self, key: &SessionKey, mode: Option<Mode>) -> StoreResult<Session>;
     /// A session by id.
     async fn session(&self, id: i64) -> StoreResult<Option<Session>>;
     /// Whether the thread `key` already is a conversation (a session with at least one
@@ -127,6 +131,10 @@ macro_rules! impl_sessions {
                         })?,
                     };
                     session_from(&row)
+                }
+
+                async fn open_thread(&self, key: &SessionKey, mode: Option<Mode>) -> StoreResult<Session> {
+                    self.backend_open_thread(key, mode).await
                 }
 
                 async fn session(&self, id: i64) -> StoreResult<Option<Session>> {

@@ -102,12 +102,12 @@ impl SqliteStore {
         self.pool.close().await;
     }
 
-    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pub(super) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         // Taking the write lock up front avoids SQLITE_BUSY when a reader upgrades.
         self.pool.begin_with("BEGIN IMMEDIATE").await
     }
 
-    async fn begin_read(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pub(super) async fn begin_read(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         self.pool.begin().await
     }
 

@@ -39,6 +39,7 @@ mod store_projects;
 mod store_schema;
 mod store_search;
 mod store_sessions;
+mod store_turn_steps;
 mod store_turn_writes;
 mod tool_commands;
 mod tools_cli;

@@ -1,0 +1,214 @@
+//! The inbox and lease steps of a turn, each in one statement on Postgres: queueing an input
+//! with its event claim, taking the lease with a look at the oldest input, starting an input
+//! with a read of its session, and finishing an input with the lease's release. Each was two to four round trips (a transaction, or two
+//! statements in a row). On SQLite, where there is no network, the same steps run one after
+//! the other.
+
+use sqlx::postgres::PgRow;
+
+use super::common::{
+    clean_opt, clean_text, db, db_json, micros, now, queued_input_from, session_from, violation,
+    RowExt,
+};
+use super::{
+    InboxStore, LeaseTaken, NewQueuedInput, PostgresStore, QueuedInput, SessionStore, SqliteStore,
+    StoreResult,
+};
+use crate::domain::session::Session;
+use chrono::{DateTime, Utc};
+
+fn missing_session(input: &NewQueuedInput) -> Option<String> {
+    Some(format!("session {} does not exist", input.session_id))
+}
+
+impl PostgresStore {
+    /// See [`InboxStore::enqueue_input`].
+    pub(crate) async fn backend_enqueue_input(
+        &self,
+        input: &NewQueuedInput,
+    ) -> StoreResult<Option<QueuedInput>> {
+        let at = now();
+        // With an event id, the input is inserted only when the claim inserted a row: a
+        // redelivered event returns nothing and writes nothing.
+        let sql = if input.event_id.is_some() {
+            "WITH claimed AS (INSERT INTO processed_events (platform, event_id, seen_at) \
+             VALUES ($7, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1) \
+             INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+             waiter_until, created_at) SELECT $1, $2, $3, $4, 'waiting', $5, $6 \
+             WHERE EXISTS (SELECT 1 FROM claimed) RETURNING *"
+        } else {
+            "INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+             waiter_until, created_at) SELECT $1, $2, $3, $4, 'waiting', $5, $6 \
+             RETURNING *"
+        };
+        let mut query = sqlx::query(sql)
+            .bind(input.session_id)
+            .bind(clean_text(&input.user))
+            .bind(clean_opt(&input.event_id))
+            .bind(db_json(&input.action)?)
+            .bind(micros(input.waiter_until))
+            .bind(at);
+        if input.event_id.is_some() {
+            query = query.bind(&input.platform);
+        }
+        let row: Option<PgRow> = query
+            .fetch_optional(self.pool())
+            .await
+            .map_err(|e| violation(e, None, missing_session(input)))?;
+        row.map(|r| queued_input_from(&r)).transpose()
+    }
+
+    /// See [`InboxStore::take_lease_and_next`].
+    pub(crate) async fn backend_take_lease_and_next(
+        &self,
+        session_id: i64,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<LeaseTaken> {
+        // No row: not taken. One row: taken, with the oldest input's columns (all NULL when
+        // the inbox is empty).
+        let row: Option<PgRow> = sqlx::query(
+            "WITH taken AS (UPDATE sessions SET lease_owner = $2, lease_until = $3 WHERE id = $1 \
+             AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $4) RETURNING id) \
+             SELECT i.* FROM taken t LEFT JOIN LATERAL (SELECT * FROM session_inputs \
+             WHERE session_id = t.id ORDER BY id LIMIT 1) i ON true",
+        )
+        .bind(session_id)
+        .bind(owner)
+        .bind(micros(until))
+        .bind(micros(at))
+        .fetch_optional(self.pool())
+        .await
+        .map_err(db)?;
+        Ok(match row {
+            None => LeaseTaken::Busy,
+            Some(r) if r.opt_i64("id")?.is_none() => LeaseTaken::Taken { next: None },
+            Some(r) => LeaseTaken::Taken {
+                next: Some(queued_input_from(&r)?),
+            },
+        })
+    }
+
+    /// See [`InboxStore::start_input_with_session`].
+    pub(crate) async fn backend_start_input_with_session(
+        &self,
+        id: i64,
+    ) -> StoreResult<Option<Session>> {
+        let row: Option<PgRow> = sqlx::query(
+            "WITH started AS (UPDATE session_inputs SET state = 'running' WHERE id = $1              RETURNING session_id)              SELECT s.* FROM sessions s JOIN started ON s.id = started.session_id",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await
+        .map_err(db)?;
+        row.map(|r| session_from(&r)).transpose()
+    }
+
+    /// See [`InboxStore::finish_input_and_release`].
+    pub(crate) async fn backend_finish_input_and_release(
+        &self,
+        id: i64,
+        session_id: i64,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "WITH finished AS (DELETE FROM session_inputs WHERE id = $1) \
+             UPDATE sessions SET lease_owner = NULL, lease_until = NULL \
+             WHERE id = $2 AND lease_owner = $3",
+        )
+        .bind(id)
+        .bind(session_id)
+        .bind(owner)
+        .execute(self.pool())
+        .await
+        .map_err(db)?;
+        Ok(done.rows_affected() == 1)
+    }
+}
+
+impl SqliteStore {
+    /// See [`InboxStore::enqueue_input`].
+    pub(crate) async fn backend_enqueue_input(
+        &self,
+        input: &NewQueuedInput,
+    ) -> StoreResult<Option<QueuedInput>> {
+        let at = now();
+        let mut tx = self.begin_write().await.map_err(db)?;
+        if let Some(event_id) = input.event_id.as_deref() {
+            let claimed = sqlx::query(
+                "INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (platform, event_id) DO NOTHING",
+            )
+            .bind(&input.platform)
+            .bind(event_id)
+            .bind(at)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+            if claimed.rows_affected() == 0 {
+                return Ok(None);
+            }
+        }
+        let row = sqlx::query(
+            "INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+             waiter_until, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6) RETURNING *",
+        )
+        .bind(input.session_id)
+        .bind(clean_text(&input.user))
+        .bind(clean_opt(&input.event_id))
+        .bind(db_json(&input.action)?)
+        .bind(micros(input.waiter_until))
+        .bind(at)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| violation(e, None, missing_session(input)))?;
+        tx.commit().await.map_err(db)?;
+        queued_input_from(&row).map(Some)
+    }
+
+    /// See [`InboxStore::take_lease_and_next`].
+    pub(crate) async fn backend_take_lease_and_next(
+        &self,
+        session_id: i64,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<LeaseTaken> {
+        if !self.take_lease(session_id, owner, until, at).await? {
+            return Ok(LeaseTaken::Busy);
+        }
+        Ok(LeaseTaken::Taken {
+            next: self.next_input(session_id).await?,
+        })
+    }
+
+    /// See [`InboxStore::start_input_with_session`].
+    pub(crate) async fn backend_start_input_with_session(
+        &self,
+        id: i64,
+    ) -> StoreResult<Option<Session>> {
+        let started: Option<i64> = sqlx::query_scalar(
+            "UPDATE session_inputs SET state = 'running' WHERE id = $1 RETURNING session_id",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await
+        .map_err(db)?;
+        match started {
+            Some(session_id) => self.session(session_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// See [`InboxStore::finish_input_and_release`].
+    pub(crate) async fn backend_finish_input_and_release(
+        &self,
+        id: i64,
+        session_id: i64,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        self.finish_input(id).await?;
+        self.release_lease(session_id, owner).await
+    }
+}
