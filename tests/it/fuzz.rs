@@ -5,7 +5,9 @@
 
 mod endpoints;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestRunner};
@@ -29,6 +31,48 @@ fn runner(cases: u32) -> TestRunner {
         failure_persistence: None,
         ..RunnerConfig::default()
     })
+}
+
+/// Counts a target's cases; every 100,000 cases and at the end it prints the count and the rate
+/// (seen with `--nocapture`), so a long run stopped early still has an exact count.
+struct Progress {
+    target: &'static str,
+    done: AtomicU64,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(target: &'static str) -> Self {
+        Self {
+            target,
+            done: AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    /// One more case ran.
+    fn tick(&self) {
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if n % 100_000 == 0 {
+            self.report();
+        }
+    }
+
+    fn report(&self) {
+        let n = self.done.load(Ordering::Relaxed);
+        let secs = self.started.elapsed().as_secs_f64();
+        eprintln!(
+            "fuzz {}: {n} cases in {secs:.1} s ({:.0} cases/s)",
+            self.target,
+            n as f64 / secs.max(1e-9)
+        );
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.report();
+    }
 }
 
 /// Fixture files of a folder under tests/fixtures/, as seeds.
@@ -99,8 +143,10 @@ fn fuzz_retry_after_and_rate_limit_headers() {
         "[A-Za-z]{3}, [0-9]{1,2} [A-Za-z]{3} [0-9]{1,5} [0-9:]{0,8} GMT",
         ".{0,64}",
     ];
+    let progress = Progress::new("fuzz_retry_after_and_rate_limit_headers");
     runner(cases())
         .run(&words, |v| {
+            progress.tick();
             if let Some(d) = server_wait::parse_retry_after(&v) {
                 prop_assert!(d <= server_wait::MAX_WAIT);
             }
@@ -116,8 +162,10 @@ fn fuzz_retry_after_and_rate_limit_headers() {
 fn fuzz_sse_stream_parser() {
     let seeds = seeds("llm");
     let strategy = (mutated(seeds), prop::collection::vec(1usize..64, 0..16));
+    let progress = Progress::new("fuzz_sse_stream_parser");
     runner(cases())
         .run(&strategy, |(body, cuts)| {
+            progress.tick();
             // The same body in arbitrary chunks.
             let mut d = SseDecoder::new();
             let mut events = 0usize;
@@ -139,8 +187,10 @@ fn fuzz_sse_stream_parser() {
 fn fuzz_provider_json_and_error_bodies() {
     use sparky::llm::errors::{from_http_status, from_stream_error, ErrorDialect};
     let seeds = seeds("llm");
+    let progress = Progress::new("fuzz_provider_json_and_error_bodies");
     runner(cases())
         .run(&(mutated(seeds), any::<u16>()), |(body, status)| {
+            progress.tick();
             let body = text(&body);
             for dialect in [ErrorDialect::OpenAi, ErrorDialect::Gemini] {
                 let _ = from_http_status(dialect, status, Some(&body), &body);
@@ -156,8 +206,10 @@ fn fuzz_provider_json_and_error_bodies() {
 #[test]
 fn fuzz_slack_bodies() {
     let seeds = seeds("platforms/slack");
+    let progress = Progress::new("fuzz_slack_bodies");
     runner(cases())
         .run(&mutated(seeds), |body| {
+            progress.tick();
             let s = text(&body);
             // Slash command text, events and interactivity payloads as Slack sends them.
             let _ = parse_slash(&s);
@@ -174,8 +226,10 @@ fn fuzz_slack_bodies() {
 #[test]
 fn fuzz_discord_interactions() {
     let seeds = seeds("platforms/discord");
+    let progress = Progress::new("fuzz_discord_interactions");
     runner(cases())
         .run(&mutated(seeds), |body| {
+            progress.tick();
             let _ = serde_json::from_slice::<serenity::all::Interaction>(&body);
             let _ = sparky::platforms::discord::strip_mention(&text(&body), "1");
             Ok(())
@@ -194,8 +248,10 @@ fn fuzz_project_import_json_and_csv() {
         b"circuit,amps,poles,load_va,description\n1,20,1,1200,Lights\n3,30,2,4000,\"Dryer, 240 V\"\n"
             .to_vec(),
     );
+    let progress = Progress::new("fuzz_project_import_json_and_csv");
     runner(cases())
         .run(&mutated(seeds), |body| {
+            progress.tick();
             let s = text(&body);
             if let Ok(f) = io::parse_file(&s) {
                 let _ = io::validate(&f);
@@ -220,8 +276,10 @@ fn fuzz_tool_arguments_against_schemas() {
         prop::collection::btree_map("[a-z_]{1,20}", ".{0,12}", 0..6)
             .prop_map(|m| serde_json::to_string(&m).unwrap_or_default()),
     ];
+    let progress = Progress::new("fuzz_tool_arguments_against_schemas");
     runner(cases())
         .run(&(0..n.max(1), json_ish), |(i, args)| {
+            progress.tick();
             if let Some(name) = names.get(i) {
                 let _ = registry.validate(name, &args);
             }
@@ -232,8 +290,10 @@ fn fuzz_tool_arguments_against_schemas() {
 
 #[test]
 fn fuzz_mentions_and_fences() {
+    let progress = Progress::new("fuzz_mentions_and_fences");
     runner(cases())
         .run(&".{0,200}", |s| {
+            progress.tick();
             let clean = mention::strip(&s);
             let rendered = mention::render(&clean, |id| format!("<@{}>", id));
             // Without the core's markers no mention appears that was not typed.
@@ -247,7 +307,11 @@ fn fuzz_mentions_and_fences() {
 
 #[test]
 fn fuzz_document_ingestion() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
+    // One thread: ingestion is driven from here, and no case waits for another thread's wake-up.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let env: std::collections::BTreeMap<String, String> = [(
         "SPARKY_DATABASE__SQLITE_PATH".to_string(),
@@ -260,23 +324,91 @@ fn fuzz_document_ingestion() {
     let mut seeds = seeds("documents");
     seeds.push(b"# Spec\n\n210.8 GFCI\nAll receptacles.\n".to_vec());
     seeds.push(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer <<>>\n%%EOF".to_vec());
-    // A database write per case: a sixteenth of the other targets' count.
-    runner((cases() / 16).max(4))
-        .run(&(mutated(seeds), 0usize..3), |(body, kind)| {
-            let ext = ["md", "txt", "pdf"][kind];
-            let path = dir.path().join(format!("doc.{ext}"));
-            std::fs::write(&path, &body).unwrap();
-            let paths = vec![path];
-            // A panic in a PDF library is caught by the ingestion or fails this target.
-            let _ = rt.block_on(sparky::rag::ingest::ingest_files(
-                store.as_ref(),
-                None,
-                &paths,
-                Some("w"),
-                Some(2023),
-                false,
-            ));
-            Ok(())
-        })
-        .unwrap();
+    seeds.push(text_pdf(
+        "210.8 Ground-fault circuit-interrupter protection",
+    ));
+    // The three files are written once per case and ingested in place: one path per kind.
+    let paths: Vec<Vec<std::path::PathBuf>> = ["md", "txt", "pdf"]
+        .iter()
+        .map(|ext| vec![dir.path().join(format!("doc.{ext}"))])
+        .collect();
+    let quiet = QuietPanics::here();
+    let progress = Progress::new("fuzz_document_ingestion");
+    let result = runner(cases()).run(&(mutated(seeds), 0usize..3), |(body, kind)| {
+        progress.tick();
+        std::fs::write(&paths[kind][0], &body).unwrap();
+        // A panic in a PDF library is caught by the ingestion or fails this target.
+        let _ = rt.block_on(sparky::rag::ingest::ingest_files(
+            store.as_ref(),
+            None,
+            &paths[kind],
+            Some("w"),
+            Some(2023),
+            false,
+        ));
+        Ok(())
+    });
+    drop(quiet);
+    result.unwrap();
+}
+
+/// A one-page PDF with a line of text in a base font: a seed the PDF parser reads through.
+fn text_pdf(line: &str) -> Vec<u8> {
+    use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str};
+    let (catalog, tree, page_id, font, content_id) = (
+        Ref::new(1),
+        Ref::new(2),
+        Ref::new(3),
+        Ref::new(4),
+        Ref::new(5),
+    );
+    let mut pdf = Pdf::new();
+    pdf.catalog(catalog).pages(tree);
+    pdf.pages(tree).kids([page_id]).count(1);
+    let mut page = pdf.page(page_id);
+    page.media_box(Rect::new(0.0, 0.0, 612.0, 792.0));
+    page.parent(tree);
+    page.contents(content_id);
+    page.resources().fonts().pair(Name(b"F1"), font);
+    page.finish();
+    pdf.type1_font(font).base_font(Name(b"Helvetica"));
+    let mut content = Content::new();
+    content.begin_text();
+    content.set_font(Name(b"F1"), 12.0);
+    content.next_line(72.0, 720.0);
+    content.show(Str(line.as_bytes()));
+    content.end_text();
+    pdf.stream(content_id, &content.finish());
+    pdf.finish()
+}
+
+/// While alive, panics on the thread that made it are not printed. Ingestion contains the PDF
+/// parser's panics; printing (or, without `--nocapture`, keeping in memory) a message and a
+/// backtrace for each would cost more than the case itself over a long run. Other threads'
+/// panics print as before, and a panic that escapes a case still fails it with its message.
+struct QuietPanics {
+    previous: std::sync::Arc<PanicHook>,
+}
+
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+impl QuietPanics {
+    fn here() -> Self {
+        let me = std::thread::current().id();
+        let previous = std::sync::Arc::new(std::panic::take_hook());
+        let others = previous.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() != me {
+                others(info);
+            }
+        }));
+        Self { previous }
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        let previous = self.previous.clone();
+        std::panic::set_hook(Box::new(move |info| previous(info)));
+    }
 }
