@@ -86,6 +86,28 @@ fn err_list(problems: Vec<String>) -> Result<(), AnalysisError> {
     }
 }
 
+/// Adds a problem when `v` is not a number above 0 and at most `max` (`unit` follows the
+/// maximum in the message, with its space).
+fn up_to(problems: &mut Vec<String>, field: &str, v: f64, max: f64, unit: &str) {
+    if !finite_in(v, 0.0, max) {
+        problems.push(format!(
+            "{field} must be above 0 and at most {max}{unit}, not {v}"
+        ));
+    }
+}
+
+/// `fed_from` must name the service, a panel or a transformer of the project.
+fn require_source(p: &ProjectData, src: &str) -> Result<(), AnalysisError> {
+    if known_source(p, src) {
+        return Ok(());
+    }
+    Err(AnalysisError::NotFound(format!(
+        "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
+        src.trim(),
+        sources_list(p)
+    )))
+}
+
 fn finite_in(v: f64, lo: f64, hi: f64) -> bool {
     v.is_finite() && v > lo && v <= hi
 }
@@ -121,32 +143,13 @@ pub fn check_panel_spec(
     if is_service(name) {
         problems.push(format!("'{name}' is reserved for the service"));
     }
-    if !finite_in(s.voltage.0, 0.0, 1000.0) {
-        problems.push(format!(
-            "voltage must be above 0 and at most 1000 V, not {}",
-            s.voltage.0
-        ));
-    }
-    if !finite_in(s.bus_rating.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "bus_rating must be above 0 and at most 6000 A, not {}",
-            s.bus_rating.0
-        ));
-    }
+    up_to(&mut problems, "voltage", s.voltage.0, 1000.0, " V");
+    up_to(&mut problems, "bus_rating", s.bus_rating.0, 6000.0, " A");
     if let Some(m) = s.main_breaker {
-        if !finite_in(m.0, 0.0, 6000.0) {
-            problems.push(format!(
-                "main_breaker must be above 0 and at most 6000 A, not {}",
-                m.0
-            ));
-        }
+        up_to(&mut problems, "main_breaker", m.0, 6000.0, " A");
     }
     if let Some(k) = s.interrupting_rating_ka {
-        if !finite_in(k, 0.0, 300.0) {
-            problems.push(format!(
-                "interrupting_rating_ka must be above 0 and at most 300 kA, not {k}"
-            ));
-        }
+        up_to(&mut problems, "interrupting_rating_ka", k, 300.0, " kA");
     }
     if s.spaces == 0 || s.spaces > 200 {
         problems.push(format!("spaces must be 1-200, not {}", s.spaces));
@@ -166,13 +169,7 @@ pub fn check_panel_spec(
                 "panel {name} cannot feed itself"
             )));
         }
-        if !known_source(p, src) {
-            return Err(AnalysisError::NotFound(format!(
-                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
-                src.trim(),
-                sources_list(p)
-            )));
-        }
+        require_source(p, src)?;
     }
     Ok(())
 }
@@ -210,22 +207,12 @@ pub fn check_circuit_spec(
             c.load_va.0
         ));
     }
-    if !finite_in(c.breaker.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "breaker must be above 0 and at most 6000 A, not {}",
-            c.breaker.0
-        ));
-    }
+    up_to(&mut problems, "breaker", c.breaker.0, 6000.0, " A");
     if !(1..=3).contains(&c.poles) {
         problems.push(format!("poles must be 1, 2 or 3, not {}", c.poles));
     }
     if let Some(l) = c.length {
-        if !finite_in(l.0, 0.0, 10_000.0) {
-            problems.push(format!(
-                "length must be above 0 and at most 10000 ft, not {}",
-                l.0
-            ));
-        }
+        up_to(&mut problems, "length", l.0, 10_000.0, " ft");
     }
     if let Some(s) = c.conductor_size {
         if let Err(e) = crate::nec::tables::ampacity_row(s, c.material) {
@@ -250,24 +237,10 @@ pub fn check_circuit_spec(
 /// The service: voltage, rating and available fault current in range.
 pub fn check_service(s: &ServiceSpec) -> Result<(), AnalysisError> {
     let mut problems = Vec::new();
-    if !finite_in(s.voltage.0, 0.0, 1000.0) {
-        problems.push(format!(
-            "voltage must be above 0 and at most 1000 V, not {}",
-            s.voltage.0
-        ));
-    }
-    if !finite_in(s.rating.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "rating must be above 0 and at most 6000 A, not {}",
-            s.rating.0
-        ));
-    }
+    up_to(&mut problems, "voltage", s.voltage.0, 1000.0, " V");
+    up_to(&mut problems, "rating", s.rating.0, 6000.0, " A");
     if let Some(k) = s.available_fault_ka {
-        if !finite_in(k, 0.0, 300.0) {
-            problems.push(format!(
-                "available_fault_ka must be above 0 and at most 300 kA, not {k}"
-            ));
-        }
+        up_to(&mut problems, "available_fault_ka", k, 300.0, " kA");
     }
     err_list(problems)
 }
@@ -280,22 +253,12 @@ pub fn check_feeder(p: &ProjectData, f: &FeederSpec) -> Result<(), AnalysisError
     if name.is_empty() || name.len() > 64 {
         problems.push("name must be 1-64 characters".to_string());
     }
-    if !finite_in(f.ocpd.0, 0.0, 6000.0) {
-        problems.push(format!(
-            "ocpd must be above 0 and at most 6000 A, not {}",
-            f.ocpd.0
-        ));
-    }
+    up_to(&mut problems, "ocpd", f.ocpd.0, 6000.0, " A");
     if f.sets == 0 || f.sets > 20 {
         problems.push(format!("sets must be 1-20, not {}", f.sets));
     }
     if let Some(l) = f.length {
-        if !finite_in(l.0, 0.0, 10_000.0) {
-            problems.push(format!(
-                "length must be above 0 and at most 10000 ft, not {}",
-                l.0
-            ));
-        }
+        up_to(&mut problems, "length", l.0, 10_000.0, " ft");
     }
     if let Err(e) = crate::nec::tables::ampacity_row(f.conductor_size, f.material) {
         problems.push(format!("conductor_size: {e}"));
@@ -335,12 +298,7 @@ pub fn check_transformer(p: &ProjectData, t: &TransformerSpec) -> Result<(), Ana
     if name.is_empty() || name.len() > 64 || is_service(name) {
         problems.push("name must be 1-64 characters and not 'service'".to_string());
     }
-    if !finite_in(t.kva, 0.0, 100_000.0) {
-        problems.push(format!(
-            "kva must be above 0 and at most 100000, not {}",
-            t.kva
-        ));
-    }
+    up_to(&mut problems, "kva", t.kva, 100_000.0, "");
     if !finite_in(t.primary_voltage.0, 0.0, 50_000.0) {
         problems.push(format!(
             "primary_voltage must be above 0, not {}",
@@ -371,13 +329,7 @@ pub fn check_transformer(p: &ProjectData, t: &TransformerSpec) -> Result<(), Ana
         )));
     }
     if let Some(src) = &t.fed_from {
-        if !known_source(p, src) {
-            return Err(AnalysisError::NotFound(format!(
-                "fed_from '{}' is not the service, a panel or a transformer of the project; sources: {}",
-                src.trim(),
-                sources_list(p)
-            )));
-        }
+        require_source(p, src)?;
     }
     Ok(())
 }
@@ -407,6 +359,23 @@ mod tests {
         assert!(
             err.contains("duty_cycle") && err.contains("hours_per_day"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn range_problems_name_the_field_the_limit_and_the_value() {
+        let s = ServiceSpec {
+            voltage: crate::nec::units::Volts(2000.0),
+            phase: crate::nec::units::Phase::Single,
+            rating: crate::nec::units::Amps(200.0),
+            available_fault_ka: Some(350.5),
+            notes: String::new(),
+        };
+        let err = check_service(&s).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid arguments: voltage must be above 0 and at most 1000 V, not 2000; \
+             available_fault_ka must be above 0 and at most 300 kA, not 350.5"
         );
     }
 }
