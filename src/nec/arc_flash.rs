@@ -1068,7 +1068,7 @@ mod tests {
             ArcFlashAssessment::PpeTable(r) => {
                 assert!(r.within_parameters);
                 assert_eq!(r.ppe_category, Some(1));
-                assert_eq!(r.arc_flash_boundary_mm, None);
+                assert_eq!(r.arc_flash_boundary_mm, Some(485.0));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -1120,10 +1120,10 @@ mod tests {
     #[test]
     fn unshipped_ac_rows_say_not_available() {
         let e = ppe_category_ac(&PpeCategoryInput {
-            equipment: AcEquipment::Mcc600vFast,
-            voltage: Volts(480.0),
+            equipment: AcEquipment::Other1kv15kv,
+            voltage: Volts(4160.0),
             available_fault_ka: 20.0,
-            clearing_time_s: 0.02,
+            clearing_time_s: 0.2,
             working_distance_mm: None,
         })
         .unwrap_err();

@@ -39,6 +39,8 @@ pub mod units;
 pub mod voltage_drop;
 
 #[cfg(test)]
+mod two_source_check;
+#[cfg(test)]
 mod worked_examples;
 #[cfg(test)]
 mod worked_examples_engine_reach;

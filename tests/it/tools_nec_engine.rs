@@ -569,6 +569,118 @@ async fn fault_chain_impedance_tolerance(db: TestDb) {
     );
 }
 
+/// Fault current along a project's feeders through conductor sizes whose C values two
+/// published sources confirm (3/0 and 6 AWG copper, nonmetallic raceway), checked against an
+/// independent worked example: J. Sokolik, "Available Fault Current Calculation" spreadsheet
+/// FaultV6-2 (single phase, 300 kVA, 240 V, 3 %Z at the 90 % tolerance: 46 296 A; 150 ft of
+/// 3/0 Cu: f = 4.156, M = 0.194, 8 978 A at the service equipment; 40 ft of 6 AWG Cu:
+/// f = 1.231, M = 0.448, 4 024 A at the panel). The chain no longer stops at these sizes.
+async fn fault_chain_verified_feeders_sokolik(db: TestDb) {
+    use sparky::nec::units::{ConductorSize, Feet, Material, TempRating};
+    use sparky::project::{FeederSpec, RacewayMaterial, TransformerSpec};
+    let store = db.store();
+    let id = store
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Sokolik 1-phase",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project")
+        .id;
+    store
+        .add_transformer(
+            id,
+            &TransformerSpec {
+                name: "T1".into(),
+                kva: 300.0,
+                primary_voltage: Volts(7200.0),
+                secondary_voltage: Volts(240.0),
+                phase: Phase::Single,
+                impedance_percent: 3.0,
+                fed_from: None,
+            },
+        )
+        .await
+        .expect("transformer");
+    for (name, fed_from, rating) in [("MDP", "T1", 1200.0), ("LP", "MDP", 100.0)] {
+        store
+            .add_panel(
+                id,
+                &PanelSpec {
+                    name: name.into(),
+                    voltage: Volts(240.0),
+                    phase: Phase::Single,
+                    bus_rating: Amps(rating),
+                    main_breaker: None,
+                    interrupting_rating_ka: Some(10.0),
+                    fed_from: Some(fed_from.into()),
+                    spaces: 42,
+                    location: "building".into(),
+                },
+            )
+            .await
+            .expect("panel");
+    }
+    for (name, from, to, size, len, ocpd) in [
+        ("F-MDP", "T1", "MDP", "3/0 AWG", 150.0, 200.0),
+        ("F-LP", "MDP", "LP", "6 AWG", 40.0, 60.0),
+    ] {
+        store
+            .add_feeder(
+                id,
+                &FeederSpec {
+                    name: name.into(),
+                    from: from.into(),
+                    to: to.into(),
+                    conductor_size: size.parse::<ConductorSize>().expect("size"),
+                    material: Material::Copper,
+                    insulation: TempRating::C75,
+                    sets: 1,
+                    length: Some(Feet(len)),
+                    ocpd: Amps(ocpd),
+                    raceway: Some(RacewayMaterial::Nonmetallic),
+                    egc_size: None,
+                },
+            )
+            .await
+            .expect("feeder");
+    }
+    let (reg, ctx) = (registry(), ctx(store, id));
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_short_circuit",
+        json!({"panel": "LP", "apply_impedance_tolerance": true}),
+    )
+    .await
+    .unwrap();
+    let steps = v["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 3, "{v:#}");
+    assert!((f(&steps[0]["fault_ka"]) - 46.296).abs() < 0.002, "{v:#}");
+    assert!((f(&steps[1]["fault_ka"]) - 8.978).abs() < 0.002, "{v:#}");
+    let how = steps[1]["how"].as_str().unwrap_or_default();
+    assert!(
+        how.contains("f = 4.156") && how.contains("M = 0.194"),
+        "{how}"
+    );
+    assert!((f(&steps[2]["fault_ka"]) - 4.024).abs() < 0.002, "{v:#}");
+    // The answer is rounded to 10 A.
+    assert!((f(&v["available_fault_ka"]) - 4.02).abs() < 1e-9, "{v:#}");
+    let how = steps[2]["how"].as_str().unwrap_or_default();
+    // The sheet prints f = 1.231 from its own rounding of 8 978 A; unrounded it is 1.2316.
+    assert!(
+        how.contains("f = 1.23") && how.contains("M = 0.448"),
+        "{how}"
+    );
+    assert!(
+        v["assumptions"].to_string().contains("nonmetallic raceway"),
+        "{v:#}"
+    );
+    // 10 kA rated panels: the one at the service equipment passes, and so does LP.
+    assert_eq!(v["interrupting_check"]["pass"], true, "{v:#}");
+}
+
 /// The tools added for the engine stay compact: what the model is sent for them (name,
 /// description, schema) is measured and held under a budget. `cargo test --test it
 /// tools_nec_engine::spec_size -- --nocapture` prints the figures.
@@ -598,6 +710,7 @@ fn spec_size() {
 
 db::both_backends!(
     fault_chain_impedance_tolerance,
+    fault_chain_verified_feeders_sokolik,
     dwelling_standard_d1a_d1b,
     dwelling_optional_d2,
     existing_dwelling_without_project,

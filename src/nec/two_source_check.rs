@@ -1,0 +1,361 @@
+//! The tables first typed from working knowledge (point-to-point C values, NFPA 70E Table
+//! 130.7(C)(15)(a)) ship a cell only when two sources from different publishers give the same
+//! value and no source gives another. The per-source reference copies live in
+//! `tests/fixtures/nec-tables/` (`*_sources.csv`, publishers in `reference_sources.csv`); these
+//! tests derive the confirmed cells from them and compare with what the engine answers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::arc_flash::AcEquipment;
+use super::tables::{self, parse_csv, ConduitMagnetism, Csv};
+use super::units::{ConductorSize, Material};
+use super::NecError;
+
+fn fixture(name: &'static str) -> Csv {
+    let dir = std::env::var_os("SPARKY_NEC_REFERENCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/nec-tables"
+            ))
+        });
+    let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    parse_csv(name, &text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Rows of a fixture as column → cell maps.
+fn records(csv: &Csv) -> Vec<BTreeMap<String, String>> {
+    csv.rows
+        .iter()
+        .map(|(_, cells)| {
+            csv.header
+                .iter()
+                .cloned()
+                .zip(cells.iter().map(|c| c.trim().to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Source tag → publisher, from `reference_sources.csv`.
+fn publishers() -> BTreeMap<String, String> {
+    records(&fixture("reference_sources.csv"))
+        .into_iter()
+        .map(|r| (r["source"].clone(), r["publisher"].clone()))
+        .collect()
+}
+
+/// The value two publishers agree on when no source disagrees; `None` otherwise.
+/// `same` decides agreement (exact for counts, rounding of the table's own unit pairs for
+/// lengths).
+fn confirmed<T: Copy>(
+    given: &[(String, T)],
+    publishers: &BTreeMap<String, String>,
+    same: impl Fn(T, T) -> bool,
+) -> Option<T> {
+    let (_, first) = given.first()?;
+    if given.iter().any(|(_, v)| !same(*v, *first)) {
+        return None;
+    }
+    let distinct: BTreeSet<&String> = given
+        .iter()
+        .map(|(s, _)| {
+            publishers
+                .get(s)
+                .unwrap_or_else(|| panic!("source {s} is not in reference_sources.csv"))
+        })
+        .collect();
+    (distinct.len() >= 2).then_some(*first)
+}
+
+const C_COLUMNS: [(&str, Material, ConduitMagnetism); 4] = [
+    (
+        "c_cu_steel_conduit",
+        Material::Copper,
+        ConduitMagnetism::Steel,
+    ),
+    (
+        "c_cu_nonmagnetic_conduit",
+        Material::Copper,
+        ConduitMagnetism::Nonmagnetic,
+    ),
+    (
+        "c_al_steel_conduit",
+        Material::Aluminum,
+        ConduitMagnetism::Steel,
+    ),
+    (
+        "c_al_nonmagnetic_conduit",
+        Material::Aluminum,
+        ConduitMagnetism::Nonmagnetic,
+    ),
+];
+
+/// The rows of the published 600 V C value table (structure only, no values).
+const C_SIZES: [&str; 21] = [
+    "14 AWG",
+    "12 AWG",
+    "10 AWG",
+    "8 AWG",
+    "6 AWG",
+    "4 AWG",
+    "3 AWG",
+    "2 AWG",
+    "1 AWG",
+    "1/0 AWG",
+    "2/0 AWG",
+    "3/0 AWG",
+    "4/0 AWG",
+    "250 kcmil",
+    "300 kcmil",
+    "350 kcmil",
+    "400 kcmil",
+    "500 kcmil",
+    "600 kcmil",
+    "750 kcmil",
+    "1000 kcmil",
+];
+
+/// Every one of the 84 C value cells answers exactly what the sources confirm: the confirmed
+/// value where two publishers agree (S1 with S2 or S3), "not available" everywhere else,
+/// including 8 AWG copper in nonmagnetic raceway where S1 (1,559) and S2 (1,995) disagree.
+#[test]
+fn c_values_are_the_cells_two_publishers_confirm() {
+    let publishers = publishers();
+    let mut given: BTreeMap<(String, &str), Vec<(String, f64)>> = BTreeMap::new();
+    for r in records(&fixture("ptp_c_values_sources.csv")) {
+        let size: ConductorSize = format!("{} {}", r["size"], r["size_unit"])
+            .parse()
+            .expect("size");
+        let col = C_COLUMNS
+            .iter()
+            .find(|(c, _, _)| *c == r["column"])
+            .unwrap_or_else(|| panic!("unknown column {}", r["column"]))
+            .0;
+        let v: f64 = r["value"].parse().expect("value");
+        given
+            .entry((size.to_string(), col))
+            .or_default()
+            .push((r["source"].clone(), v));
+    }
+    let mut verified = BTreeSet::new();
+    let mut total = 0;
+    for size in C_SIZES {
+        let size: ConductorSize = size.parse().expect("size");
+        for (col, m, c) in C_COLUMNS {
+            total += 1;
+            let want = given
+                .get(&(size.to_string(), col))
+                .and_then(|g| confirmed(g, &publishers, |a, b| a == b));
+            match (tables::c_value(size, m, c), want) {
+                (Ok(v), Some(w)) => {
+                    assert_eq!(v, w, "{size} {col}");
+                    verified.insert(format!("{size} {col}"));
+                }
+                (Err(NecError::NotVerified { .. }), None) => {}
+                (got, want) => panic!("{size} {col}: engine {got:?}, sources confirm {want:?}"),
+            }
+        }
+    }
+    assert_eq!(total, 84);
+    assert_eq!(
+        verified,
+        BTreeSet::from([
+            "500 kcmil c_cu_steel_conduit".to_string(),
+            "3/0 AWG c_cu_nonmagnetic_conduit".to_string(),
+            "6 AWG c_cu_nonmagnetic_conduit".to_string(),
+        ]),
+        "verified C value cells changed: update data/SOURCES.md and docs/nec_engine_tools.md"
+    );
+    // The disagreement stays out.
+    let s8: ConductorSize = "8 AWG".parse().expect("size");
+    assert_eq!(
+        given[&(s8.to_string(), "c_cu_nonmagnetic_conduit")].len(),
+        2
+    );
+}
+
+/// A length written with its unit ("455 mm", "18 in", "3 ft", "1.5 m"), in millimetres.
+fn mm(cell: &str) -> f64 {
+    let (n, unit) = cell
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("'{cell}' has no unit"));
+    let n: f64 = n.parse().unwrap_or_else(|_| panic!("'{cell}'"));
+    match unit {
+        "mm" => n,
+        "m" => n * 1000.0,
+        "in" => n * 25.4,
+        "ft" => n * 304.8,
+        u => panic!("unknown unit {u}"),
+    }
+}
+
+/// The table prints each length twice, metric and inch-pound, each rounded
+/// (1.5 m / 5 ft, 485 mm / 19 in): the same cell read in either unit differs by under 2 %.
+fn same_length(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.02 * a.max(b)
+}
+
+const PPE_KEYS: [(&str, AcEquipment); 9] = [
+    ("panelboard_240v", AcEquipment::Panelboard240v),
+    ("panelboard_600v", AcEquipment::Panelboard600v),
+    ("mcc_600v_fast", AcEquipment::Mcc600vFast),
+    ("mcc_600v_slow", AcEquipment::Mcc600vSlow),
+    ("switchgear_600v", AcEquipment::Switchgear600v),
+    ("other_600v", AcEquipment::Other600v),
+    ("nema_e2_starter", AcEquipment::NemaE2Starter),
+    ("metal_clad_switchgear", AcEquipment::MetalCladSwitchgear),
+    ("other_1kv_15kv", AcEquipment::Other1kv15kv),
+];
+
+/// Every cell of NFPA 70E Table 130.7(C)(15)(a) (9 rows × voltage class, fault current,
+/// clearing time, working distance, category, boundary) is shipped exactly when two publishers
+/// agree on it: 8 rows complete, the "other equipment 1–15 kV" row (one source) not shipped.
+#[test]
+fn ppe_ac_rows_are_the_cells_two_publishers_confirm() {
+    let publishers = publishers();
+    let classes: BTreeMap<String, (f64, f64)> = records(&fixture("nfpa70e_130_7_C15a_classes.csv"))
+        .into_iter()
+        .map(|r| {
+            let v = |c: &str| r[c].parse::<f64>().expect("voltage");
+            (r["class"].clone(), (v("min_voltage_V"), v("max_voltage_V")))
+        })
+        .collect();
+    let sources = records(&fixture("nfpa70e_130_7_C15a_sources.csv"));
+    let shipped = &tables::tables().expect("tables").ppe_ac;
+    let mut verified = 0;
+    let mut rows_shipped = Vec::new();
+    for (key, equipment) in PPE_KEYS {
+        let of = |col: &str| -> Vec<(String, String)> {
+            sources
+                .iter()
+                .filter(|r| r["key"] == key && !r[col].is_empty())
+                .map(|r| (r["source"].clone(), r[col].clone()))
+                .collect()
+        };
+        let num = |col: &str| -> Vec<(String, f64)> {
+            of(col)
+                .into_iter()
+                .map(|(s, v)| (s, v.parse::<f64>().expect("number")))
+                .collect()
+        };
+        let len = |col: &str| -> Vec<(String, f64)> {
+            of(col).into_iter().map(|(s, v)| (s, mm(&v))).collect()
+        };
+        let class_idx: Vec<(String, usize)> = of("class")
+            .into_iter()
+            .map(|(s, c)| {
+                let i = classes
+                    .keys()
+                    .position(|k| *k == c)
+                    .unwrap_or_else(|| panic!("{key}: unknown class '{c}'"));
+                (s, i)
+            })
+            .collect();
+        let class = confirmed(&class_idx, &publishers, |a, b| a == b)
+            .map(|i| *classes.values().nth(i).expect("class"));
+        let fault = confirmed(&num("max_fault_kA"), &publishers, |a, b| a == b);
+        let time = confirmed(&num("max_clearing_time_s"), &publishers, |a, b| a == b);
+        let distance = confirmed(&len("working_distance"), &publishers, same_length);
+        let category = confirmed(&num("ppe_category"), &publishers, |a, b| a == b);
+        let boundary = confirmed(&len("arc_flash_boundary"), &publishers, same_length);
+        let cells = [
+            class.is_some(),
+            fault.is_some(),
+            time.is_some(),
+            distance.is_some(),
+            category.is_some(),
+            boundary.is_some(),
+        ];
+        let row = shipped.iter().find(|r| r.key == key);
+        let required_confirmed = cells[..5].iter().all(|c| *c);
+        match row {
+            None => {
+                assert!(
+                    !required_confirmed,
+                    "{key}: confirmed by two publishers but not shipped"
+                );
+                // The engine says so instead of answering.
+                let e = super::arc_flash::ppe_category_ac(&super::arc_flash::PpeCategoryInput {
+                    equipment,
+                    voltage: super::units::Volts(4160.0),
+                    available_fault_ka: 10.0,
+                    clearing_time_s: 0.1,
+                    working_distance_mm: None,
+                })
+                .unwrap_err();
+                assert!(matches!(e, NecError::NotVerified { .. }), "{key}: {e}");
+            }
+            Some(r) => {
+                assert!(
+                    required_confirmed,
+                    "{key}: shipped without two sources: {cells:?}"
+                );
+                let (lo, hi) = class.expect("class");
+                assert_eq!(
+                    (r.min_voltage, r.max_voltage),
+                    (lo, hi),
+                    "{key} voltage class"
+                );
+                assert_eq!(Some(r.max_fault_ka), fault, "{key} fault current");
+                assert_eq!(Some(r.max_clearing_time_s), time, "{key} clearing time");
+                assert!(
+                    same_length(r.working_distance_mm, distance.expect("distance")),
+                    "{key} working distance"
+                );
+                assert_eq!(Some(f64::from(r.ppe_category)), category, "{key} category");
+                match (r.arc_flash_boundary_mm, boundary) {
+                    (Some(a), Some(b)) => assert!(same_length(a, b), "{key} boundary {a} vs {b}"),
+                    (None, None) => {}
+                    (a, b) => panic!("{key} boundary: shipped {a:?}, sources confirm {b:?}"),
+                }
+                // Every source's own value of a shipped cell agrees with the shipped value.
+                for (s, v) in len("arc_flash_boundary") {
+                    if let Some(a) = r.arc_flash_boundary_mm {
+                        assert!(same_length(a, v), "{key}: source {s} boundary {v}");
+                    }
+                }
+                rows_shipped.push(key);
+            }
+        }
+        verified += cells.iter().filter(|c| **c).count();
+    }
+    assert_eq!(
+        rows_shipped.len(),
+        shipped.len(),
+        "a shipped row has no source copy"
+    );
+    assert_eq!(
+        (verified, PPE_KEYS.len() * 6),
+        (48, 54),
+        "verified 70E cells changed: update data/SOURCES.md and docs/nec_engine_tools.md"
+    );
+    assert!(!rows_shipped.contains(&"other_1kv_15kv"));
+}
+
+/// The shipped metric cells are the metric values the metric source prints, exactly (the
+/// inch-pound sources only confirm them within the table's rounding).
+#[test]
+fn ppe_ac_metric_cells_are_printed_values() {
+    let sources = records(&fixture("nfpa70e_130_7_C15a_sources.csv"));
+    for r in &tables::tables().expect("tables").ppe_ac {
+        let a = sources
+            .iter()
+            .find(|s| s["key"] == r.key && s["source"] == "A")
+            .unwrap_or_else(|| panic!("{}: no metric source row", r.key));
+        assert_eq!(
+            r.working_distance_mm,
+            mm(&a["working_distance"]),
+            "{}",
+            r.key
+        );
+        assert_eq!(
+            r.arc_flash_boundary_mm,
+            Some(mm(&a["arc_flash_boundary"])),
+            "{}",
+            r.key
+        );
+    }
+}
