@@ -53,7 +53,7 @@ impl Progress {
     /// One more case ran.
     fn tick(&self) {
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % 100_000 == 0 {
+        if n.is_multiple_of(100_000) {
             self.report();
         }
     }
