@@ -20,7 +20,11 @@
 //! Environment: `SPARKY_BENCH_SIZES` (default `10000,100000`), `SPARKY_BENCH_BACKENDS`
 //! (default `postgres,sqlite`; SQLite is loaded row by row and skipped above 100k),
 //! `SPARKY_BENCH_DATABASE=name` (keep the Postgres database `name_<size>` and reuse it when it
-//! already holds that many synthetic passages with their index: loading 1M takes long).
+//! already holds that many synthetic passages with their index: loading 1M takes long),
+//! `SPARKY_BENCH_HNSW=m,ef_construction` (build the index with these instead of the
+//! migration's; a kept database's index is rebuilt when its parameters differ),
+//! `SPARKY_BENCH_EF_SEARCH=120,400,800` (measure the hybrid search with each smallest
+//! `hnsw.ef_search`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -148,19 +152,8 @@ async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
         "postgres: {total} vectors copied in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    let t = Instant::now();
+    build_hnsw(pool, total).await;
     let mut conn = pool.acquire().await.expect("connection");
-    sqlx::query("SET maintenance_work_mem = '1GB'")
-        .execute(&mut *conn)
-        .await
-        .expect("set");
-    sqlx::query(
-        "CREATE INDEX chunk_embeddings_hnsw_384 ON chunk_embeddings \
-         USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dims = 384",
-    )
-    .execute(&mut *conn)
-    .await
-    .expect("hnsw");
     sqlx::query("VACUUM ANALYZE chunks")
         .execute(&mut *conn)
         .await
@@ -169,13 +162,66 @@ async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
         .execute(&mut *conn)
         .await
         .expect("analyze");
+}
+
+/// The HNSW parameters to build with: `SPARKY_BENCH_HNSW=m,ef_construction`, else the ones a
+/// fresh install's migrations create.
+fn hnsw_parameters() -> (u32, u32) {
+    std::env::var("SPARKY_BENCH_HNSW")
+        .ok()
+        .and_then(|v| {
+            let (m, ef) = v.split_once(',')?;
+            Some((m.trim().parse().ok()?, ef.trim().parse().ok()?))
+        })
+        .unwrap_or((sparky::store::HNSW_M, sparky::store::HNSW_EF_CONSTRUCTION))
+}
+
+/// The HNSW index's `m` and `ef_construction` as built (pgvector's defaults when unset).
+async fn hnsw_built_with(pool: &sqlx::PgPool) -> Option<(u32, u32)> {
+    let options: Option<Vec<String>> = sqlx::query_scalar(
+        "SELECT c.reloptions FROM pg_class c WHERE c.relname = 'chunk_embeddings_hnsw_384'",
+    )
+    .fetch_optional(pool)
+    .await
+    .expect("reloptions")?;
+    let find = |key: &str, default: u32| {
+        options
+            .iter()
+            .flatten()
+            .find_map(|o| o.strip_prefix(&format!("{key}="))?.parse().ok())
+            .unwrap_or(default)
+    };
+    Some((find("m", 16), find("ef_construction", 64)))
+}
+
+/// (Re)builds the HNSW index with [`hnsw_parameters`], printing time and size.
+async fn build_hnsw(pool: &sqlx::PgPool, total: usize) {
+    let (m, ef_construction) = hnsw_parameters();
+    let t = Instant::now();
+    let mut conn = pool.acquire().await.expect("connection");
+    sqlx::query("SET maintenance_work_mem = '1GB'")
+        .execute(&mut *conn)
+        .await
+        .expect("set");
+    sqlx::query("DROP INDEX IF EXISTS chunk_embeddings_hnsw_384")
+        .execute(&mut *conn)
+        .await
+        .expect("drop index");
+    sqlx::query(&format!(
+        "CREATE INDEX chunk_embeddings_hnsw_384 ON chunk_embeddings \
+         USING hnsw ((embedding::vector(384)) vector_cosine_ops) \
+         WITH (m = {m}, ef_construction = {ef_construction}) WHERE dims = 384"
+    ))
+    .execute(&mut *conn)
+    .await
+    .expect("hnsw");
     let size: String =
         sqlx::query_scalar("SELECT pg_size_pretty(pg_relation_size('chunk_embeddings_hnsw_384'))")
             .fetch_one(&mut *conn)
             .await
             .expect("size");
     eprintln!(
-        "postgres: HNSW index over {total} vectors built in {:.1} s ({size})",
+        "postgres: HNSW index (m {m}, ef_construction {ef_construction}) over {total} vectors built in {:.1} s ({size})",
         t.elapsed().as_secs_f64()
     );
 }
@@ -285,7 +331,12 @@ async fn timed_database(
     (percentile(&mut times, 0.5), percentile(&mut times, 0.99))
 }
 
-async fn measure(label: &str, store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) {
+async fn measure(
+    label: &str,
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    with_text_only: bool,
+) {
     let set = load(EvalSet::Chat).expect("chat set");
     let questions: Vec<String> = set.questions.iter().map(|q| q.text.clone()).collect();
 
@@ -313,6 +364,9 @@ async fn measure(label: &str, store: Arc<dyn Store>, embedder: Arc<dyn Embedder>
     }
     let (p50, p99) = timed_database(store.as_ref(), &vectors, 3).await;
     println!("{label:<24} hybrid, database part  p50={p50:>7.2} ms  p99={p99:>7.2} ms");
+    if !with_text_only {
+        return;
+    }
 
     let text_only = Retriever::new(store.clone(), None, "benchmark");
     let report = evaluate_set(&text_only, &set).await.expect("text recall");
@@ -417,6 +471,9 @@ fn main() {
                 .expect("count");
                 if loaded == size as i64 {
                     eprintln!("postgres: reusing {name} ({loaded} synthetic passages, index built)");
+                    if hnsw_built_with(pg.pool()).await != Some(hnsw_parameters()) {
+                        build_hnsw(pg.pool(), size).await;
+                    }
                 } else {
                     sqlx::query("DELETE FROM documents WHERE source = 'bench'")
                         .execute(pg.pool())
@@ -448,7 +505,21 @@ fn main() {
                 );
                 let warmed = pg.warm().await.expect("warm");
                 eprintln!("postgres: warmed {warmed}");
-                measure(&format!("postgres {size}"), store, embedder.clone()).await;
+                // `SPARKY_BENCH_EF_SEARCH=120,400` measures the hybrid search with each
+                // smallest candidate list; the store's own setting otherwise.
+                let ef_searches: Vec<Option<usize>> = std::env::var("SPARKY_BENCH_EF_SEARCH")
+                    .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).map(Some).collect())
+                    .unwrap_or_else(|_| vec![None]);
+                for (i, ef) in ef_searches.into_iter().enumerate() {
+                    let (label, store): (String, Arc<dyn Store>) = match ef {
+                        Some(ef) => (
+                            format!("postgres {size} ef {ef}"),
+                            Arc::new(pg.clone().with_min_ef_search(ef)),
+                        ),
+                        None => (format!("postgres {size}"), store.clone()),
+                    };
+                    measure(&label, store, embedder.clone(), i == 0).await;
+                }
                 pg.close().await;
                 if reuse.is_none() && std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
                     let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
@@ -475,7 +546,7 @@ fn main() {
                     "sqlite: {size} passages loaded in {:.0} s",
                     t.elapsed().as_secs_f64()
                 );
-                measure(&format!("sqlite {size}"), store, embedder.clone()).await;
+                measure(&format!("sqlite {size}"), store, embedder.clone(), true).await;
             }
         }
     });

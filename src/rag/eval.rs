@@ -15,6 +15,8 @@ pub const QUESTIONS: &str = include_str!("eval/questions.toml");
 pub const CHAT_QUESTIONS: &str = include_str!("eval/chat.toml");
 /// A held-out chat-style set, never used to choose thresholds.
 pub const HELDOUT_QUESTIONS: &str = include_str!("eval/heldout.toml");
+/// A second held-out set, written before the current scope rule and never used to tune it.
+pub const HELDOUT2_QUESTIONS: &str = include_str!("eval/heldout2.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -52,6 +54,8 @@ pub enum EvalSet {
     Chat,
     /// `eval/heldout.toml`.
     Heldout,
+    /// `eval/heldout2.toml`.
+    Heldout2,
 }
 
 impl std::str::FromStr for EvalSet {
@@ -61,8 +65,9 @@ impl std::str::FromStr for EvalSet {
             "corpus" => Ok(Self::Corpus),
             "chat" => Ok(Self::Chat),
             "heldout" => Ok(Self::Heldout),
+            "heldout2" => Ok(Self::Heldout2),
             other => Err(format!(
-                "unknown question set {other:?} (corpus, chat or heldout)"
+                "unknown question set {other:?} (corpus, chat, heldout or heldout2)"
             )),
         }
     }
@@ -74,6 +79,7 @@ pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
         EvalSet::Corpus => ("eval/questions.toml", QUESTIONS),
         EvalSet::Chat => ("eval/chat.toml", CHAT_QUESTIONS),
         EvalSet::Heldout => ("eval/heldout.toml", HELDOUT_QUESTIONS),
+        EvalSet::Heldout2 => ("eval/heldout2.toml", HELDOUT2_QUESTIONS),
     };
     toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
 }
@@ -199,7 +205,12 @@ mod tests {
                 .into_iter()
                 .filter_map(|c| c.section),
         );
-        for set in [EvalSet::Corpus, EvalSet::Chat, EvalSet::Heldout] {
+        for set in [
+            EvalSet::Corpus,
+            EvalSet::Chat,
+            EvalSet::Heldout,
+            EvalSet::Heldout2,
+        ] {
             let s = load(set).expect("parses");
             assert!(!s.questions.is_empty());
             for q in &s.questions {
@@ -225,6 +236,34 @@ mod tests {
         for q in heldout.out_of_scope.iter().map(|q| &q.text) {
             assert!(chat.out_of_scope.iter().all(|c| &c.text != q), "{q}");
         }
+        // The second held-out set is larger and shares no question with the other sets.
+        let heldout2 = load(EvalSet::Heldout2).expect("heldout2");
+        assert!(
+            heldout2.questions.len() >= 40,
+            "{}",
+            heldout2.questions.len()
+        );
+        assert!(heldout2.out_of_scope.len() >= 40);
+        let earlier: Vec<String> = [EvalSet::Corpus, EvalSet::Chat, EvalSet::Heldout]
+            .iter()
+            .flat_map(|&s| {
+                let s = load(s).expect("parses");
+                s.questions
+                    .into_iter()
+                    .map(|q| q.text)
+                    .chain(s.out_of_scope.into_iter().map(|q| q.text))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for q in heldout2
+            .questions
+            .iter()
+            .map(|q| &q.text)
+            .chain(heldout2.out_of_scope.iter().map(|q| &q.text))
+        {
+            assert!(!earlier.contains(q), "{q}");
+        }
+        assert_eq!("heldout2".parse::<EvalSet>(), Ok(EvalSet::Heldout2));
         assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));
         assert_eq!("heldout".parse::<EvalSet>(), Ok(EvalSet::Heldout));
         assert!("other".parse::<EvalSet>().is_err());

@@ -147,8 +147,16 @@ fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
     (d <= max).then_some(d)
 }
 
+/// The words a shop abbreviation stands for ("ckt" -> "circuit").
+pub(crate) fn abbreviation(word: &str) -> Option<&'static str> {
+    ABBREVIATIONS
+        .iter()
+        .find(|(a, _)| *a == word)
+        .map(|(_, full)| *full)
+}
+
 /// The corpus word closest to a word the corpus does not know, if one is close enough.
-fn correction(word: &str) -> Option<&'static str> {
+pub(crate) fn correction(word: &str) -> Option<&'static str> {
     let vocab = vocabulary();
     if word.len() < MIN_CORRECTABLE
         || !word.chars().all(|c| c.is_ascii_alphabetic())

@@ -7,6 +7,7 @@
 pub mod amendments;
 pub mod bundled;
 pub mod corpus;
+pub mod domain;
 pub mod embed;
 pub mod eval;
 pub mod expand;

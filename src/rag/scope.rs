@@ -7,6 +7,9 @@
 //! most), and a passage covers the words it contains. A question about plumbing or stairs
 //! shares only a common word or two with any passage; a code question, typed however, shares
 //! its rare words with the passage that answers it.
+//!
+//! Both measures are also asked for more when the question names nothing electrical (see
+//! [`in_scope`] and [`super::domain`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -15,8 +18,53 @@ use super::expand::stands_for_others;
 
 /// Below this share of a question's weight covered by its best full-text passage, the
 /// question is treated as outside the code (full-text-only mode). Chosen on the chat set
-/// (`eval/chat.toml`); `eval/heldout.toml` checks it (docs/retrieval.md).
+/// (`eval/chat.toml`, docs/retrieval.md).
 pub const MIN_COVERAGE: f64 = 0.37;
+/// The share a question that names nothing electrical needs: most of its weight.
+pub const MIN_COVERAGE_UNNAMED: f64 = 0.5;
+/// A question whose closest passage is below this cosine similarity is outside the corpus
+/// (all-MiniLM-L6-v2; chosen on the chat set, see docs/retrieval.md).
+pub const MIN_QUESTION_COSINE: f64 = 0.37;
+/// The similarity a question that names nothing electrical needs: the bar at which a passage
+/// is relevant on meaning alone (`search::MIN_COSINE`).
+pub const MIN_UNNAMED_COSINE: f64 = super::search::MIN_COSINE;
+
+/// What the search found that says whether a question is about the code.
+#[derive(Debug, Clone, Copy)]
+pub enum Evidence {
+    /// The cosine similarity of the closest passage (vectors available).
+    Vector(f64),
+    /// The share of the question's weight its best full-text passage covers
+    /// ([`coverage`]; `None` when the question has no searchable word).
+    Text(Option<f64>),
+}
+
+/// Whether a question is about the code: close enough to the corpus, by meaning or by words,
+/// and closer still when it names nothing electrical ([`super::domain`]). Other trades share
+/// the code's measurements and equipment ("height", "condenser", "water heater"), so a
+/// question that names no circuit, conductor, device or unit must match a passage on meaning
+/// alone (cosine 0.45, the bar a vector-only hit needs to be shown) or with most of its words.
+pub fn in_scope(question: &str, evidence: Evidence) -> bool {
+    let electrical = super::domain::is_electrical(question);
+    match evidence {
+        Evidence::Vector(best) => {
+            best >= if electrical {
+                MIN_QUESTION_COSINE
+            } else {
+                MIN_UNNAMED_COSINE
+            }
+        }
+        Evidence::Text(None) => true,
+        Evidence::Text(Some(share)) => {
+            share
+                >= if electrical {
+                    MIN_COVERAGE
+                } else {
+                    MIN_COVERAGE_UNNAMED
+                }
+        }
+    }
+}
 
 /// Document frequencies of the shipped corpus's words.
 struct Weights {
@@ -128,6 +176,24 @@ mod tests {
         assert!(stairs < MIN_COVERAGE, "{stairs}");
         assert_eq!(coverage("the of 20", [passage]), None);
         assert_eq!(coverage("receptacle", std::iter::empty()), Some(0.0));
+    }
+
+    #[test]
+    fn questions_naming_nothing_electrical_need_closer_evidence() {
+        // Between the two bars: kept when it names something electrical, refused otherwise.
+        let between = Evidence::Vector((MIN_QUESTION_COSINE + MIN_UNNAMED_COSINE) / 2.0);
+        assert!(in_scope("gfi on a garage recep", between));
+        assert!(!in_scope("what seer rating for a new condenser", between));
+        assert!(in_scope(
+            "what seer rating for a new condenser",
+            Evidence::Vector(MIN_UNNAMED_COSINE)
+        ));
+        assert!(!in_scope("gfi on a garage recep", Evidence::Vector(0.3)));
+        let share = Evidence::Text(Some((MIN_COVERAGE + MIN_COVERAGE_UNNAMED) / 2.0));
+        assert!(in_scope("breaker for a 30a dryer circuit", share));
+        assert!(!in_scope("drywall screw spacing on a ceiling", share));
+        assert!(in_scope("drywall screw spacing", Evidence::Text(Some(0.9))));
+        assert!(in_scope("the of", Evidence::Text(None)));
     }
 
     #[test]

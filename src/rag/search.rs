@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::embed::{EmbedKind, Embedder};
 use super::expand::expand;
 use super::query_cache::QueryCache;
+use super::scope::Evidence;
 use super::sections::{find_references, strip_table};
 use crate::store::{Chunk, ChunkFilter, Store, StoreError};
 
@@ -16,13 +17,9 @@ const RRF_K: f64 = 60.0;
 /// Candidates taken from each retriever before fusion.
 pub const CANDIDATES: usize = 30;
 /// Below this cosine similarity a vector hit alone is not relevant enough to show.
-const MIN_COSINE: f64 = 0.45;
+pub(crate) const MIN_COSINE: f64 = 0.45;
 /// A full-text hit must reach this similarity when vectors are available.
 const MIN_TEXT_COSINE: f64 = 0.25;
-/// A question whose closest passage is below this similarity is outside the corpus: measured
-/// on the chat evaluation set with all-MiniLM-L6-v2, questions about plumbing, stairs or tools
-/// peak at 0.16–0.36 and answerable ones at 0.37 and above (see docs/retrieval.md).
-const MIN_QUESTION_COSINE: f64 = 0.37;
 /// Chunks full text may add to the vector candidates, by the rarity of their words (see
 /// [`Store::rank_text`]): with vectors on, only passages close in meaning survive anyway.
 pub const HYBRID_TEXT_BUDGET: usize = 200;
@@ -284,17 +281,21 @@ impl Retriever {
             add(&mut candidates, hit.chunk, rank, false, true, cosine);
         }
 
-        // A question whose nearest passage is still far from it is about something else
-        // (plumbing, stairs, tools): only an exact reference may answer it.
-        let in_scope = if vectors_used {
-            candidates
-                .values()
-                .filter_map(|c| c.cosine)
-                .fold(f64::MIN, f64::max)
-                >= MIN_QUESTION_COSINE
-        } else {
-            text_coverage.is_none_or(|c| c >= super::scope::MIN_COVERAGE)
-        };
+        // A question whose nearest passage is still far from it, or that names nothing
+        // electrical and is not clearly close, is about something else (plumbing, stairs,
+        // tools): only an exact reference may answer it (see `scope::in_scope`).
+        let best_cosine = candidates
+            .values()
+            .filter_map(|c| c.cosine)
+            .fold(f64::MIN, f64::max);
+        let in_scope = super::scope::in_scope(
+            query,
+            if vectors_used {
+                Evidence::Vector(best_cosine)
+            } else {
+                Evidence::Text(text_coverage)
+            },
+        );
         let mut ranked: Vec<Candidate> = candidates
             .into_values()
             .filter(|c| c.exact || in_scope)

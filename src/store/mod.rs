@@ -41,7 +41,7 @@ pub use equipment::EquipmentStore;
 pub use inbox::{InboxStore, LeaseTaken};
 pub use ledger::EventLedger;
 pub use pending::PendingStore;
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};
 pub use projects::ProjectStore;
 pub use records::*;
 pub use sessions::SessionStore;

@@ -19,8 +19,18 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// Dimension of the default local embedding model; vectors of this size use the HNSW index.
 pub const INDEXED_DIMS: usize = 384;
 
-/// Smallest HNSW candidate list (`hnsw.ef_search`) a vector search uses.
-const EF_SEARCH_MIN: usize = 100;
+/// `m` of the HNSW index over the default model's vectors, as the migrations build it
+/// (pgvector's default).
+pub const HNSW_M: u32 = 16;
+/// `ef_construction` of that index, as the migrations build it (pgvector's default).
+pub const HNSW_EF_CONSTRUCTION: u32 = 64;
+
+/// Smallest HNSW candidate list (`hnsw.ef_search`) a vector search uses. Among 100k
+/// near-duplicate passages the 30 neighbours fetched at 120 held the answer for 3 questions
+/// in 4; at 400 for nearly 9 in 10, for 2–3 ms more (docs/retrieval.md).
+const EF_SEARCH_MIN: usize = 400;
+/// Largest candidate list pgvector accepts.
+const EF_SEARCH_MAX: usize = 1000;
 
 /// A [`Store`](super::Store) on PostgreSQL with pgvector.
 #[derive(Clone)]
@@ -28,6 +38,8 @@ pub struct PostgresStore {
     /// The only pool: nothing holds a connection across a model call, so turns in flight
     /// are not bounded by its size.
     pool: PgPool,
+    /// Smallest `hnsw.ef_search` of a vector search (see [`Self::with_min_ef_search`]).
+    ef_search_min: usize,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -65,7 +77,10 @@ impl PostgresStore {
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        let store = Self { pool };
+        let store = Self {
+            pool,
+            ef_search_min: EF_SEARCH_MIN,
+        };
         // In the background: start-up does not wait for the indexes to be read.
         let warming = store.clone();
         tokio::spawn(async move {
@@ -75,6 +90,14 @@ impl PostgresStore {
             }
         });
         Ok(store)
+    }
+
+    /// The same store with another smallest HNSW candidate list (`hnsw.ef_search`, capped at
+    /// 1,000): a longer list finds more of the true nearest neighbours and costs time, which
+    /// the retrieval benchmark measures.
+    pub fn with_min_ef_search(mut self, ef_search: usize) -> Self {
+        self.ef_search_min = ef_search.clamp(1, EF_SEARCH_MAX);
+        self
     }
 
     /// Loads the retrieval indexes into memory so the first questions after start-up do not
@@ -328,7 +351,10 @@ impl PostgresStore {
             // filters as selective and compare the question with every stored vector
             // (0.3 s at 100k). Neighbours beyond the first `k` are fetched so that filtered
             // rows leave enough; when they do not, the exact query below runs instead.
-            let wide = k.saturating_mul(4).clamp(EF_SEARCH_MIN, 1000);
+            let wide = k
+                .saturating_mul(4)
+                .max(self.ef_search_min)
+                .clamp(1, EF_SEARCH_MAX);
             sqlx::query(
                 "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
                  set_config('hnsw.ef_search', $1, true)",

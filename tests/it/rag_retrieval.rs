@@ -163,6 +163,54 @@ async fn hybrid_search_finds_the_right_sections_on_postgres() {
     hybrid_search_and_recall(Db::Postgres).await;
 }
 
+/// Every chat-style set, with the model and without: recall@5 of at least 0.95 and at least
+/// 4 of 5 out-of-scope questions refused (the questions of other trades and small talk get
+/// nothing; docs/retrieval.md).
+async fn scope_goals_on_every_chat_set(db: Db) {
+    use sparky::rag::eval::{evaluate_set, load, EvalSet};
+    let dir = tempfile::tempdir().unwrap();
+    let (config, store) = store_for(db, dir.path()).await;
+    let embedder = local_embedder(&config).await;
+    sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
+        .await
+        .unwrap();
+    let retrievers = [
+        Retriever::new(store.clone(), Some(embedder), ""),
+        Retriever::new(store.clone(), None, "test"),
+    ];
+    for set in [EvalSet::Chat, EvalSet::Heldout, EvalSet::Heldout2] {
+        let questions = load(set).unwrap();
+        for retriever in &retrievers {
+            let r = evaluate_set(retriever, &questions).await.unwrap();
+            assert!(
+                r.recall_at_5 >= 0.95,
+                "{set:?} {}: recall@5 {} misses {:?}",
+                r.method,
+                r.recall_at_5,
+                r.misses
+            );
+            assert!(
+                r.refused * 5 >= r.out_of_scope * 4,
+                "{set:?} {}: {}/{} refused, noise {:?}",
+                r.method,
+                r.refused,
+                r.out_of_scope,
+                r.noise
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn out_of_scope_questions_get_nothing_on_sqlite() {
+    scope_goals_on_every_chat_set(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn out_of_scope_questions_get_nothing_on_postgres() {
+    scope_goals_on_every_chat_set(Db::Postgres).await;
+}
+
 /// Counts the texts it is asked to embed; vectors are deterministic fakes.
 struct Counting(AtomicUsize);
 
