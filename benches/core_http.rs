@@ -311,7 +311,10 @@ fn cstr(b: &[u8]) -> (String, &[u8]) {
 fn short_sql(sql: &str) -> String {
     let one: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.len() > 110 {
-        format!("{}...", &one[..one.char_indices().nth(110).map_or(one.len(), |(i, _)| i)])
+        format!(
+            "{}...",
+            &one[..one.char_indices().nth(110).map_or(one.len(), |(i, _)| i)]
+        )
     } else {
         one
     }
@@ -330,7 +333,8 @@ impl FrontendReader {
                 if self.buf.len() < 8 {
                     break;
                 }
-                let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+                let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]])
+                    as usize;
                 let code = u32::from_be_bytes([self.buf[4], self.buf[5], self.buf[6], self.buf[7]]);
                 if self.buf.len() < len {
                     break;
@@ -348,7 +352,8 @@ impl FrontendReader {
                 break;
             }
             let tag = self.buf[0] as char;
-            let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
+            let len =
+                u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
             if len < 4 {
                 self.broken = true;
                 break;
@@ -369,7 +374,11 @@ impl FrontendReader {
                 'B' => {
                     let (_, rest) = cstr(&body);
                     let (name, _) = cstr(rest);
-                    let sql = self.statements.get(&name).map(String::as_str).unwrap_or("unnamed");
+                    let sql = self
+                        .statements
+                        .get(&name)
+                        .map(String::as_str)
+                        .unwrap_or("unnamed");
                     format!("Bind[{}]", short_sql(sql))
                 }
                 'E' => "Execute".into(),

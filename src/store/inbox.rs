@@ -144,7 +144,10 @@ macro_rules! impl_inbox {
                     Ok(done.rows_affected() == 1)
                 }
 
-                async fn enqueue_input(&self, input: &NewQueuedInput) -> StoreResult<Option<QueuedInput>> {
+                async fn enqueue_input(
+                    &self,
+                    input: &NewQueuedInput,
+                ) -> StoreResult<Option<QueuedInput>> {
                     // One statement on Postgres (src/store/lease_steps.rs).
                     self.backend_enqueue_input(input).await
                 }
@@ -156,10 +159,14 @@ macro_rules! impl_inbox {
                     until: DateTime<Utc>,
                     at: DateTime<Utc>,
                 ) -> StoreResult<LeaseTaken> {
-                    self.backend_take_lease_and_next(session_id, owner, until, at).await
+                    self.backend_take_lease_and_next(session_id, owner, until, at)
+                        .await
                 }
 
-                async fn start_input_with_session(&self, id: i64) -> StoreResult<Option<$crate::domain::session::Session>> {
+                async fn start_input_with_session(
+                    &self,
+                    id: i64,
+                ) -> StoreResult<Option<$crate::domain::session::Session>> {
                     self.backend_start_input_with_session(id).await
                 }
 
@@ -169,7 +176,8 @@ macro_rules! impl_inbox {
                     session_id: i64,
                     owner: &str,
                 ) -> StoreResult<bool> {
-                    self.backend_finish_input_and_release(id, session_id, owner).await
+                    self.backend_finish_input_and_release(id, session_id, owner)
+                        .await
                 }
 
                 async fn next_input(&self, session_id: i64) -> StoreResult<Option<QueuedInput>> {
@@ -195,13 +203,12 @@ macro_rules! impl_inbox {
                 }
 
                 async fn start_input(&self, id: i64) -> StoreResult<bool> {
-                    let done = sqlx::query(
-                        "UPDATE session_inputs SET state = 'running' WHERE id = $1",
-                    )
-                    .bind(id)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(db)?;
+                    let done =
+                        sqlx::query("UPDATE session_inputs SET state = 'running' WHERE id = $1")
+                            .bind(id)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(db)?;
                     Ok(done.rows_affected() == 1)
                 }
 
@@ -215,16 +222,21 @@ macro_rules! impl_inbox {
                 }
 
                 async fn renew_waiter(&self, id: i64, until: DateTime<Utc>) -> StoreResult<bool> {
-                    let done = sqlx::query("UPDATE session_inputs SET waiter_until = $2 WHERE id = $1")
-                        .bind(id)
-                        .bind(micros(until))
-                        .execute(&self.pool)
-                        .await
-                        .map_err(db)?;
+                    let done =
+                        sqlx::query("UPDATE session_inputs SET waiter_until = $2 WHERE id = $1")
+                            .bind(id)
+                            .bind(micros(until))
+                            .execute(&self.pool)
+                            .await
+                            .map_err(db)?;
                     Ok(done.rows_affected() == 1)
                 }
 
-                async fn orphaned_sessions(&self, at: DateTime<Utc>, limit_n: usize) -> StoreResult<Vec<i64>> {
+                async fn orphaned_sessions(
+                    &self,
+                    at: DateTime<Utc>,
+                    limit_n: usize,
+                ) -> StoreResult<Vec<i64>> {
                     // The oldest input of each thread decides: it is orphaned when it was
                     // started and the lease lapsed, or its waiter stopped renewing.
                     sqlx::query_scalar(

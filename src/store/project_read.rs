@@ -12,8 +12,8 @@ use sqlx::postgres::PgRow;
 use sqlx::Either;
 
 use super::common::{
-    charging_source_from, circuit_from, db, feeder_from, load_item_from, panel_from,
-    project_from, service_from, task_from, transformer_from,
+    charging_source_from, circuit_from, db, feeder_from, load_item_from, panel_from, project_from,
+    service_from, task_from, transformer_from,
 };
 use super::{PostgresStore, SqliteStore, StoreError, StoreResult};
 use crate::project::ProjectData;
@@ -33,10 +33,7 @@ const PARTS: [&str; 9] = [
     "SELECT * FROM tasks WHERE project_id = {id} ORDER BY id",
 ];
 
-fn decode_all<T>(
-    rows: &[PgRow],
-    from: impl Fn(&PgRow) -> StoreResult<T>,
-) -> StoreResult<Vec<T>> {
+fn decode_all<T>(rows: &[PgRow], from: impl Fn(&PgRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
     rows.iter().map(from).collect()
 }
 
