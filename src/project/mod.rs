@@ -5,6 +5,8 @@
 //! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store: services
 //! that read or write projects live in `services`.
 
+pub mod circuit_protection;
+pub mod dwelling_circuits;
 pub mod equipment;
 pub mod feeder_egc;
 pub mod motor_circuit;
