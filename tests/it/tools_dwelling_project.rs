@@ -433,7 +433,86 @@ async fn circuit_reading_errors(db: TestDb) {
     assert!(e.contains("LP-9") && e.contains("HP"), "{e}");
 }
 
+/// Nameplates recorded on existing circuits with update_circuit reach the calculation (NEC
+/// Annex D Example D1(a) again: 18 600 VA); clearing one takes it out; a wrong appliance kind
+/// is refused with the allowed kinds listed.
+async fn nameplates_recorded_with_update_circuit(db: TestDb) {
+    let store = db.store();
+    let reg = registry();
+    let id = house(
+        &store,
+        "Later",
+        Edition::Nec2023,
+        100.0,
+        vec![
+            circuit(1, 2, "Dryer", 5500.0, 30.0, Some("10"), None),
+            circuit(3, 2, "Range", 12000.0, 50.0, Some("6"), None),
+        ],
+    )
+    .await;
+    let ctx = ctx(store.clone(), id);
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_dwelling_load",
+        json!({"floor_area_ft2": 1500, "project_circuits": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        v["from_circuits"]["not_counted"].as_array().unwrap().len(),
+        2,
+        "{v:#}"
+    );
+    for (n, kind, va) in [(1, "dryer", 5500), (3, "range", 12000)] {
+        call(
+            &reg,
+            &ctx,
+            "update_circuit",
+            json!({"panel": "HP", "number": n, "changes": {"appliance": {"kind": kind, "va": va}}}),
+        )
+        .await
+        .unwrap();
+    }
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_dwelling_load",
+        json!({"floor_area_ft2": 1500, "project_circuits": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f(&v["total_va"]), 18_600.0, "{v:#}");
+    call(
+        &reg,
+        &ctx,
+        "update_circuit",
+        json!({"find": "the range", "clear": ["appliance"]}),
+    )
+    .await
+    .unwrap();
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_dwelling_load",
+        json!({"floor_area_ft2": 1500, "project_circuits": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f(&v["total_va"]), 10_600.0, "{v:#}");
+    assert!(v["from_circuits"]["missing"].to_string().contains("range"));
+    let e = call_err(
+        &reg,
+        &ctx,
+        "update_circuit",
+        json!({"panel": "HP", "number": 3, "changes": {"appliance": {"kind": "stove", "va": 12000}}}),
+    )
+    .await;
+    assert!(e.contains("wall_oven") && e.contains("range"), "{e}");
+}
+
 db::both_backends!(
+    nameplates_recorded_with_update_circuit,
     d1a_from_circuit_nameplates,
     d2b_from_circuits,
     fastened_heating_and_motor_hand_check,

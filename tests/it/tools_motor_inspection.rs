@@ -128,6 +128,40 @@ async fn motor_circuits_follow_article_430(db: TestDb) {
         .iter()
         .filter(|x| x["check"] == "small_conductor")
         .all(|x| x["equipment"].as_str().unwrap().starts_with("MP #9 ")));
+
+    // check_conductor_sizing on the same circuits answers by Article 430 too.
+    let ctx = ctx(store.clone(), p.id);
+    let v = call(
+        &reg,
+        &ctx,
+        "check_conductor_sizing",
+        json!({"panel": "MP", "number": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["pass"], true, "{v:#}");
+    assert_eq!(v["flc_a"], 12.0);
+    assert_eq!(v["max_device_a"], 30.0);
+    assert!(v["rule"].as_str().unwrap().contains("240.4(G)"));
+    let v = call(
+        &reg,
+        &ctx,
+        "check_conductor_sizing",
+        json!({"panel": "MP", "number": 3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["pass"], false, "{v:#}");
+    // A breaker given in the question replaces the recorded one.
+    let v = call(
+        &reg,
+        &ctx,
+        "check_conductor_sizing",
+        json!({"panel": "MP", "number": 3, "ocpd": 30}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["pass"], true, "{v:#}");
 }
 
 db::both_backends!(motor_circuits_follow_article_430,);
