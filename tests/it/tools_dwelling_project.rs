@@ -446,7 +446,7 @@ async fn nameplates_recorded_with_update_circuit(db: TestDb) {
         100.0,
         vec![
             circuit(1, 2, "Dryer", 5500.0, 30.0, Some("10"), None),
-            circuit(3, 2, "Range", 12000.0, 50.0, Some("6"), None),
+            circuit(5, 2, "Range", 12000.0, 50.0, Some("6"), None),
         ],
     )
     .await;
@@ -464,7 +464,7 @@ async fn nameplates_recorded_with_update_circuit(db: TestDb) {
         2,
         "{v:#}"
     );
-    for (n, kind, va) in [(1, "dryer", 5500), (3, "range", 12000)] {
+    for (n, kind, va) in [(1, "dryer", 5500), (5, "range", 12000)] {
         call(
             &reg,
             &ctx,
@@ -505,7 +505,7 @@ async fn nameplates_recorded_with_update_circuit(db: TestDb) {
         &reg,
         &ctx,
         "update_circuit",
-        json!({"panel": "HP", "number": 3, "changes": {"appliance": {"kind": "stove", "va": 12000}}}),
+        json!({"panel": "HP", "number": 5, "changes": {"appliance": {"kind": "stove", "va": 12000}}}),
     )
     .await;
     assert!(e.contains("wall_oven") && e.contains("range"), "{e}");
