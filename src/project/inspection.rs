@@ -7,7 +7,7 @@
 //! |----|----------|-----------|------|
 //! | `interrupting_rating` | interrupting | 110.9, 110.10 | panel interrupting rating (kA) ≥ available fault current at the panel, from the service's available fault current or a transformer secondary (infinite primary), reduced point-to-point over recorded feeders (nonmagnetic raceway C values: the higher current). Fully rated equipment; series ratings (240.86) are not considered. |
 //! | `branch_conductor_ampacity` | conductors | 210.19(A)(1), 210.20(A), 110.14(C) | branch conductor ampacity (terminal column) ≥ 125 % continuous + noncontinuous; corrected ampacity ≥ load; breaker ≥ 125 % continuous + noncontinuous. A failure that disappears with 75 °C terminals is a warning (equipment may be listed for 75 °C). |
-//! | `conductor_protection` | conductors | 240.4, 240.4(B) | breaker ≤ conductor ampacity (next standard size up only where 240.4(B) allows it). |
+//! | `conductor_protection` | conductors | 240.4, 240.4(B) | breaker ≤ conductor ampacity (next standard size up only where 240.4(B) allows it). A circuit with a recorded motor is judged by Article 430 instead (240.4(G), [`crate::project::circuit_protection`]): conductor ≥ 125 % of the table FLC (430.22, reported under `branch_conductor_ampacity`), device ≤ Table 430.52 with Exception No. 1 (above it and within Exception No. 2: warning). |
 //! | `small_conductor` | conductors | 240.4(D) | 14/12/10 AWG copper (12/10 Al) on more than 15/20/30 A (Al 15/25). |
 //! | `feeder_conductor` | conductors | 215.2(A)(1), 215.3, 240.4 | feeder ampacity (per set, × sets) against its OCPD and the connected load of the panel it feeds. |
 //! | `egc_size` | grounding | 250.122(A), 250.122(B) | an EGC size written in the raceway text ("3/4 PVC, #10 EGC") is at least Table 250.122 for the breaker, increased proportionally when the conductors were upsized; metallic raceways (250.118) and cables are accepted; circuits with nothing recorded are counted per panel (info). Feeders: the recorded `egc_size` against Table 250.122 for the feeder OCPD (in each raceway of a parallel set), increased by the ratio of installed to minimum ungrounded conductor area (the minimum being the smallest size per set the OCPD needs); a violation with the size to install, or info when not recorded. |
@@ -38,6 +38,7 @@ use crate::nec::conductors::{self, ConductorCheckResult, ConductorSizingInput};
 use crate::nec::grounding::{self, EgcInput};
 use crate::nec::tables::{self, DeviceKind};
 use crate::nec::units::{Amps, ConductorSize, Phase, TempRating};
+use crate::project::circuit_protection::ProtectionRule;
 use crate::project::feeder_egc::check_feeder_egc;
 use crate::project::{Circuit, CircuitSpec, Feeder, Panel, ProjectData};
 
@@ -90,7 +91,7 @@ pub struct CheckDoc {
 pub const CHECKS: &[CheckDoc] = &[
     CheckDoc { id: "interrupting_rating", category: Category::Interrupting, reference: "NEC 110.9, 110.10", description: "panel interrupting rating >= available fault current at the panel (service or transformer, point-to-point over recorded feeders)" },
     CheckDoc { id: "branch_conductor_ampacity", category: Category::Conductors, reference: "NEC 210.19(A)(1), 210.20(A), 110.14(C)", description: "branch conductor ampacity >= 125 % continuous + noncontinuous at the terminal column; breaker >= 125 % continuous + noncontinuous" },
-    CheckDoc { id: "conductor_protection", category: Category::Conductors, reference: "NEC 240.4, 240.4(B)", description: "breaker <= conductor ampacity (next size up only where 240.4(B) allows)" },
+    CheckDoc { id: "conductor_protection", category: Category::Conductors, reference: "NEC 240.4, 240.4(B); motors 430.52", description: "breaker <= conductor ampacity (next size up only where 240.4(B) allows); motor circuits: Table 430.52 with Exceptions 1 and 2 (240.4(G))" },
     CheckDoc { id: "small_conductor", category: Category::Conductors, reference: "NEC 240.4(D)", description: "14/12/10 AWG copper on at most 15/20/30 A (aluminum 12/10 AWG on 15/25 A)" },
     CheckDoc { id: "feeder_conductor", category: Category::Conductors, reference: "NEC 215.2(A)(1), 215.3, 240.4", description: "feeder ampacity against its OCPD and the load of the panel it feeds" },
     CheckDoc { id: "egc_size", category: Category::Grounding, reference: "NEC 250.122(A), 250.122(B)", description: "recorded EGC >= Table 250.122 for the breaker, increased when conductors are upsized" },
@@ -743,6 +744,11 @@ fn circuit_checks(
     let edition = cx.p.project.edition;
     let wants_cond = cx.wants(Category::Conductors);
     let wants_egc = cx.wants(Category::Grounding);
+    // 240.4(G): a motor circuit is judged by Article 430, not by 240.4(D) and 210.19/210.20.
+    let rule = crate::project::circuit_protection::protection_rule(spec, edition);
+    if wants_cond {
+        motor_circuit_findings(cx, &label, &rule);
+    }
     if let (Some(size), true) = (spec.conductor_size, wants_cond || wants_egc) {
         let mut input = circuit_conductor_input(spec, &e, edition, None);
         let protection_only = e.current <= 0.0;
@@ -752,7 +758,7 @@ fn circuit_checks(
             input.noncontinuous_load = Amps(0.01);
             input.continuous_load = Amps(0.0);
         }
-        if wants_cond {
+        if wants_cond && !rule.is_article_430() {
             if let Some((r, sev)) = conductor_findings(&input, size) {
                 let fix_size = conductors::size_conductor(&input).ok().map(|s| s.size);
                 for rule in r.checks.iter().filter(|x| !x.pass) {
@@ -873,6 +879,43 @@ fn circuit_checks(
                         r.percent
                     ),
                     "upsize the feeder or this circuit's conductors",
+                );
+            }
+        }
+    }
+}
+
+/// Findings of the Article 430 check of a motor circuit (none for a general circuit).
+fn motor_circuit_findings(cx: &mut Ctx, label: &str, rule: &ProtectionRule) {
+    use crate::project::circuit_protection::{MotorAspect, Verdict};
+    match rule {
+        ProtectionRule::General => {}
+        ProtectionRule::MotorNotSized { reason } => cx.add(
+            "conductor_protection",
+            Severity::Warning,
+            label,
+            "NEC 430.6(A)(1), 240.4(G)",
+            format!("motor not sized from the NEC tables ({reason}); checked as a general circuit"),
+            "record the motor's horsepower and voltage as a row of Table 430.248/430.250",
+        ),
+        ProtectionRule::Motor(j) => {
+            for f in &j.findings {
+                let check = match f.aspect {
+                    MotorAspect::Conductor => "branch_conductor_ampacity",
+                    MotorAspect::Device => "conductor_protection",
+                };
+                let severity = match f.verdict {
+                    Verdict::Violation => Severity::Violation,
+                    Verdict::Warning => Severity::Warning,
+                    Verdict::Info => Severity::Info,
+                };
+                cx.add(
+                    check,
+                    severity,
+                    label,
+                    f.reference.clone(),
+                    f.message.clone(),
+                    f.fix.clone(),
                 );
             }
         }

@@ -13,6 +13,8 @@
 //! and render what is decided here.
 
 pub mod analysis;
+pub mod circuit_protection;
+pub mod dwelling_circuits;
 pub mod energy;
 pub mod equipment;
 mod error;

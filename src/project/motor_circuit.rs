@@ -34,6 +34,9 @@ pub struct MotorCircuitSizing {
     /// The largest rating permitted: the calculated value, or the next higher standard rating
     /// (Exception No. 1). `None` for instantaneous-trip breakers (an adjustable setting).
     pub max_device_rating: Option<Amps>,
+    /// The 430.52(C)(1) Exception No. 2 ceiling, for a motor that will not start on the
+    /// Exception No. 1 rating. `None` for instantaneous-trip breakers.
+    pub exception_2_max: Option<Amps>,
     /// Load in VA at the FLC (V × FLC, × √3 for three-phase).
     pub load_va: VoltAmperes,
     /// Poles the circuit needs at this voltage (1 for 115/120 V single-phase).
@@ -108,6 +111,7 @@ pub fn size_motor_circuit(
         percent_of_flc: prot.percent_of_flc,
         calculated_max: prot.calculated_max,
         max_device_rating: prot.max_rating_exception_1,
+        exception_2_max: prot.exception_2_max,
         load_va: VoltAmperes(load),
         poles,
         references,

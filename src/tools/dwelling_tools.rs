@@ -1,7 +1,8 @@
 //! Dwelling load calculation for a NEW dwelling unit's service or feeder: the standard method
 //! (Article 220 Part III) or the optional method (220.82), with line-by-line 120/240 V loads
-//! (Annex D Example D1(b)). Adding load to an existing dwelling (220.83) is
-//! `check_service_upgrade`.
+//! (Annex D Example D1(b)). The appliances can be given, named by circuit, or read from the
+//! nameplates and motors recorded on the project's circuits (`project_circuits`, `panel`).
+//! Adding load to an existing dwelling (220.83) is `check_service_upgrade`.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -17,7 +18,10 @@ use crate::nec::dwelling::{
 };
 use crate::nec::units::{Amps, Phase, Volts};
 use crate::project::analysis::{
-    circuit_electrical, circuit_label, resolve_circuit, round, CircuitRef,
+    circuit_electrical, circuit_label, resolve_circuit, resolve_panel, round, CircuitRef,
+};
+use crate::project::dwelling_circuits::{
+    dwelling_loads_from_circuits, DwellingCircuits, DwellingLoadKind,
 };
 use crate::project::ProjectData;
 
@@ -114,6 +118,13 @@ struct DwellingArgs {
     /// Default: the largest load marked motor.
     #[serde(default)]
     largest_motor_va: Option<f64>,
+    /// Read the appliance nameplates and motors recorded on the project's circuits (every
+    /// panel) as loads, besides any listed in `loads`.
+    #[serde(default)]
+    project_circuits: bool,
+    /// Like project_circuits, for this panel and the panels it feeds (a feeder calculation).
+    #[serde(default)]
+    panel: Option<String>,
     /// Per-line loads added after the calculation.
     #[serde(default)]
     line_loads: Vec<LineLoadArg>,
@@ -127,13 +138,15 @@ struct Resolved {
     va: f64,
     volts: f64,
     kind: KindArg,
-    motor: bool,
+    /// VA counted for 25 % of the largest motor, when a motor.
+    motor_va: Option<f64>,
+    circuit_id: Option<i64>,
 }
 
 fn resolve_loads(p: Option<&ProjectData>, loads: &[LoadArg]) -> Result<Vec<Resolved>, ToolError> {
     let mut out = Vec::new();
     for (i, l) in loads.iter().enumerate() {
-        let (description, va, volts) = match (&l.circuit, l.va) {
+        let (description, va, volts, circuit_id) = match (&l.circuit, l.va) {
             (Some(name), va) => {
                 let p = p.ok_or_else(|| {
                     ToolError::MissingData(format!(
@@ -154,9 +167,10 @@ fn resolve_loads(p: Option<&ProjectData>, loads: &[LoadArg]) -> Result<Vec<Resol
                     circuit_label(&panel.spec, &c.spec),
                     va,
                     l.volts.unwrap_or(e.volts),
+                    Some(c.id),
                 )
             }
-            (None, Some(va)) => (l.description.clone(), va, l.volts.unwrap_or(240.0)),
+            (None, Some(va)) => (l.description.clone(), va, l.volts.unwrap_or(240.0), None),
             (None, None) => {
                 return Err(ToolError::InvalidArguments(format!(
                     "loads[{i}] ({}) needs va or circuit",
@@ -174,10 +188,75 @@ fn resolve_loads(p: Option<&ProjectData>, loads: &[LoadArg]) -> Result<Vec<Resol
             va,
             volts,
             kind: l.kind,
-            motor: l.motor,
+            motor_va: l.motor.then_some(va),
+            circuit_id,
         });
     }
     Ok(out)
+}
+
+fn kind_arg(k: DwellingLoadKind) -> KindArg {
+    match k {
+        DwellingLoadKind::Fastened => KindArg::Fastened,
+        DwellingLoadKind::Dryer => KindArg::Dryer,
+        DwellingLoadKind::Cooking => KindArg::Cooking,
+        DwellingLoadKind::Heating => KindArg::Heating,
+        DwellingLoadKind::SupplementalHeat => KindArg::SupplementalHeat,
+        DwellingLoadKind::Cooling => KindArg::Cooling,
+        DwellingLoadKind::HeatPump => KindArg::HeatPump,
+    }
+}
+
+/// Adds the loads recorded on the project's circuits (those not already named in `loads`) and
+/// describes which circuit fed which input.
+fn add_circuit_loads(
+    p: &ProjectData,
+    panel: Option<&str>,
+    loads: &mut Vec<Resolved>,
+) -> Result<(DwellingCircuits, Value), ToolError> {
+    let scope = match panel {
+        Some(n) => Some(resolve_panel(p, n)?),
+        None => None,
+    };
+    let named: Vec<i64> = loads.iter().filter_map(|l| l.circuit_id).collect();
+    let read = dwelling_loads_from_circuits(p, scope, &named);
+    let inputs: Vec<Value> = read
+        .loads
+        .iter()
+        .map(|l| {
+            json!({
+                "circuit": l.circuit,
+                "input": match l.kind {
+                    DwellingLoadKind::Fastened => "fastened in place (220.53)",
+                    DwellingLoadKind::Dryer => "dryer (220.54)",
+                    DwellingLoadKind::Cooking => "cooking appliance (220.55)",
+                    DwellingLoadKind::Heating => "space heating (220.51, 220.60)",
+                    DwellingLoadKind::SupplementalHeat => "supplemental heat (220.60, 220.82(C)(3))",
+                    DwellingLoadKind::Cooling => "air conditioning (220.60)",
+                    DwellingLoadKind::HeatPump => "heat pump (220.60)",
+                },
+                "va": round(l.va, 0),
+                "volts": round(l.volts, 0),
+                "basis": l.basis,
+            })
+        })
+        .collect();
+    loads.extend(read.loads.iter().map(|l| Resolved {
+        description: l.circuit.clone(),
+        va: l.va,
+        volts: l.volts,
+        kind: kind_arg(l.kind),
+        motor_va: l.motor_va,
+        circuit_id: Some(l.circuit_id),
+    }));
+    let v = json!({
+        "panels": read.panels,
+        "inputs": inputs,
+        "not_counted": read.not_counted,
+        "missing": read.missing,
+        "assumptions": read.assumptions,
+    });
+    Ok((read, v))
 }
 
 fn sum(loads: &[Resolved], kind: KindArg) -> f64 {
@@ -204,7 +283,9 @@ impl Tool for CalculateDwellingLoad {
         "Service/feeder load of a NEW dwelling unit: standard method, Art. 220 Part III (220.42/220.45, \
          220.53, 220.54, 220.55 notes, 220.60, neutral 220.61) or optional 220.82. Not for load added \
          to an existing house: use check_service_upgrade (220.83), which would undersize a new service. \
-         line_loads: 120/240 V loads added per line, 25 % of the largest motor (Annex D1(b))."
+         line_loads: 120/240 V loads added per line, 25 % of the largest motor (Annex D1(b)). \
+         project_circuits (or panel): loads from the appliance nameplates and motors on the \
+         project's circuits; from_circuits shows which circuit fed which input and what is missing."
     }
     fn schema(&self) -> Value {
         schema_for::<DwellingArgs>()
@@ -238,7 +319,19 @@ impl Tool for CalculateDwellingLoad {
         if a.laundry_circuits.is_none() {
             assumptions.push("1 laundry circuit (not given)".into());
         }
-        let loads = resolve_loads(project.as_ref(), &a.loads)?;
+        let mut loads = resolve_loads(project.as_ref(), &a.loads)?;
+        let mut from_circuits = Value::Null;
+        let mut space_heating_circuits = 0;
+        if a.project_circuits || a.panel.is_some() {
+            let p = project.as_ref().ok_or_else(|| {
+                ToolError::MissingData(
+                    "project_circuits and panel read the bound project's circuits, and no project is bound; list the loads instead".into(),
+                )
+            })?;
+            let (read, v) = add_circuit_loads(p, a.panel.as_deref(), &mut loads)?;
+            space_heating_circuits = read.space_heating_circuits;
+            from_circuits = v;
+        }
         let sa = a.small_appliance_circuits.unwrap_or(2);
         let laundry = a.laundry_circuits.unwrap_or(1);
         let result = match a.method {
@@ -269,17 +362,20 @@ impl Tool for CalculateDwellingLoad {
                         hp
                     };
                 let cooling = sum(&loads, KindArg::Cooling) + hp;
-                let largest_motor = a.largest_motor_va.or_else(|| {
-                    loads
-                        .iter()
-                        .filter(|l| l.motor)
-                        .map(|l| l.va)
-                        .max_by(f64::total_cmp)
-                });
+                // 220.60: air conditioning left out as noncoincident is not the largest motor.
+                let ac_omitted = heating >= cooling;
+                let largest = loads
+                    .iter()
+                    .filter(|l| !(ac_omitted && l.kind == KindArg::Cooling))
+                    .filter_map(|l| l.motor_va.map(|m| (m, l)))
+                    .max_by(|x, y| x.0.total_cmp(&y.0));
+                let largest_motor = a.largest_motor_va.or(largest.map(|(m, _)| m));
                 if a.largest_motor_va.is_none() {
-                    if let Some(m) = largest_motor {
+                    if let Some((m, l)) = largest {
                         assumptions.push(format!(
-                            "largest motor: the largest load marked motor, {m} VA"
+                            "largest motor: {} ({} VA), the largest load that is a motor",
+                            l.description,
+                            round(m, 0)
                         ));
                     }
                 }
@@ -308,6 +404,12 @@ impl Tool for CalculateDwellingLoad {
                 let heating = sum(&loads, KindArg::Heating);
                 let units = match a.space_heating_units {
                     Some(n) => n,
+                    None if heating > 0.0 && space_heating_circuits > 0 => {
+                        assumptions.push(format!(
+                            "{space_heating_circuits} separately controlled space-heating unit(s): one per space-heating circuit (give space_heating_units if not)"
+                        ));
+                        space_heating_circuits
+                    }
                     None if heating > 0.0 => {
                         return Err(ToolError::MissingData(
                             "space_heating_units is required with heating loads: 220.82(C) takes 65 % for fewer than four separately controlled units, 40 % for four or more".into(),
@@ -402,6 +504,7 @@ impl Tool for CalculateDwellingLoad {
             "minimum_service_a": governing,
             "line_by_line": line_by_line,
             "project_service": service_check,
+            "from_circuits": from_circuits,
             "calculation": calc,
             "assumptions": assumptions,
             "note": "new-dwelling methods; for load added to an existing dwelling use check_service_upgrade (220.83)",

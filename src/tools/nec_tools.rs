@@ -30,6 +30,7 @@ use crate::project::analysis::{
     resolve_circuit, resolve_feeder, resolve_panel, round, spare_spaces, CircuitElectrical,
     CircuitRef, FaultCalculator,
 };
+use crate::project::circuit_protection::{protection_rule, MotorCircuitJudgement, ProtectionRule};
 use crate::project::{CircuitSpec, ProjectData};
 
 /// Registers the NEC tools.
@@ -795,7 +796,8 @@ impl Tool for CheckConductorSizing {
          corrected ampacity (ambient, conductor count), OCPD rules 210.20(A)/215.3, 240.4(B) and 240.4(D). \
          Also gives the smallest passing size and the minimum EGC (250.122, upsized per 250.122(B)). \
          Conditions not given (ambient 30 °C, 3 conductors, terminal rating per 110.14(C)(1)) are listed \
-         as assumptions."
+         as assumptions. A project circuit with a recorded motor is judged by Article 430 instead \
+         (430.22 conductor, Table 430.52 device; 240.4(G))."
     }
     fn schema(&self) -> Value {
         schema_for::<SizingArgs>()
@@ -860,6 +862,20 @@ impl Tool for CheckConductorSizing {
             let (panel, c, n) = resolve_circuit(&p, &r)?;
             notes.extend(n);
             let label = circuit_label(&panel.spec, &c.spec);
+            // 240.4(G): a motor circuit is judged by Article 430, not by 240.4(D) and 210.20(A).
+            if c.spec.motor.is_some()
+                && a.continuous_load.is_none()
+                && a.noncontinuous_load.is_none()
+            {
+                let mut spec = c.spec.clone();
+                spec.conductor_size = a.size.or(spec.conductor_size);
+                spec.breaker = a.ocpd.unwrap_or(spec.breaker);
+                spec.material = a.material.unwrap_or(spec.material);
+                spec.insulation = a.insulation.unwrap_or(spec.insulation);
+                if let ProtectionRule::Motor(j) = protection_rule(&spec, edition) {
+                    return Ok(motor_circuit_result(&label, &spec, &j, notes));
+                }
+            }
             let e = circuit_electrical(&panel.spec, &c.spec)?;
             if e.current <= 0.0 && a.continuous_load.is_none() && a.noncontinuous_load.is_none() {
                 return Err(ToolError::MissingData(format!(
@@ -2074,5 +2090,43 @@ pub fn conductor_check_line(
             .map(|x| format!("NEC {}: {}", x.rule, x.detail))
             .collect();
         format!("Conductor check FAILS: {}", failed.join("; "))
+    })
+}
+
+/// The `check_conductor_sizing` answer for a motor circuit: the Article 430 judgement.
+fn motor_circuit_result(
+    label: &str,
+    spec: &CircuitSpec,
+    j: &MotorCircuitJudgement,
+    notes: Vec<String>,
+) -> Value {
+    let z = &j.sizing;
+    let pass = !j
+        .findings
+        .iter()
+        .any(|f| f.verdict == crate::project::circuit_protection::Verdict::Violation);
+    json!({
+        "for": label,
+        "rule": "motor branch circuit: Article 430 protects the conductors (240.4(G)); 240.4(D) and 210.20(A) do not apply",
+        "size_checked": spec.conductor_size.map(|s| s.to_string()),
+        "ocpd_a": spec.breaker.0,
+        "pass": pass,
+        "findings": j.findings,
+        "flc_a": z.flc.0,
+        "flc_source": z.flc_source,
+        "conductor_min_ampacity_a": round(z.conductor_min_ampacity.0, 2),
+        "terminal_column": z.terminal_column.to_string(),
+        "smallest_conductor": z.conductor.to_string(),
+        "device": z.device,
+        "percent_of_flc": z.percent_of_flc,
+        "max_device_a": z.max_device_rating.map(|m| m.0),
+        "exception_2_max_a": z.exception_2_max.map(|m| round(m.0, 1)),
+        "references": z.references,
+        "assumptions": if spec.motor.is_some_and(|m| m.device.is_none()) {
+            vec!["device not recorded: inverse-time breaker"]
+        } else {
+            vec![]
+        },
+        "notes": notes,
     })
 }

@@ -702,6 +702,10 @@ enum ClearableField {
     ConductorSize,
     /// Forget the length.
     Length,
+    /// The circuit no longer supplies a motor.
+    Motor,
+    /// Forget the appliance nameplate.
+    Appliance,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -740,6 +744,12 @@ struct CircuitChanges {
     /// New raceway text.
     #[serde(default)]
     conduit: Option<String>,
+    /// The motor it supplies (run_inspection then judges it by 430.22/430.52).
+    #[serde(default)]
+    motor: Option<MotorLoad>,
+    /// The appliance nameplate (read by calculate_dwelling_load).
+    #[serde(default)]
+    appliance: Option<ApplianceNameplate>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -757,7 +767,7 @@ struct UpdateCircuitArgs {
     /// Fields to change.
     #[serde(default)]
     changes: CircuitChanges,
-    /// Fields to forget: conductor_size, length.
+    /// Fields to forget: conductor_size, length, motor, appliance.
     #[serde(default)]
     clear: Vec<ClearableField>,
 }
@@ -807,7 +817,36 @@ pub(crate) fn field_changes(b: &CircuitSpec, a: &CircuitSpec) -> Vec<String> {
         format!("\"{}\"", b.conduit),
         format!("\"{}\"", a.conduit),
     );
+    line("motor", motor_text(&b.motor), motor_text(&a.motor));
+    line(
+        "appliance",
+        appliance_text(&b.appliance),
+        appliance_text(&a.appliance),
+    );
     v
+}
+
+fn motor_text(m: &Option<MotorLoad>) -> String {
+    match m {
+        None => "—".into(),
+        Some(m) => format!(
+            "{} hp {}-phase {} V{}",
+            m.hp,
+            m.phase.count(),
+            m.voltage.0,
+            m.device
+                .and_then(|d| serde_json::to_value(d).ok())
+                .and_then(|v| v.as_str().map(|s| format!(", {s}")))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+fn appliance_text(a: &Option<ApplianceNameplate>) -> String {
+    match a {
+        None => "—".into(),
+        Some(a) => format!("{} {} VA", a.kind.as_str(), a.va.0),
+    }
 }
 
 fn find_ref(panel: &Option<String>, number: Option<i32>, find: &Option<String>) -> CircuitRef {
@@ -859,10 +898,18 @@ fn plan_update<'a>(
     if let Some(x) = &ch.conduit {
         s.conduit = x.trim().to_string();
     }
+    if let Some(x) = ch.motor {
+        s.motor = Some(x);
+    }
+    if let Some(x) = ch.appliance {
+        s.appliance = Some(x);
+    }
     for f in &a.clear {
         match f {
             ClearableField::ConductorSize => s.conductor_size = None,
             ClearableField::Length => s.length = None,
+            ClearableField::Motor => s.motor = None,
+            ClearableField::Appliance => s.appliance = None,
         }
     }
     if s == c.spec {
@@ -886,7 +933,8 @@ impl WriteTool for UpdateCircuit {
     fn description(&self) -> &'static str {
         "Change a circuit, named by panel + number or by `find` words (\"the EV charger\"): `changes` holds \
          the new values (number, poles, description, load_va, continuous, breaker, conductor_size, material, \
-         insulation, length, conduit); `clear` forgets conductor_size or length. The preview shows every \
+         insulation, length, conduit, motor, appliance); `clear` forgets conductor_size, length, motor or \
+         appliance. The preview shows every \
          field before -> after and the result (conductor check, voltage drop, panel load). Needs confirmation."
     }
     fn schema(&self) -> Value {

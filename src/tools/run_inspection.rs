@@ -46,7 +46,7 @@ impl Tool for RunInspection {
          (violation/warning/info), equipment, NEC reference and a suggested fix. Checks: \
          interrupting_rating (110.9/110.10: panel kA vs available fault current), \
          branch_conductor_ampacity (210.19(A)(1), 210.20(A), 110.14(C): 125 % continuous), \
-         conductor_protection (240.4(B)), small_conductor (240.4(D)), feeder_conductor (215.2, 215.3, \
+         conductor_protection (240.4(B); motor circuits 430.22/430.52), small_conductor (240.4(D)), feeder_conductor (215.2, 215.3, \
          240.4), egc_size (250.122), panel_loading (408.30, 215.3), panel_protection (408.36), \
          panel_spaces (408.54), circuit_voltage_drop (>3 %, 210.19(A) IN 4), feeder_voltage_drop \
          (>3 % feeder, >5 % total, 215.2(A) IN 2), missing_data (no fault current, AIC, conductor size, \
