@@ -86,26 +86,39 @@ pub fn relevant_tools(
     texts: &[&str],
     used: &[&str],
 ) -> Vec<&'static str> {
-    // A tool is known by its name, its description and its arguments' names and descriptions.
-    let tools: Vec<(&'static str, String)> = registry
-        .all()
-        .filter(|t| allows(mode, t.name()) && t.name() != crate::tools::discovery::NAME)
-        .map(|t| (t.name(), tool_text(t.description(), &t.schema())))
-        .collect();
+    // A tool is known by its name, its description and its arguments' names and descriptions;
+    // their stems are worked out once per registry and mode.
+    let index = registry.derived(&format!("relevant_tools:{mode:?}"), |r| {
+        LexicalIndex::new(
+            r.all()
+                .filter(|t| allows(mode, t.name()) && t.name() != crate::tools::discovery::NAME)
+                .map(|t| (t.name(), known_text(r, t.name(), t.description())))
+                .collect(),
+        )
+    });
+    let tools = &index.names;
     if tools.len() <= SMALL_MODE {
-        return tools.into_iter().map(|(n, _)| n).collect();
+        return tools.clone();
     }
-    let scored = lexical_scores(&tools, texts);
+    let scored = index.scores(texts);
     let mut ranked: Vec<&(usize, f64)> = scored.iter().filter(|(_, s)| *s >= 1.0).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut chosen: Vec<usize> = ranked.iter().take(RELEVANT_MAX).map(|(i, _)| *i).collect();
-    for (i, (name, _)) in tools.iter().enumerate() {
+    for (i, name) in tools.iter().enumerate() {
         if used.contains(name) && !chosen.contains(&i) {
             chosen.push(i);
         }
     }
     chosen.sort();
-    chosen.into_iter().map(|i| tools[i].0).collect()
+    chosen.into_iter().map(|i| tools[i]).collect()
+}
+
+/// The text a registered tool is known by, from its registered schema.
+pub fn known_text(registry: &ToolRegistry, name: &str, description: &str) -> String {
+    match registry.schema(name) {
+        Some(schema) => tool_text(description, schema),
+        None => description.to_string(),
+    }
 }
 
 /// The text a tool is known by: its description and its arguments' names and descriptions.
@@ -118,44 +131,74 @@ pub fn tool_text(description: &str, schema: &serde_json::Value) -> String {
 /// Scores each tool (name, text) against `texts`: a distinctive word (weighed by how few
 /// tools mention it) counts double when it is in the tool's name.
 pub fn lexical_scores(tools: &[(&str, String)], texts: &[&str]) -> Vec<(usize, f64)> {
-    let n = tools.len() as f64;
-    let name_stems: Vec<Vec<String>> = tools.iter().map(|(name, _)| stems(name)).collect();
-    let text_stems: Vec<Vec<String>> = tools
-        .iter()
-        .zip(&name_stems)
-        .map(|((_, d), names)| {
-            let mut all = stems(d);
-            all.extend(names.iter().cloned());
+    LexicalIndex::new(tools.iter().map(|(n, t)| (*n, t.clone())).collect()).scores(texts)
+}
+
+/// The stems of each tool's name and text, worked out once: scoring a question then only
+/// stems the question.
+#[derive(Debug, Clone)]
+pub struct LexicalIndex<N = &'static str> {
+    /// The tools, in the order given.
+    pub names: Vec<N>,
+    name_stems: Vec<Vec<String>>,
+    text_stems: Vec<Vec<String>>,
+}
+
+impl<N: AsRef<str>> LexicalIndex<N> {
+    /// Indexes tools given as (name, text).
+    pub fn new(tools: Vec<(N, String)>) -> Self {
+        let mut names = Vec::with_capacity(tools.len());
+        let mut name_stems = Vec::with_capacity(tools.len());
+        let mut text_stems = Vec::with_capacity(tools.len());
+        for (name, text) in tools {
+            let own = stems(name.as_ref());
+            let mut all = stems(&text);
+            all.extend(own.iter().cloned());
             all.sort();
             all.dedup();
-            all
-        })
-        .collect();
-    // Words many tools mention (panel, circuit, project) say little about which one is meant.
-    let idf = |docs: &[Vec<String>], stem: &str| {
-        let df = docs.iter().filter(|s| s.iter().any(|x| x == stem)).count();
-        if df == 0 {
-            0.0
-        } else {
-            (n / df as f64).ln()
+            names.push(name);
+            name_stems.push(own);
+            text_stems.push(all);
         }
-    };
-    let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
-    query.sort();
-    query.dedup();
-    (0..tools.len())
-        .map(|i| {
-            let mut score = 0.0;
-            for q in &query {
-                if name_stems[i].contains(q) {
-                    score += 2.0 * idf(&name_stems, q);
-                } else if text_stems[i].contains(q) {
-                    score += idf(&text_stems, q);
-                }
+        Self {
+            names,
+            name_stems,
+            text_stems,
+        }
+    }
+
+    /// Scores each tool against `texts`, as [`lexical_scores`] does.
+    pub fn scores(&self, texts: &[&str]) -> Vec<(usize, f64)> {
+        let n = self.names.len() as f64;
+        // Words many tools mention (panel, circuit, project) say little about which one is
+        // meant.
+        let idf = |docs: &[Vec<String>], stem: &str| {
+            let df = docs.iter().filter(|s| s.iter().any(|x| x == stem)).count();
+            if df == 0 {
+                0.0
+            } else {
+                (n / df as f64).ln()
             }
-            (i, score)
-        })
-        .collect()
+        };
+        let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
+        query.sort();
+        query.dedup();
+        let name_idf: Vec<f64> = query.iter().map(|q| idf(&self.name_stems, q)).collect();
+        let text_idf: Vec<f64> = query.iter().map(|q| idf(&self.text_stems, q)).collect();
+        (0..self.names.len())
+            .map(|i| {
+                let mut score = 0.0;
+                for (k, q) in query.iter().enumerate() {
+                    if self.name_stems[i].contains(q) {
+                        score += 2.0 * name_idf[k];
+                    } else if self.text_stems[i].binary_search(q).is_ok() {
+                        score += text_idf[k];
+                    }
+                }
+                (i, score)
+            })
+            .collect()
+    }
 }
 
 /// Appends the property names and descriptions of a JSON Schema to `out`.

@@ -178,37 +178,67 @@ pub fn route(mode: Mode, registry: &ToolRegistry, h: &History<'_>) -> Routed {
     routed
 }
 
+/// The routing index of one mode: each tool's words and its alias phrases as stems, worked
+/// out once per registry (they depend on the tools only, never on the question).
+struct RouterIndex {
+    lexical: modes::LexicalIndex,
+    /// Per tool, its phrases of two or more words as stems, each padded with spaces.
+    phrases: Vec<Vec<String>>,
+}
+
+fn index(mode: Mode, registry: &ToolRegistry) -> std::sync::Arc<RouterIndex> {
+    registry.derived(&format!("tool_router:{mode:?}"), |r| {
+        let docs: Vec<(&'static str, String)> = r
+            .all()
+            .filter(|t| modes::allows(mode, t.name()) && t.name() != DISCOVERY)
+            .map(|t| {
+                let alias = phrases(t.name()).join(" ");
+                (
+                    t.name(),
+                    format!(
+                        "{} {}",
+                        modes::known_text(r, t.name(), t.description()),
+                        alias
+                    ),
+                )
+            })
+            .collect();
+        let phrase_stems = docs
+            .iter()
+            .map(|(name, _)| {
+                phrases(name)
+                    .iter()
+                    .map(|p| modes::stems(p))
+                    // One word is no phrase: it counts through the description like any other.
+                    .filter(|words| words.len() > 1)
+                    .map(|words| format!(" {} ", words.join(" ")))
+                    .collect()
+            })
+            .collect();
+        RouterIndex {
+            lexical: modes::LexicalIndex::new(docs),
+            phrases: phrase_stems,
+        }
+    })
+}
+
 /// The tools sharing the most distinctive words with `text`, best first, at most
 /// [`ROUTED_MAX`].
 fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> {
-    let docs: Vec<(&'static str, String)> = registry
-        .all()
-        .filter(|t| modes::allows(mode, t.name()) && t.name() != DISCOVERY)
-        .map(|t| {
-            let alias = phrases(t.name()).join(" ");
-            (
-                t.name(),
-                format!(
-                    "{} {}",
-                    modes::tool_text(t.description(), &t.schema()),
-                    alias
-                ),
-            )
-        })
-        .collect();
-    let mut scores = modes::lexical_scores(&docs, &[text]);
+    let index = index(mode, registry);
+    let docs = &index.lexical.names;
+    let mut scores = index.lexical.scores(&[text]);
     let question = format!(" {} ", modes::stems(text).join(" "));
     for (i, score) in scores.iter_mut() {
-        if phrases(docs[*i].0).iter().any(|p| {
-            let words = modes::stems(p);
-            // One word is no phrase: it counts through the description like any other.
-            words.len() > 1 && question.contains(&format!(" {} ", words.join(" ")))
-        }) {
+        if index.phrases[*i]
+            .iter()
+            .any(|p| question.contains(p.as_str()))
+        {
             *score += PHRASE_BONUS;
         }
     }
     if std::env::var("ROUTER_DEBUG").is_ok() {
-        let mut v: Vec<_> = scores.iter().map(|(i, s)| (docs[*i].0, *s)).collect();
+        let mut v: Vec<_> = scores.iter().map(|(i, s)| (docs[*i], *s)).collect();
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
         eprintln!("{text}: {:?}", &v[..6]);
     }
@@ -220,7 +250,7 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
         .into_iter()
         .filter(|(_, s)| *s >= best / 4.0)
         .take(ROUTED_MAX)
-        .map(|(i, _)| docs[i].0)
+        .map(|(i, _)| docs[i])
         .collect()
 }
 

@@ -43,7 +43,7 @@ pub async fn build_summarised(
     token_budget: usize,
     summariser: Option<&dyn crate::llm::ChatProvider>,
 ) -> StoreResult<Window> {
-    let stored: Vec<PastMessage> = store
+    let mut stored: Vec<PastMessage> = store
         .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
         .await?
         .into_iter()
@@ -70,25 +70,30 @@ pub async fn build_summarised(
                 .await?;
         }
     }
-    let messages = repair(attributed(&stored[cut..]));
+    // The kept messages are moved, not copied: a window holds every tool result it sends.
+    let kept = stored.split_off(cut);
+    let messages = repair(attributed(kept));
     Ok(Window { summary, messages })
 }
 
 /// The messages, with each user message prefixed by its author when more than one person
 /// wrote in the thread, so the model can tell who said what.
-fn attributed(stored: &[PastMessage]) -> Vec<ChatMessage> {
-    let authors: HashSet<&str> = stored
-        .iter()
-        .filter(|m| matches!(m.message, ChatMessage::User { .. }))
-        .filter_map(|m| m.author.as_deref())
-        .collect();
+fn attributed(stored: Vec<PastMessage>) -> Vec<ChatMessage> {
+    let several = {
+        let authors: HashSet<&str> = stored
+            .iter()
+            .filter(|m| matches!(m.message, ChatMessage::User { .. }))
+            .filter_map(|m| m.author.as_deref())
+            .collect();
+        authors.len() > 1
+    };
     stored
-        .iter()
-        .map(|m| match (&m.message, m.author.as_deref()) {
-            (ChatMessage::User { text, .. }, Some(author)) if authors.len() > 1 => {
+        .into_iter()
+        .map(|m| match (m.message, m.author) {
+            (ChatMessage::User { text, .. }, Some(author)) if several => {
                 ChatMessage::user(format!("[{author}] {text}"))
             }
-            (message, _) => message.clone(),
+            (message, _) => message,
         })
         .collect()
 }
@@ -248,7 +253,7 @@ pub fn digest_old_results(messages: &mut [ChatMessage], keep_turns: usize) {
     for m in &mut messages[..boundary] {
         if let ChatMessage::Tool { results } = m {
             for r in results {
-                if r.content.to_string().len() > DIGEST_OVER {
+                if crate::llm::json_len(&r.content) > DIGEST_OVER {
                     let mut d = digest(&r.content);
                     if let Some(obj) = d.as_object_mut() {
                         obj.insert(
@@ -369,10 +374,10 @@ mod tests {
         one.author = Some("alice".into());
         let mut two = stored(2, ChatMessage::user("hello"));
         two.author = Some("alice".into());
-        let plain = attributed(&[one.clone(), two.clone()]);
+        let plain = attributed(vec![one.clone(), two.clone()]);
         assert_eq!(plain[1], ChatMessage::user("hello"));
         two.author = Some("bob".into());
-        let named = attributed(&[one, two]);
+        let named = attributed(vec![one, two]);
         assert_eq!(named[0], ChatMessage::user("[alice] hi"));
         assert_eq!(named[1], ChatMessage::user("[bob] hello"));
     }

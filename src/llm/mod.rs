@@ -43,7 +43,11 @@ pub struct ToolResult {
 
 /// One message of a conversation in provider-neutral form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
+#[serde(
+    tag = "role",
+    rename_all = "snake_case",
+    try_from = "message_wire::WireMessage"
+)]
 pub enum ChatMessage {
     /// A person's message.
     User {
@@ -104,13 +108,29 @@ impl ChatMessage {
                         .map(|c| c.name.len() + c.arguments.len() + 16)
                         .sum::<usize>()
             }
-            Self::Tool { results } => results
-                .iter()
-                .map(|r| r.content.to_string().len() + 16)
-                .sum(),
+            Self::Tool { results } => results.iter().map(|r| json_len(&r.content) + 16).sum(),
         };
         chars / 4 + 4
     }
+}
+
+/// The length in bytes of `v` written as compact JSON (as `v.to_string()` writes it), counted
+/// without building the text.
+pub fn json_len(v: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
 }
 
 /// Tokens a picture is assumed to cost when estimating a request (providers charge from
@@ -318,7 +338,9 @@ pub trait ChatProvider: Send + Sync {
 
 pub mod errors;
 pub mod gemini;
+mod message_wire;
 pub mod openai;
+mod openai_body;
 pub mod record;
 pub mod resilient;
 pub mod sse;

@@ -1,8 +1,9 @@
 //! The tool registry: lookup, schema validation and per-tool rate limits.
 
-use std::collections::BTreeMap;
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU32;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde_json::Value;
@@ -53,6 +54,13 @@ impl RegisteredTool {
 struct Entry {
     tool: RegisteredTool,
     validator: jsonschema::Validator,
+    /// The arguments schema and the three forms of the spec, derived once at registration:
+    /// a tool's schema never changes, and deriving them per request cost more than the rest
+    /// of a turn's own work.
+    schema: Value,
+    full: ToolSpec,
+    compact: ToolSpec,
+    slim: ToolSpec,
 }
 
 /// A call whose tool exists and whose arguments passed the schema.
@@ -128,6 +136,7 @@ fn compact_text(text: &str) -> String {
 pub struct ToolRegistry {
     tools: BTreeMap<&'static str, Entry>,
     limiter: DefaultKeyedRateLimiter<&'static str>,
+    derived: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl ToolRegistry {
@@ -137,6 +146,7 @@ impl ToolRegistry {
         Self {
             tools: BTreeMap::new(),
             limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+            derived: Mutex::new(HashMap::new()),
         }
     }
 
@@ -208,7 +218,71 @@ impl ToolRegistry {
             Ok(v) => v,
             Err(e) => panic!("tool {} has an invalid schema: {e}", tool.name()),
         };
-        self.tools.insert(tool.name(), Entry { tool, validator });
+        let spec = |description: String, parameters: Value| ToolSpec {
+            name: tool.name().to_string(),
+            description,
+            parameters,
+        };
+        let full = spec(tool.description().to_string(), schema.clone());
+        let compact = spec(
+            compact_text(tool.description()),
+            super::schema::compact(&schema),
+        );
+        let slim = spec(
+            first_sentence(tool.description()),
+            super::schema::slim(&schema),
+        );
+        self.derived
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.tools.insert(
+            tool.name(),
+            Entry {
+                tool,
+                validator,
+                schema,
+                full,
+                compact,
+                slim,
+            },
+        );
+    }
+
+    /// The arguments schema of `name`, as registered (derived once, not per call).
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.tools.get(name).map(|e| &e.schema)
+    }
+
+    /// Data derived from the registered tools (e.g. a routing index), built by `build` on
+    /// first use under `key` and kept until a tool is added. `key` must name one type.
+    ///
+    /// # Panics
+    /// When `key` was used before for a value of another type (a programming error).
+    pub fn derived<T, F>(&self, key: &str, build: F) -> Arc<T>
+    where
+        T: Any + Send + Sync,
+        F: FnOnce(&Self) -> T,
+    {
+        if let Some(hit) = self
+            .derived
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+        {
+            if let Ok(v) = hit.downcast::<T>() {
+                return v;
+            }
+            panic!("registry data {key} was derived with another type");
+        }
+        // Built outside the lock: two first uses at once build twice, harmlessly.
+        let value = Arc::new(build(self));
+        self.derived
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), value.clone());
+        value
     }
 
     /// A tool by name.
@@ -226,11 +300,7 @@ impl ToolRegistry {
         names
             .iter()
             .filter_map(|n| self.tools.get(n))
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: e.tool.description().to_string(),
-                parameters: e.tool.schema(),
-            })
+            .map(|e| e.full.clone())
             .collect()
     }
 
@@ -240,11 +310,7 @@ impl ToolRegistry {
         names
             .iter()
             .filter_map(|n| self.tools.get(n))
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: compact_text(e.tool.description()),
-                parameters: super::schema::compact(&e.tool.schema()),
-            })
+            .map(|e| e.compact.clone())
             .collect()
     }
 
@@ -254,11 +320,7 @@ impl ToolRegistry {
         names
             .iter()
             .filter_map(|n| self.tools.get(n))
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: first_sentence(e.tool.description()),
-                parameters: super::schema::slim(&e.tool.schema()),
-            })
+            .map(|e| e.slim.clone())
             .collect()
     }
 
