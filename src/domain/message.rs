@@ -81,8 +81,8 @@ pub struct ToolResultRecord {
     pub is_error: bool,
 }
 
-/// The fields of a message, the same in v1 and v2 (v2 adds only the version).
-#[derive(Serialize, Deserialize)]
+/// The fields of a message as read, the same in v1 and v2 (v2 adds only the version).
+#[derive(Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum Body {
     User {
@@ -91,9 +91,9 @@ enum Body {
     Assistant {
         #[serde(default)]
         text: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         tool_calls: Vec<ToolCallRecord>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         thought_signature: Option<String>,
     },
     Tool {
@@ -101,35 +101,52 @@ enum Body {
     },
 }
 
-/// A message as stored: its version (absent in v1 rows) and its fields.
-#[derive(Serialize, Deserialize)]
-struct Versioned {
-    #[serde(default = "v1")]
-    v: u32,
-    #[serde(flatten)]
-    body: Body,
+/// [`Body`] borrowed, for writing (the newest version) without copying the message.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum BodyRef<'a> {
+    User {
+        text: &'a str,
+    },
+    Assistant {
+        text: &'a str,
+        #[serde(skip_serializing_if = "no_calls")]
+        tool_calls: &'a [ToolCallRecord],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    Tool {
+        results: &'a [ToolResultRecord],
+    },
 }
 
-fn v1() -> u32 {
-    1
+fn no_calls(calls: &&[ToolCallRecord]) -> bool {
+    calls.is_empty()
+}
+
+#[derive(Serialize)]
+struct VersionedRef<'a> {
+    v: u32,
+    #[serde(flatten)]
+    body: BodyRef<'a>,
 }
 
 impl Serialize for MessageRecord {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let body = match self.clone() {
-            Self::User { text } => Body::User { text },
+        let body = match self {
+            Self::User { text } => BodyRef::User { text },
             Self::Assistant {
                 text,
                 tool_calls,
                 thought_signature,
-            } => Body::Assistant {
+            } => BodyRef::Assistant {
                 text,
                 tool_calls,
-                thought_signature,
+                thought_signature: thought_signature.as_deref(),
             },
-            Self::Tool { results } => Body::Tool { results },
+            Self::Tool { results } => BodyRef::Tool { results },
         };
-        Versioned {
+        VersionedRef {
             v: MESSAGE_FORMAT,
             body,
         }
@@ -139,14 +156,21 @@ impl Serialize for MessageRecord {
 
 impl<'de> Deserialize<'de> for MessageRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let stored = Versioned::deserialize(d)?;
-        if stored.v == 0 || stored.v > MESSAGE_FORMAT {
-            return Err(serde::de::Error::custom(format!(
-                "message format v{} is not one this version reads (v1 to v{MESSAGE_FORMAT})",
-                stored.v
+        use serde::de::Error;
+        let mut stored = serde_json::Value::deserialize(d)?;
+        // The version decides how the rest reads, so it is checked first; v1 rows have none.
+        let v = match stored.as_object_mut().and_then(|o| o.remove("v")) {
+            None => 1,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                D::Error::custom(format!("message format version {v} is not a number"))
+            })?,
+        };
+        if v == 0 || v > u64::from(MESSAGE_FORMAT) {
+            return Err(D::Error::custom(format!(
+                "message format v{v} is not one this version reads (v1 to v{MESSAGE_FORMAT})"
             )));
         }
-        Ok(match stored.body {
+        Ok(match Body::deserialize(stored).map_err(D::Error::custom)? {
             Body::User { text } => Self::User { text },
             Body::Assistant {
                 text,
@@ -242,7 +266,7 @@ mod tests {
     fn refuses_versions_it_does_not_know() {
         for v in [0, 3, 99] {
             let e = serde_json::from_value::<MessageRecord>(
-                json!({"v": v, "role": "user", "text": "x"}),
+                json!({"v": v, "role": "user", "body": "x"}),
             )
             .unwrap_err();
             assert!(e.to_string().contains(&format!("v{v}")), "{e}");
