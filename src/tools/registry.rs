@@ -351,10 +351,24 @@ impl ToolRegistry {
             .iter_errors(&args)
             .map(|e| {
                 let path = e.instance_path.to_string();
+                let mut text = e.to_string();
+                if let Some(values) =
+                    super::schema::allowed_values(&entry.schema, &e.schema_path.to_string())
+                {
+                    let listed: Vec<String> = values
+                        .iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect();
+                    text = format!(
+                        "{} is not an allowed value; allowed: {}",
+                        e.instance,
+                        listed.join(", ")
+                    );
+                }
                 if path.is_empty() {
-                    e.to_string()
+                    text
                 } else {
-                    format!("{path}: {e}")
+                    format!("{path}: {text}")
                 }
             })
             .collect();
@@ -381,5 +395,39 @@ impl ToolRegistry {
                 wait.as_secs().max(1)
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A value outside a documented enum names the allowed values, wherever the enum sits
+    /// (nested object, `Option`, `$ref`), so the model can correct it in one step.
+    #[test]
+    fn an_invalid_enum_value_lists_the_allowed_values() {
+        let registry = super::super::default_registry(60);
+        let Err(e) = registry.validate(
+            "update_circuit",
+            r#"{"panel":"LP-1","number":3,"changes":{"appliance":{"kind":"stove","va":8000}}}"#,
+        ) else {
+            panic!("\"stove\" passed the schema");
+        };
+        let text = e.to_string();
+        assert!(text.contains("\"stove\""), "{text}");
+        for kind in ["range", "cooktop", "wall_oven", "dryer", "water_heater"] {
+            assert!(text.contains(kind), "{kind} missing from: {text}");
+        }
+        assert!(!text.contains("oneOf"), "{text}");
+
+        let Err(e) = registry.validate(
+            "update_circuit",
+            r#"{"panel":"LP-1","number":3,"clear":["colour"]}"#,
+        ) else {
+            panic!("\"colour\" passed the schema");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("conductor_size") && text.contains("appliance"),
+            "{text}"
+        );
     }
 }

@@ -153,6 +153,71 @@ fn compact_node(node: &Value) -> Value {
     }
 }
 
+/// The values a failed `oneOf`/`anyOf`/`enum` keyword allows, found at `schema_path` (a JSON
+/// pointer from a validation error, `$ref`s followed from `root`): what an error must list so the
+/// model can correct a value without guessing. `None` when the keyword is not a list of values.
+pub(crate) fn allowed_values(root: &Value, schema_path: &str) -> Option<Vec<Value>> {
+    let mut node = root;
+    let mut keyword = None;
+    for raw in schema_path.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        if segment == "$ref" {
+            node = resolve_ref(root, node)?;
+            continue;
+        }
+        if matches!(segment.as_str(), "oneOf" | "anyOf" | "enum") && keyword.is_none() {
+            // The failing keyword is the last segment; anything before is the path to it.
+            keyword = Some(segment.clone());
+        } else {
+            keyword = None;
+        }
+        node = match node {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    keyword?;
+    let mut values = Vec::new();
+    collect_values(root, node, &mut values, 0);
+    (!values.is_empty()).then_some(values)
+}
+
+fn resolve_ref<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
+    let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+    root.pointer(target)
+}
+
+/// Constants reachable from an `enum`, a `oneOf`/`anyOf` list or a `$ref` to one.
+fn collect_values(root: &Value, node: &Value, out: &mut Vec<Value>, depth: usize) {
+    if depth > 4 {
+        return;
+    }
+    match node {
+        Value::Array(items) => {
+            for item in items {
+                collect_values(root, item, out, depth + 1);
+            }
+        }
+        Value::Object(map) => {
+            if let Some(c) = map.get("const") {
+                out.push(c.clone());
+            } else if let Some(Value::Array(e)) = map.get("enum") {
+                out.extend(e.iter().filter(|v| !v.is_null()).cloned());
+            } else if let Some(target) = resolve_ref(root, node) {
+                collect_values(root, target, out, depth + 1);
+            } else {
+                for k in ["oneOf", "anyOf"] {
+                    if let Some(v) = map.get(k) {
+                        collect_values(root, v, out, depth + 1);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The values of a `oneOf` whose every variant is a constant of one type, with that type.
 fn const_values(variants: &Value) -> Option<(Vec<Value>, Option<String>)> {
     let variants = variants.as_array()?;
