@@ -26,12 +26,13 @@ use super::session::Session;
 use crate::config::ConfirmPolicy;
 use crate::domain::message::ToolCallRecord;
 use crate::llm::{ChatMessage, ToolCall, ToolResult};
+use crate::project::plan_check::check_plan;
 use crate::project::MemberRole;
 use crate::store::{
     ActionItem, ActionOrigin, Applied, ApplyOutcome, ApplyRequest, AuditEntry, AuditKind,
     ConfirmRule, Finish, NewPendingAction, PendingAction, PendingState, StoreError,
 };
-use crate::tools::changes::{check_plan, item_result};
+use crate::tools::changes::item_result;
 use crate::tools::{ToolContext, ToolPlan};
 
 /// A write call whose plan is ready to propose.

@@ -5,14 +5,16 @@
 //! What the project's data means lives here too: the shared analysis over its equipment
 //! ([`analysis`]: slots and phases, panel loading, the fault-current chain along the feeders,
 //! voltage-drop inputs, naming circuits the way people do), the rule checks of an inspection
-//! ([`inspection`]), what a change must satisfy ([`invariants`]) and the energy budget
-//! ([`energy`]). Each is a pure function of [`ProjectData`], failing with [`AnalysisError`].
+//! ([`inspection`]), what a change must satisfy ([`invariants`]), whether a stored plan still
+//! fits the project at Confirm ([`plan_check`]) and the energy budget ([`energy`]). Each is a
+//! pure function of [`ProjectData`], failing with [`AnalysisError`].
 //!
 //! Layer: domain engine. Imports `domain`, `nec` and `jurisdiction`; never the store, `tools` or
 //! the core: services that read or write projects live in `services`, and the tools only call
 //! and render what is decided here.
 
 pub mod analysis;
+pub mod circuit_diff;
 pub mod circuit_protection;
 pub mod dwelling_circuits;
 pub mod energy;
@@ -23,6 +25,7 @@ pub mod inspection;
 pub mod invariants;
 pub mod motor_circuit;
 pub mod plan;
+pub mod plan_check;
 
 pub use equipment::{ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial};
 pub use error::AnalysisError;

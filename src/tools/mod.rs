@@ -7,31 +7,70 @@
 //!
 //! Layer: under the core. A tool imports the domain engines, `store` (through the views it is
 //! handed) and `domain`; it never imports `core` or a platform. Rule: one file per tool (or per
-//! small family of tools), holding its schema, argument parsing, the call into the engine and
-//! the rendering of the result. What a calculation, check or invariant decides lives in `nec`
-//! (code rules over plain inputs) or `project` (rules over a project's equipment), never here,
-//! so the reports and the gate reach the same rule without going through a tool.
+//! small family of tools), named for it, holding its argument struct, its [`Tool`] or
+//! [`WriteTool`] impl and the rendering only it uses. What a calculation, check or invariant
+//! decides lives in `nec` (code rules over plain inputs) or `project` (rules over a project's
+//! equipment), never here, so the reports and the gate reach the same rule without going
+//! through a tool.
+//!
+//! The files:
+//! - Registration of the packs: `nec_tools` (the NEC calculations) and `project_tools` (the
+//!   project's equipment and energy budget); [`default_registry`] below registers everything.
+//! - NEC tools: `calculate_voltage_drop`, `calculate_short_circuit`, `check_panel_capacity`,
+//!   `check_conductor_sizing`, `calculate_arc_flash`, `check_service_upgrade`, `lookup_table`.
+//! - Project tools: `add_load_item`, `add_charging_source`, `energy_budget`, `add_panel`,
+//!   `add_circuit`, `update_circuit`, `remove_circuit`, `set_service`, `add_feeder`,
+//!   `add_transformer`.
+//! - Other tools: `find_circuits`, `describe_panel`, `run_inspection`, `code_in_force`,
+//!   `report_tool` (`send_report`), `search_tool` (`search_code`), `discovery` (`more_tools`),
+//!   and the families `utility` (calculator, time, tasks), `dwelling_tools`, `motor_tools`,
+//!   `grounding_tools`, `lighting_tools`.
+//! - Shared by several tools: `nec_args` (the edition a calculation uses, circuit references
+//!   from arguments), `plan_preview` (a call's plan item and the fault-current, loading and
+//!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
+//!   NEC result), `schema` (argument schemas), `attachment` (files a tool hands back),
+//!   `changes` (the result of an applied call), `turn_project` (the turn's one read of the
+//!   project), `read_store` and `registry`.
 
+pub mod add_charging_source;
+pub mod add_circuit;
+pub mod add_feeder;
+pub mod add_load_item;
+pub mod add_panel;
+pub mod add_transformer;
 pub mod attachment;
+pub mod calculate_arc_flash;
+pub mod calculate_short_circuit;
+pub mod calculate_voltage_drop;
 pub mod changes;
+pub mod check_conductor_sizing;
+pub mod check_panel_capacity;
+pub mod check_service_upgrade;
 pub mod code_basis;
 pub mod code_in_force;
 pub mod describe_panel;
 pub mod discovery;
 pub mod dwelling_tools;
+pub mod energy_budget;
 pub mod find_circuits;
 pub mod grounding_tools;
 pub mod lighting_tools;
+pub mod lookup_table;
 pub mod motor_tools;
+pub mod nec_args;
 pub mod nec_tools;
+pub mod plan_preview;
 pub mod project_tools;
 mod read_store;
 mod registry;
+pub mod remove_circuit;
 pub mod report_tool;
 pub mod run_inspection;
 pub mod schema;
 pub mod search_tool;
+pub mod set_service;
 pub mod turn_project;
+pub mod update_circuit;
 pub mod utility;
 
 use std::sync::Arc;

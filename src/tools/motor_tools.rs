@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::nec_tools::edition_of;
+use super::nec_args::edition_of;
 use super::schema::schema_for;
 use super::{nec_err, parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::motors::{

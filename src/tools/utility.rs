@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::project_tools::plan_item;
+use super::plan_preview::plan_item;
 use super::schema::schema_for;
 use super::{
     parse_args, to_value, ActionPreview, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry,

@@ -12,13 +12,14 @@ use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
 };
 use sparky::project::plan::Change;
+use sparky::project::plan_check::check_plan;
 use sparky::project::ProjectData;
 use sparky::project::{CircuitSpec, PanelSpec, ServiceSpec};
 use sparky::store::{
     ActionItem, ActionOrigin, Applied, ApplyOutcome, ApplyRequest, ConfirmRule, Finish,
     NewPendingAction, PendingAction, Store,
 };
-use sparky::tools::changes::{check_plan, item_result};
+use sparky::tools::changes::item_result;
 use sparky::tools::{
     ActionPreview, RegisteredTool, ToolContext, ToolError, ToolPlan, ToolRegistry,
 };
