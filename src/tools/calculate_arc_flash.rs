@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::nec_args::missing_inputs;
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError};
 use crate::nec::arc_flash::{self, AcEquipment, ArcFlashRequest, ElectrodeConfiguration};
@@ -140,13 +141,10 @@ impl Tool for CalculateArcFlash {
                 )
             }
             None => {
-                let mut missing = Vec::new();
-                if a.voltage.is_none() {
-                    missing.push("voltage");
-                }
-                if a.bolted_fault_ka.is_none() {
-                    missing.push("bolted_fault_ka");
-                }
+                let missing = missing_inputs(&[
+                    ("voltage", a.voltage.is_some()),
+                    ("bolted_fault_ka", a.bolted_fault_ka.is_some()),
+                ]);
                 if !missing.is_empty() {
                     return Err(ToolError::MissingData(format!(
                         "name a panel of the project or give {}",

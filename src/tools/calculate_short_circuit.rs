@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::nec_args::missing_inputs;
 use super::schema::schema_for;
 use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError};
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
@@ -199,19 +200,12 @@ impl Tool for CalculateShortCircuit {
         }
         let material = a.material.unwrap_or(Material::Copper);
         if a.kva.is_some() || a.impedance_percent.is_some() {
-            let mut missing = Vec::new();
-            if a.kva.is_none() {
-                missing.push("kva");
-            }
-            if a.impedance_percent.is_none() {
-                missing.push("impedance_percent");
-            }
-            if a.voltage.is_none() {
-                missing.push("voltage (secondary, line to line)");
-            }
-            if a.phase.is_none() {
-                missing.push("phase");
-            }
+            let missing = missing_inputs(&[
+                ("kva", a.kva.is_some()),
+                ("impedance_percent", a.impedance_percent.is_some()),
+                ("voltage (secondary, line to line)", a.voltage.is_some()),
+                ("phase", a.phase.is_some()),
+            ]);
             if !missing.is_empty() {
                 return Err(ToolError::MissingData(format!(
                     "a transformer fault current needs {}",
@@ -236,17 +230,12 @@ impl Tool for CalculateShortCircuit {
             }));
         }
         if a.available_fault_ka.is_some() {
-            let mut missing = Vec::new();
-            for (name, given) in [
+            let missing = missing_inputs(&[
                 ("voltage", a.voltage.is_some()),
                 ("phase", a.phase.is_some()),
                 ("length", a.length.is_some()),
                 ("size (or c_value)", a.size.is_some() || a.c_value.is_some()),
-            ] {
-                if !given {
-                    missing.push(name);
-                }
-            }
+            ]);
             if !missing.is_empty() {
                 return Err(ToolError::MissingData(format!(
                     "a point-to-point calculation needs {}",

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::nec_args::circuit_ref;
+use super::nec_args::{circuit_ref, missing_inputs};
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError};
 use crate::nec::tables::{Conduit, Stranding};
@@ -132,13 +132,10 @@ fn apply_method(input: &mut VoltageDropInput, a: &VdArgs) -> Result<(), ToolErro
         };
     }
     if let Some(VdMethodArg::EffectiveZ) = a.method {
-        let mut missing = Vec::new();
-        if a.power_factor.is_none() {
-            missing.push("power_factor");
-        }
-        if a.raceway.is_none() {
-            missing.push("raceway (pvc, aluminum or steel)");
-        }
+        let missing = missing_inputs(&[
+            ("power_factor", a.power_factor.is_some()),
+            ("raceway (pvc, aluminum or steel)", a.raceway.is_some()),
+        ]);
         if !missing.is_empty() {
             return Err(ToolError::MissingData(format!(
                 "the effective_z method needs {}",
@@ -230,22 +227,13 @@ impl Tool for CalculateVoltageDrop {
             }
             (circuit_label(&panel.spec, &c.spec), input)
         } else {
-            let mut missing = Vec::new();
-            if a.voltage.is_none() {
-                missing.push("voltage");
-            }
-            if a.phase.is_none() {
-                missing.push("phase");
-            }
-            if a.current.is_none() {
-                missing.push("current");
-            }
-            if a.length.is_none() {
-                missing.push("length");
-            }
-            if a.size.is_none() {
-                missing.push("size");
-            }
+            let missing = missing_inputs(&[
+                ("voltage", a.voltage.is_some()),
+                ("phase", a.phase.is_some()),
+                ("current", a.current.is_some()),
+                ("length", a.length.is_some()),
+                ("size", a.size.is_some()),
+            ]);
             if missing.len() == 5 {
                 return Err(ToolError::InvalidArguments(
                     "name a circuit (panel + number, or description), a feeder, or give voltage, phase, current, length and size".into(),

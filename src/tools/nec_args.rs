@@ -36,3 +36,12 @@ pub(crate) fn find_ref(
         description: find.clone(),
     }
 }
+
+/// The names of the inputs not given, in the order listed: `(name, given)` pairs.
+pub(crate) fn missing_inputs<'a>(inputs: &[(&'a str, bool)]) -> Vec<&'a str> {
+    inputs
+        .iter()
+        .filter(|(_, given)| !given)
+        .map(|(name, _)| *name)
+        .collect()
+}
