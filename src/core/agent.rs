@@ -549,6 +549,8 @@ impl Agent {
             .map(|id| Arc::new(super::turn_project::TurnProject::new(id)));
         let mut ctx = self.tool_context(session, user);
         ctx.turn_project = turn_project.clone();
+        // The thread is read once; the turn's own writes are added as it goes.
+        let mut history = super::window::TurnHistory::load(self.store.as_ref(), session).await?;
         let mut cache: HashMap<(String, String), ToolResult> = HashMap::new();
         let mut citations: BTreeSet<(String, Option<i32>, String)> = BTreeSet::new();
         let mut tool_calls_used = 0u32;
@@ -574,6 +576,7 @@ impl Agent {
                 self.store.as_ref(),
                 &self.tools,
                 session,
+                &mut history,
                 self.cfg.history_token_budget,
                 &self.context,
                 self.temperature,
@@ -587,7 +590,7 @@ impl Agent {
             })
             .await;
             let called = Instant::now();
-            let streamed = self.stream_model(provider.as_ref(), &request, sink).await;
+            let streamed = self.stream_model(provider.as_ref(), request, sink).await;
             observe_model_call(&provider.name(), called, &streamed);
             let turn = match streamed {
                 Ok(t) => t,
@@ -785,11 +788,19 @@ impl Agent {
                 })
                 .await;
             }
-            let tool_results =
-                super::history::new_message(&ChatMessage::Tool { results }, None, None);
+            let tool_message = ChatMessage::Tool { results };
+            let tool_results = super::history::new_message(&tool_message, None, None);
             self.store
                 .append_turn_step(session.id, &[assistant, tool_results], &audits)
                 .await?;
+            history.extend([
+                ChatMessage::Assistant {
+                    text: turn.text,
+                    tool_calls: turn.calls,
+                    thought_signature: turn.signature,
+                },
+                tool_message,
+            ]);
         }
         usage.record(&provider.name());
         let (answer, shown) = match answer {
@@ -824,10 +835,12 @@ impl Agent {
     async fn stream_model(
         &self,
         provider: &dyn ChatProvider,
-        request: &ChatRequest,
+        request: ChatRequest,
         sink: &dyn EffectSink,
     ) -> Result<ModelTurn, LlmError> {
-        let mut stream = provider.stream(request).await?;
+        let mut stream = provider.stream(&request).await?;
+        // Sent: the copy of the history it holds is not kept while the answer streams.
+        drop(request);
         let mut turn = ModelTurn {
             text: String::new(),
             calls: Vec::new(),

@@ -30,14 +30,30 @@ pub struct PastMessage {
     pub author: Option<String>,
     /// The message as the model is sent it.
     pub message: ChatMessage,
+    /// Its token estimate, worked out once when it is read.
+    pub tokens: usize,
+}
+
+impl PastMessage {
+    /// A message the running turn wrote, not read back from the store (`id` 0).
+    pub fn written(message: ChatMessage) -> Self {
+        Self {
+            id: 0,
+            author: None,
+            tokens: message.estimated_tokens(),
+            message,
+        }
+    }
 }
 
 impl From<StoredMessage> for PastMessage {
     fn from(m: StoredMessage) -> Self {
+        let message: ChatMessage = m.message.into();
         Self {
             id: m.id,
             author: m.author,
-            message: m.message.into(),
+            tokens: message.estimated_tokens(),
+            message,
         }
     }
 }

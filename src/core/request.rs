@@ -20,14 +20,16 @@ const RELEVANCE_MESSAGES: usize = 2;
 /// Whole history means no budget: the window keeps every message it scans.
 const UNBOUNDED: usize = usize::MAX / 4;
 
-/// Builds the request for the next model call of `session`. `model` writes the summary of
-/// turns leaving the window when the policy asks for one. `project`, when given, is the turn's
-/// read of the bound project (read through it at most once per turn).
+/// Builds the request for the next model call of `session` from `history`, the turn's view
+/// of the thread. `model` writes the summary of turns leaving the window when the policy asks
+/// for one. `project`, when given, is the turn's read of the bound project (read through it
+/// at most once per turn).
 #[allow(clippy::too_many_arguments)]
 pub async fn build(
     store: &dyn Store,
     tools: &ToolRegistry,
     session: &Session,
+    history: &mut window::TurnHistory,
     history_budget: usize,
     policy: &ContextPolicy,
     temperature: Option<f32>,
@@ -40,7 +42,7 @@ pub async fn build(
         history_budget
     };
     let summariser = model.filter(|_| policy.model_summary);
-    let win = window::build_summarised(store, session, budget, summariser).await?;
+    let win = history.window(store, budget, summariser).await?;
     let mut messages = win.messages;
     if policy.digest_old_results {
         window::digest_old_results(&mut messages, WHOLE_RESULT_TURNS);

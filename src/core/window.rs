@@ -43,37 +43,82 @@ pub async fn build_summarised(
     token_budget: usize,
     summariser: Option<&dyn crate::llm::ChatProvider>,
 ) -> StoreResult<Window> {
-    let mut stored: Vec<PastMessage> = store
-        .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
+    TurnHistory::load(store, session)
         .await?
-        .into_iter()
-        .map(PastMessage::from)
-        .collect();
-    let cut = window_start(&stored, token_budget);
-    let mut summary = session.summary.clone();
-    if cut > 0 {
-        let dropped = &stored[..cut];
-        let written = match summariser {
-            Some(p) => match super::summary::summarise(p, &summary, dropped).await {
-                Ok(text) => Some(text),
-                Err(e) => {
-                    tracing::warn!(error = %e, "model summary failed; using the extractive one");
-                    None
-                }
-            },
-            None => None,
-        };
-        summary = written.unwrap_or_else(|| fold_summary(&summary, dropped));
-        if let Some(last) = dropped.last() {
-            store
-                .set_session_summary(session.id, &summary, last.id)
-                .await?;
-        }
+        .window(store, token_budget, summariser)
+        .await
+}
+
+/// A thread's history as one turn sees it: read from the store once, when the turn starts,
+/// then kept up to date by the turn itself. The thread's lease makes the turn the only
+/// writer of its history, so every later model request of the turn is built from memory
+/// instead of reading and decoding the thread again.
+pub struct TurnHistory {
+    session_id: i64,
+    /// The running summary of what left the window.
+    summary: String,
+    /// Messages after the summary, oldest first.
+    stored: Vec<PastMessage>,
+}
+
+impl TurnHistory {
+    /// Reads the messages of `session` after its summary.
+    pub async fn load(store: &dyn Store, session: &Session) -> StoreResult<Self> {
+        let stored = store
+            .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
+            .await?
+            .into_iter()
+            .map(PastMessage::from)
+            .collect();
+        Ok(Self {
+            session_id: session.id,
+            summary: session.summary.clone(),
+            stored,
+        })
     }
-    // The kept messages are moved, not copied: a window holds every tool result it sends.
-    let kept = stored.split_off(cut);
-    let messages = repair(attributed(kept));
-    Ok(Window { summary, messages })
+
+    /// Adds messages the turn has just stored.
+    pub fn extend(&mut self, written: impl IntoIterator<Item = ChatMessage>) {
+        self.stored
+            .extend(written.into_iter().map(PastMessage::written));
+    }
+
+    /// The window for the next model request. Messages that no longer fit `token_budget`
+    /// are folded into the summary (written by `summariser` when given, else extractive),
+    /// which is stored with the last of them.
+    pub async fn window(
+        &mut self,
+        store: &dyn Store,
+        token_budget: usize,
+        summariser: Option<&dyn crate::llm::ChatProvider>,
+    ) -> StoreResult<Window> {
+        let cut = window_start(&self.stored, token_budget);
+        if cut > 0 {
+            let dropped: Vec<PastMessage> = self.stored.drain(..cut).collect();
+            let written = match summariser {
+                Some(p) => match super::summary::summarise(p, &self.summary, &dropped).await {
+                    Ok(text) => Some(text),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "model summary failed; using the extractive one");
+                        None
+                    }
+                },
+                None => None,
+            };
+            self.summary = written.unwrap_or_else(|| fold_summary(&self.summary, &dropped));
+            // The window never drops the turn's own messages (it keeps the last user turn
+            // whole), so the last dropped message has its stored id.
+            if let Some(through) = dropped.iter().map(|m| m.id).max().filter(|id| *id > 0) {
+                store
+                    .set_session_summary(self.session_id, &self.summary, through)
+                    .await?;
+            }
+        }
+        Ok(Window {
+            summary: self.summary.clone(),
+            messages: repair(attributed(self.stored.clone())),
+        })
+    }
 }
 
 /// The messages, with each user message prefixed by its author when more than one person
@@ -103,7 +148,7 @@ fn window_start(stored: &[PastMessage], budget: usize) -> usize {
     let mut used = 0usize;
     let mut start = stored.len();
     for (i, m) in stored.iter().enumerate().rev() {
-        used += m.message.estimated_tokens();
+        used += m.tokens;
         if used > budget && start < stored.len() {
             break;
         }
@@ -315,6 +360,7 @@ mod tests {
     fn stored(id: i64, message: ChatMessage) -> PastMessage {
         PastMessage {
             id,
+            tokens: message.estimated_tokens(),
             message,
             author: None,
         }

@@ -81,27 +81,7 @@ pub struct ToolResultRecord {
     pub is_error: bool,
 }
 
-/// The fields of a message as read, the same in v1 and v2 (v2 adds only the version).
-#[derive(Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-enum Body {
-    User {
-        text: String,
-    },
-    Assistant {
-        #[serde(default)]
-        text: String,
-        #[serde(default)]
-        tool_calls: Vec<ToolCallRecord>,
-        #[serde(default)]
-        thought_signature: Option<String>,
-    },
-    Tool {
-        results: Vec<ToolResultRecord>,
-    },
-}
-
-/// [`Body`] borrowed, for writing (the newest version) without copying the message.
+/// A message's fields borrowed, for writing (the newest version) without copying the message.
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum BodyRef<'a> {
@@ -156,34 +136,122 @@ impl Serialize for MessageRecord {
 
 impl<'de> Deserialize<'de> for MessageRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(RecordVisitor)
+    }
+}
+
+/// Reads a record in one pass: every field is kept as read (tool results are the bulk of a
+/// thread and are moved, never copied), and only once the whole object is read are the
+/// fields interpreted, the version first, so a newer format is refused by its version
+/// whatever its other fields hold.
+struct RecordVisitor;
+
+impl<'de> serde::de::Visitor<'de> for RecordVisitor {
+    type Value = MessageRecord;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a stored message object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<MessageRecord, A::Error> {
         use serde::de::Error;
-        let mut stored = serde_json::Value::deserialize(d)?;
+        use serde_json::Value;
+        let (mut v, mut role, mut text, mut calls, mut signature, mut results) =
+            (None, None, None, None, None, None);
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let slot = match key.as_ref() {
+                "v" => &mut v,
+                "role" => &mut role,
+                "text" => &mut text,
+                "tool_calls" => &mut calls,
+                "thought_signature" => &mut signature,
+                "results" => &mut results,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value::<Value>()?);
+        }
         // The version decides how the rest reads, so it is checked first; v1 rows have none.
-        let v = match stored.as_object_mut().and_then(|o| o.remove("v")) {
+        let v = match v {
             None => 1,
             Some(v) => v.as_u64().ok_or_else(|| {
-                D::Error::custom(format!("message format version {v} is not a number"))
+                A::Error::custom(format!("message format version {v} is not a number"))
             })?,
         };
         if v == 0 || v > u64::from(MESSAGE_FORMAT) {
-            return Err(D::Error::custom(format!(
+            return Err(A::Error::custom(format!(
                 "message format v{v} is not one this version reads (v1 to v{MESSAGE_FORMAT})"
             )));
         }
-        Ok(match Body::deserialize(stored).map_err(D::Error::custom)? {
-            Body::User { text } => Self::User { text },
-            Body::Assistant {
-                text,
-                tool_calls,
-                thought_signature,
-            } => Self::Assistant {
-                text,
-                tool_calls,
-                thought_signature,
-            },
-            Body::Tool { results } => Self::Tool { results },
-        })
+        fn field<T: serde::de::DeserializeOwned, E: Error>(
+            value: Option<Value>,
+            name: &'static str,
+        ) -> Result<Option<T>, E> {
+            value
+                .map(|v| serde_json::from_value(v).map_err(|e| E::custom(format!("{name}: {e}"))))
+                .transpose()
+        }
+        let role: String = field(role, "role")?.ok_or_else(|| A::Error::missing_field("role"))?;
+        match role.as_str() {
+            "user" => Ok(MessageRecord::User {
+                text: field(text, "text")?.ok_or_else(|| A::Error::missing_field("text"))?,
+            }),
+            "assistant" => Ok(MessageRecord::Assistant {
+                text: field::<Option<String>, _>(text, "text")?
+                    .flatten()
+                    .unwrap_or_default(),
+                tool_calls: field::<Option<_>, _>(calls, "tool_calls")?
+                    .flatten()
+                    .unwrap_or_default(),
+                thought_signature: field::<Option<String>, _>(signature, "thought_signature")?
+                    .flatten(),
+            }),
+            "tool" => Ok(MessageRecord::Tool {
+                results: tool_results(results.ok_or_else(|| A::Error::missing_field("results"))?)
+                    .map_err(A::Error::custom)?,
+            }),
+            other => Err(A::Error::unknown_variant(other, &["user", "assistant", "tool"])),
+        }
     }
+}
+
+/// The stored results, their JSON contents moved rather than copied.
+fn tool_results(value: serde_json::Value) -> Result<Vec<ToolResultRecord>, String> {
+    use serde_json::Value;
+    let Value::Array(items) = value else {
+        return Err("results: expected an array".into());
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Value::Object(mut o) = item else {
+                return Err("results: expected an object for each result".into());
+            };
+            let mut text = |name: &str| match o.remove(name) {
+                Some(Value::String(s)) => Ok(s),
+                Some(other) => Err(format!("results: `{name}` is not a string: {other}")),
+                None => Err(format!("results: missing field `{name}`")),
+            };
+            let call_id = text("call_id")?;
+            let name = text("name")?;
+            let content = o
+                .remove("content")
+                .ok_or_else(|| "results: missing field `content`".to_string())?;
+            let is_error = match o.remove("is_error") {
+                None => false,
+                Some(Value::Bool(b)) => b,
+                Some(other) => return Err(format!("results: `is_error` is not a boolean: {other}")),
+            };
+            Ok(ToolResultRecord {
+                call_id,
+                name,
+                content,
+                is_error,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
