@@ -797,8 +797,12 @@ async fn bench_store(
         // A fresh thread every 25 turns keeps the history at what a real thread carries.
         let key = SessionKey::new("bench", "w", "c1", format!("latency-{}", i / 25));
         let before = fake_busy(&client, stats_url).await;
+        // A task on the runtime's workers, as the platform adapters run every input.
+        let agent = s.agent.clone();
         let t = Instant::now();
-        one_turn(&s.agent, &key).await;
+        tokio::spawn(async move { one_turn(&agent, &key).await })
+            .await
+            .expect("turn task");
         let elapsed = t.elapsed().as_secs_f64() * 1e3;
         let after = fake_busy(&client, stats_url).await;
         let server_ms = match (before, after) {

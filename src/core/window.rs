@@ -17,6 +17,10 @@ use super::session::Session;
 const SCAN_LIMIT: usize = 400;
 /// Upper bound on the running summary's length in characters.
 const SUMMARY_LIMIT: usize = 4000;
+/// A window that must roll keeps only this share of its budget, so the summary (a model
+/// call, and a change of the prompt's cacheable prefix) is redone every few turns of a long
+/// thread rather than at every turn.
+const ROLL_TO_PERCENT: usize = 60;
 
 /// The model's view of a session.
 pub struct Window {
@@ -92,7 +96,7 @@ impl TurnHistory {
         token_budget: usize,
         summariser: Option<&dyn crate::llm::ChatProvider>,
     ) -> StoreResult<Window> {
-        let cut = window_start(&self.stored, token_budget);
+        let cut = roll_point(&self.stored, token_budget);
         if cut > 0 {
             let dropped: Vec<PastMessage> = self.stored.drain(..cut).collect();
             let written = match summariser {
@@ -141,6 +145,15 @@ fn attributed(stored: Vec<PastMessage>) -> Vec<ChatMessage> {
             (message, _) => message,
         })
         .collect()
+}
+
+/// Index of the first message kept when the window is built: 0 while everything fits the
+/// budget; past it, the newest messages within [`ROLL_TO_PERCENT`] of the budget.
+fn roll_point(stored: &[PastMessage], budget: usize) -> usize {
+    match window_start(stored, budget) {
+        0 => 0,
+        cut => cut.max(window_start(stored, budget * ROLL_TO_PERCENT / 100)),
+    }
 }
 
 /// Index of the first message kept: the newest messages within budget, starting at a user turn.
@@ -550,5 +563,29 @@ mod tests {
         let summary = fold_summary("", &v[..start]);
         assert!(summary.contains("- user:"));
         assert!(summary.len() <= SUMMARY_LIMIT);
+    }
+
+    #[test]
+    fn a_rolled_window_leaves_room_for_the_next_turns() {
+        let long = "x".repeat(2000); // ~500 tokens each
+        let mut v = Vec::new();
+        for i in 0..10 {
+            v.push(stored(2 * i + 1, ChatMessage::user(long.clone())));
+            v.push(stored(2 * i + 2, ChatMessage::assistant(long.clone())));
+        }
+        assert_eq!(roll_point(&v[..2], 3000), 0, "what fits is not rolled");
+        let cut = roll_point(&v, 3000);
+        assert!(matches!(v[cut].message, ChatMessage::User { .. }));
+        let kept: usize = v[cut..].iter().map(|m| m.tokens).sum();
+        assert!(kept <= 1800, "kept {kept}");
+        assert!(
+            cut > window_start(&v, 3000),
+            "rolled further than the budget alone"
+        );
+        // The next turn fits without another roll (and so without another summary).
+        let mut next = v[cut..].to_vec();
+        next.push(stored(21, ChatMessage::user("and the neutral?")));
+        next.push(stored(22, ChatMessage::assistant("x".repeat(2000))));
+        assert_eq!(roll_point(&next, 3000), 0);
     }
 }

@@ -153,7 +153,10 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
         f.write_str("a stored message object")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<MessageRecord, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<MessageRecord, A::Error> {
         use serde::de::Error;
         use serde_json::Value;
         let (mut v, mut role, mut text, mut calls, mut signature, mut results) =
@@ -212,7 +215,10 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
                 results: tool_results(results.ok_or_else(|| A::Error::missing_field("results"))?)
                     .map_err(A::Error::custom)?,
             }),
-            other => Err(A::Error::unknown_variant(other, &["user", "assistant", "tool"])),
+            other => Err(A::Error::unknown_variant(
+                other,
+                &["user", "assistant", "tool"],
+            )),
         }
     }
 }
@@ -242,7 +248,9 @@ fn tool_results(value: serde_json::Value) -> Result<Vec<ToolResultRecord>, Strin
             let is_error = match o.remove("is_error") {
                 None => false,
                 Some(Value::Bool(b)) => b,
-                Some(other) => return Err(format!("results: `is_error` is not a boolean: {other}")),
+                Some(other) => {
+                    return Err(format!("results: `is_error` is not a boolean: {other}"))
+                }
             };
             Ok(ToolResultRecord {
                 call_id,

@@ -350,10 +350,12 @@ impl ToolRegistry {
             .validator
             .iter_errors(&args)
             .map(|e| {
-                let path = e.instance_path.to_string();
+                let path = e.instance_path().to_string();
                 let mut text = e.to_string();
+                // The path as evaluated, through each `$ref` (`schema_path` is where the
+                // keyword sits once references are resolved).
                 if let Some(values) =
-                    super::schema::allowed_values(&entry.schema, &e.schema_path.to_string())
+                    super::schema::allowed_values(&entry.schema, &e.evaluation_path().to_string())
                 {
                     let listed: Vec<String> = values
                         .iter()
@@ -361,7 +363,7 @@ impl ToolRegistry {
                         .collect();
                     text = format!(
                         "{} is not an allowed value; allowed: {}",
-                        e.instance,
+                        e.instance(),
                         listed.join(", ")
                     );
                 }

@@ -177,9 +177,14 @@ pub(crate) fn allowed_values(root: &Value, schema_path: &str) -> Option<Vec<Valu
             _ => return None,
         };
     }
-    keyword?;
     let mut values = Vec::new();
-    collect_values(root, node, &mut values, 0);
+    match (keyword?.as_str(), node) {
+        // The failing `enum` keyword's own list.
+        ("enum", Value::Array(items)) => {
+            values.extend(items.iter().filter(|v| !v.is_null()).cloned())
+        }
+        _ => collect_values(root, node, &mut values, 0),
+    }
     (!values.is_empty()).then_some(values)
 }
 
