@@ -49,6 +49,10 @@ use sparky::store::Store;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing_subscriber::layer::SubscriberExt;
 
+// The allocator of the `sparky` binary, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // ----------------------------------------------------------------------------------------
 // The fake Chat Completions server (runs in a child process: its CPU and memory are not
 // Sparky's).

@@ -238,14 +238,22 @@ impl ToolContext {
     pub async fn code_in_force(
         &self,
     ) -> Result<Option<crate::jurisdiction::CodeInForce>, ToolError> {
-        match self.project_id {
-            Some(id) => Ok(self
-                .store
-                .project(id)
-                .await?
-                .map(|p| crate::jurisdiction::for_project(&p))),
-            None => Ok(None),
+        let Some(id) = self.project_id else {
+            return Ok(None);
+        };
+        // In a model turn the project's row is in the turn's read: no statement of its own.
+        if let Some(turn) = self.turn_project.as_ref().filter(|t| t.id() == id) {
+            return match turn.read(|id| self.store.load_project(id)).await {
+                Ok(p) => Ok(Some(crate::jurisdiction::for_project(&p.project))),
+                Err(StoreError::NotFound(_)) => Ok(None),
+                Err(e) => Err(e.into()),
+            };
         }
+        Ok(self
+            .store
+            .project(id)
+            .await?
+            .map(|p| crate::jurisdiction::for_project(&p)))
     }
 }
 

@@ -43,7 +43,16 @@ impl TurnProject {
         F: FnOnce(i64) -> Fut,
         Fut: Future<Output = StoreResult<ProjectData>>,
     {
-        self.data.get_or_try_init(|| load(self.id)).await.cloned()
+        self.read(load).await.cloned()
+    }
+
+    /// [`Self::get_or_load`] without the copy, for a caller that reads a part of it.
+    pub async fn read<F, Fut>(&self, load: F) -> StoreResult<&ProjectData>
+    where
+        F: FnOnce(i64) -> Fut,
+        Fut: Future<Output = StoreResult<ProjectData>>,
+    {
+        self.data.get_or_try_init(|| load(self.id)).await
     }
 }
 
