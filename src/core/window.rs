@@ -379,6 +379,19 @@ mod tests {
         }
     }
 
+    /// `n` turns of a question and an answer, each `chars` characters long.
+    fn turns(n: i64, chars: usize) -> Vec<PastMessage> {
+        let long = "x".repeat(chars);
+        (0..n)
+            .flat_map(|i| {
+                [
+                    stored(2 * i + 1, ChatMessage::user(long.clone())),
+                    stored(2 * i + 2, ChatMessage::assistant(long.clone())),
+                ]
+            })
+            .collect()
+    }
+
     fn call(id: &str) -> ToolCall {
         ToolCall {
             id: id.into(),
@@ -546,12 +559,7 @@ mod tests {
 
     #[test]
     fn window_keeps_newest_within_budget_starting_at_a_user_message() {
-        let long = "x".repeat(4000); // ~1000 tokens each
-        let mut v = Vec::new();
-        for i in 0..10 {
-            v.push(stored(2 * i + 1, ChatMessage::user(long.clone())));
-            v.push(stored(2 * i + 2, ChatMessage::assistant(long.clone())));
-        }
+        let v = turns(10, 4000); // ~1000 tokens a message
         let start = window_start(&v, 3000);
         assert!(matches!(v[start].message, ChatMessage::User { .. }));
         let kept: usize = v[start..]
@@ -567,12 +575,7 @@ mod tests {
 
     #[test]
     fn a_rolled_window_leaves_room_for_the_next_turns() {
-        let long = "x".repeat(2000); // ~500 tokens each
-        let mut v = Vec::new();
-        for i in 0..10 {
-            v.push(stored(2 * i + 1, ChatMessage::user(long.clone())));
-            v.push(stored(2 * i + 2, ChatMessage::assistant(long.clone())));
-        }
+        let v = turns(10, 2000); // ~500 tokens a message
         assert_eq!(roll_point(&v[..2], 3000), 0, "what fits is not rolled");
         let cut = roll_point(&v, 3000);
         assert!(matches!(v[cut].message, ChatMessage::User { .. }));
