@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sqlx::types::Json;
 
+pub(crate) use super::json_text::JsonText;
 use super::{PendingState, StoreError, StoreResult};
 use crate::domain::message::MessageRecord;
 use crate::domain::policy::ConfirmPolicy;

@@ -17,6 +17,7 @@ mod documents;
 mod equipment;
 mod failpoint;
 mod inbox;
+mod json_text;
 mod lease_steps;
 mod ledger;
 mod pending;

@@ -72,7 +72,7 @@ macro_rules! impl_sessions {
                     )
                     .bind(session_id)
                     .bind(message_role(&message.message))
-                    .bind(db_json(&message.message)?)
+                    .bind(JsonText::of(&message.message)?)
                     .bind(clean_opt(&message.author))
                     .bind(clean_opt(&message.event_id))
                     .bind(message.tokens)

@@ -4,7 +4,7 @@
 
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
-use super::common::{clean_opt, db, db_json, message_role, micros, now, violation};
+use super::common::{clean_opt, db, message_role, micros, now, violation, JsonText};
 use super::{AuditEntry, NewMessage, PostgresStore, SqliteStore, StoreResult};
 
 fn missing(session_id: i64) -> Option<String> {
@@ -20,7 +20,7 @@ macro_rules! push_messages {
         );
         let mut rows = Vec::with_capacity($messages.len());
         for m in $messages {
-            rows.push((m, db_json(&m.message)?));
+            rows.push((m, JsonText::of(&m.message)?));
         }
         $qb.push_values(rows, |mut b, (m, content)| {
             b.push_bind($session_id)
@@ -43,7 +43,7 @@ macro_rules! push_audits {
         );
         let mut rows = Vec::with_capacity($audits.len());
         for a in $audits {
-            rows.push((a, db_json(&a.args)?, db_json(&a.result)?));
+            rows.push((a, JsonText::of(&a.args)?, JsonText::of(&a.result)?));
         }
         $qb.push_values(rows, |mut b, (a, args, result)| {
             b.push_bind(a.session_id)
