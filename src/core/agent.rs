@@ -648,15 +648,12 @@ impl Agent {
             // A step's writes (this message, the tool results, their audit rows) are stored
             // together once its tools ran: one round trip, and a step cut short leaves no call
             // without its results.
-            let assistant = super::history::new_message(
-                &ChatMessage::Assistant {
-                    text: turn.text.clone(),
-                    tool_calls: turn.calls.clone(),
-                    thought_signature: turn.signature.clone(),
-                },
-                None,
-                None,
-            );
+            let said = ChatMessage::Assistant {
+                text: turn.text.clone(),
+                tool_calls: turn.calls.clone(),
+                thought_signature: turn.signature.clone(),
+            };
+            let assistant = super::history::new_message(&said, None, None);
             if turn.calls.is_empty() {
                 // Stored with the turn's audit row, then shown.
                 answer = Some((assistant, turn.text));
@@ -793,14 +790,7 @@ impl Agent {
             self.store
                 .append_turn_step(session.id, &[assistant, tool_results], &audits)
                 .await?;
-            history.extend([
-                ChatMessage::Assistant {
-                    text: turn.text,
-                    tool_calls: turn.calls,
-                    thought_signature: turn.signature,
-                },
-                tool_message,
-            ]);
+            history.extend([said, tool_message]);
         }
         usage.record(&provider.name());
         let (answer, shown) = match answer {

@@ -30,26 +30,16 @@ pub struct Window {
     pub messages: Vec<ChatMessage>,
 }
 
-/// Builds the window, folding messages that no longer fit into the session's summary.
+/// Builds the window, folding messages that no longer fit into the session's summary (the
+/// extractive one; a turn passes its model through [`TurnHistory::window`]).
 pub async fn build(
     store: &dyn Store,
     session: &Session,
     token_budget: usize,
 ) -> StoreResult<Window> {
-    build_summarised(store, session, token_budget, None).await
-}
-
-/// [`build`], with the summary of messages that leave the window written by `summariser`
-/// when given ([`super::summary`]); the extractive summary when not, or when it fails.
-pub async fn build_summarised(
-    store: &dyn Store,
-    session: &Session,
-    token_budget: usize,
-    summariser: Option<&dyn crate::llm::ChatProvider>,
-) -> StoreResult<Window> {
     TurnHistory::load(store, session)
         .await?
-        .window(store, token_budget, summariser)
+        .window(store, token_budget, None)
         .await
 }
 

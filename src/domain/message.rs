@@ -140,10 +140,10 @@ impl<'de> Deserialize<'de> for MessageRecord {
     }
 }
 
-/// Reads a record in one pass: every field is kept as read (tool results are the bulk of a
-/// thread and are moved, never copied), and only once the whole object is read are the
-/// fields interpreted, the version first, so a newer format is refused by its version
-/// whatever its other fields hold.
+/// Reads a record in one pass: every field is kept as read (no buffering of the whole object,
+/// as serde's tagged enums do), and only once the whole object is read are the fields
+/// interpreted, the version first, so a newer format is refused by its version whatever its
+/// other fields hold.
 struct RecordVisitor;
 
 impl<'de> serde::de::Visitor<'de> for RecordVisitor {
@@ -212,8 +212,8 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
                     .flatten(),
             }),
             "tool" => Ok(MessageRecord::Tool {
-                results: tool_results(results.ok_or_else(|| A::Error::missing_field("results"))?)
-                    .map_err(A::Error::custom)?,
+                results: field(results, "results")?
+                    .ok_or_else(|| A::Error::missing_field("results"))?,
             }),
             other => Err(A::Error::unknown_variant(
                 other,
@@ -221,45 +221,6 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
             )),
         }
     }
-}
-
-/// The stored results, their JSON contents moved rather than copied.
-fn tool_results(value: serde_json::Value) -> Result<Vec<ToolResultRecord>, String> {
-    use serde_json::Value;
-    let Value::Array(items) = value else {
-        return Err("results: expected an array".into());
-    };
-    items
-        .into_iter()
-        .map(|item| {
-            let Value::Object(mut o) = item else {
-                return Err("results: expected an object for each result".into());
-            };
-            let mut text = |name: &str| match o.remove(name) {
-                Some(Value::String(s)) => Ok(s),
-                Some(other) => Err(format!("results: `{name}` is not a string: {other}")),
-                None => Err(format!("results: missing field `{name}`")),
-            };
-            let call_id = text("call_id")?;
-            let name = text("name")?;
-            let content = o
-                .remove("content")
-                .ok_or_else(|| "results: missing field `content`".to_string())?;
-            let is_error = match o.remove("is_error") {
-                None => false,
-                Some(Value::Bool(b)) => b,
-                Some(other) => {
-                    return Err(format!("results: `is_error` is not a boolean: {other}"))
-                }
-            };
-            Ok(ToolResultRecord {
-                call_id,
-                name,
-                content,
-                is_error,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

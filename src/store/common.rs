@@ -154,30 +154,12 @@ pub(crate) fn clean_opt(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>>
     s.as_deref().map(clean_text)
 }
 
-/// A value as JSON for storage, with NUL characters in strings and keys replaced.
-pub(crate) fn db_json<T: serde::Serialize + ?Sized>(v: &T) -> StoreResult<Json<serde_json::Value>> {
-    fn scrub(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::String(s) if s.contains('\0') => {
-                *s = s.replace('\0', "\u{FFFD}");
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(scrub),
-            serde_json::Value::Object(map) => {
-                if map.keys().any(|k| k.contains('\0')) {
-                    let old = std::mem::take(map);
-                    for (k, v) in old {
-                        map.insert(k.replace('\0', "\u{FFFD}"), v);
-                    }
-                }
-                map.values_mut().for_each(scrub);
-            }
-            _ => {}
-        }
-    }
-    let mut value = serde_json::to_value(v)
-        .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))?;
-    scrub(&mut value);
-    Ok(Json(value))
+/// A value as JSON for a `jsonb` column, with NUL characters in strings and keys replaced
+/// (as [`JsonText`] writes it).
+pub(crate) fn db_json<T: serde::Serialize + ?Sized>(
+    v: &T,
+) -> StoreResult<Json<Box<serde_json::value::RawValue>>> {
+    JsonText::of(v)?.into_jsonb()
 }
 
 // ----- typed values -----

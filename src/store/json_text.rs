@@ -4,11 +4,13 @@
 //! (parsed into a tree on every write, printed back on every read); SQLite as text, as before.
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgArgumentBuffer, PgTypeInfo, Postgres};
 use sqlx::sqlite::{Sqlite, SqliteArgumentValue, SqliteTypeInfo};
+use sqlx::types::Json;
 
 use super::{StoreError, StoreResult};
 
@@ -27,6 +29,13 @@ impl JsonText {
             .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))?;
         Ok(Self(without_nul_escapes(text)))
     }
+
+    /// The same text for a `jsonb` column (Postgres parses it there; SQLite keeps the text).
+    pub(crate) fn into_jsonb(self) -> StoreResult<Json<Box<RawValue>>> {
+        RawValue::from_string(self.0)
+            .map(Json)
+            .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+    }
 }
 
 /// Replaces every `\u0000` escape of `json` (JSON text as serde_json writes it: a NUL inside
@@ -37,26 +46,23 @@ fn without_nul_escapes(json: String) -> String {
     if !json.contains(NUL) {
         return json;
     }
-    let bytes = json.as_bytes();
     let mut out = String::with_capacity(json.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
-            if json[i..].starts_with(NUL) {
-                out.push_str("\\ufffd");
-                i += NUL.len();
-            } else {
-                // Any other escape: the backslash and the character it escapes.
-                let next = json[i + 1..].chars().next().map_or(0, char::len_utf8);
-                out.push_str(&json[i..i + 1 + next]);
-                i += 1 + next;
-            }
+    let mut rest = json.as_str();
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = &rest[at..];
+        // The backslash and what it escapes (always ASCII in JSON), or the whole NUL escape.
+        let len = if escape.starts_with(NUL) {
+            out.push_str("\\ufffd");
+            NUL.len()
         } else {
-            let c = json[i..].chars().next().map_or(1, char::len_utf8);
-            out.push_str(&json[i..i + c]);
-            i += c;
-        }
+            let len = escape[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
+            out.push_str(&escape[..len]);
+            len
+        };
+        rest = &escape[len..];
     }
+    out.push_str(rest);
     out
 }
 
