@@ -23,6 +23,7 @@ mod ledger;
 mod pending;
 mod pool_check;
 mod postgres;
+mod project_cache;
 mod project_read;
 mod projects;
 mod records;

@@ -291,6 +291,80 @@ async fn load_project_returns_everything(db: TestDb) {
     }
 }
 
+/// A project read before is kept; any change to its rows, through this store, another
+/// replica's or plain SQL, is seen by the next read.
+async fn a_kept_project_is_read_again_after_any_change(db: TestDb) {
+    let store = db.store();
+    let replica = db.reopen().await;
+    let p = store
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Kept",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("p");
+    let lp1 = store.add_panel(p.id, &panel("LP-1")).await.expect("lp1");
+    store.add_circuit(lp1.id, &circuit(1)).await.expect("c1");
+    let numbers = |d: &sparky::project::ProjectData| {
+        d.circuits.iter().map(|c| c.spec.number).collect::<Vec<_>>()
+    };
+    assert_eq!(numbers(&store.load_project(p.id).await.expect("load")), [1]);
+    assert_eq!(
+        numbers(&replica.load_project(p.id).await.expect("load")),
+        [1]
+    );
+    // Read again unchanged: the same project.
+    assert_eq!(
+        store.load_project(p.id).await.expect("again"),
+        store.load_project(p.id).await.expect("again")
+    );
+
+    // A change through the other replica.
+    replica.add_circuit(lp1.id, &circuit(2)).await.expect("c2");
+    assert_eq!(
+        numbers(&store.load_project(p.id).await.expect("load")),
+        [1, 2]
+    );
+
+    // Changes no store method made: a circuit edited, the project renamed, in plain SQL.
+    db.execute(&format!(
+        "UPDATE circuits SET description = 'Edited' WHERE panel_id = {} AND number = 2",
+        lp1.id
+    ))
+    .await;
+    let data = store.load_project(p.id).await.expect("load");
+    assert_eq!(data.circuits[1].spec.description, "Edited");
+    db.execute(&format!(
+        "UPDATE projects SET name = 'Renamed' WHERE id = {}",
+        p.id
+    ))
+    .await;
+    assert_eq!(
+        replica.load_project(p.id).await.expect("load").project.name,
+        "Renamed"
+    );
+
+    // A panel deleted takes its circuits with it (a cascade).
+    db.execute(&format!("DELETE FROM panels WHERE id = {}", lp1.id))
+        .await;
+    for s in [&store, &replica] {
+        let data = s.load_project(p.id).await.expect("load");
+        assert!(
+            data.panels.is_empty() && data.circuits.is_empty(),
+            "{data:?}"
+        );
+    }
+
+    // A deleted project is gone, not served from what was kept.
+    db.execute(&format!("DELETE FROM projects WHERE id = {}", p.id))
+        .await;
+    assert!(matches!(
+        store.load_project(p.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
 async fn projects_stay_in_their_workspace(db: TestDb) {
     let store = db.store();
     let team_a = sparky::project::Workspace::new("slack", "TA");
@@ -393,5 +467,6 @@ db::both_backends!(
     update_project_saves_edition_and_policy,
     channel_bindings_and_roles,
     load_project_returns_everything,
+    a_kept_project_is_read_again_after_any_change,
     projects_stay_in_their_workspace,
 );
