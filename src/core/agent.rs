@@ -551,7 +551,13 @@ impl Agent {
         ctx.turn_project = turn_project.clone();
         // The thread is read once; the turn's own writes are added as it goes.
         let mut history = super::window::TurnHistory::load(self.store.as_ref(), session).await?;
-        let mut cache: HashMap<(String, String), ToolResult> = HashMap::new();
+        if self.context.digest_old_results {
+            // What the requests would send of old results is all this turn keeps of them.
+            history.digest_old_results(super::request::WHOLE_RESULT_TURNS);
+        }
+        // A read call repeated in the turn (same tool, same arguments) gets the first call's
+        // result, found by that call's id in the turn's results.
+        let mut cache: HashMap<(String, String), String> = HashMap::new();
         let mut citations: BTreeSet<(String, Option<i32>, String)> = BTreeSet::new();
         let mut tool_calls_used = 0u32;
         let mut usage = Usage::default();
@@ -724,10 +730,17 @@ impl Agent {
                     RegisteredTool::Read(tool) => tool,
                 };
                 let cache_key = (call.name.clone(), validated.args.to_string());
-                let result = match cache.get(&cache_key) {
+                let hit = cache.get(&cache_key).and_then(|first| {
+                    results
+                        .iter()
+                        .find(|r| &r.call_id == first)
+                        .or_else(|| history.tool_result(first))
+                        .cloned()
+                });
+                let result = match hit {
                     Some(hit) => ToolResult {
                         call_id: call.id.clone(),
-                        ..hit.clone()
+                        ..hit
                     },
                     None => {
                         sink.emit(Effect::Status {
@@ -747,7 +760,7 @@ impl Agent {
                         if !r.is_error {
                             super::untrusted::fence_tool_result(&mut r.content);
                         }
-                        cache.insert(cache_key, r.clone());
+                        cache.insert(cache_key, r.call_id.clone());
                         r
                     }
                 };

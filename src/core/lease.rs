@@ -403,7 +403,9 @@ impl Admission {
         };
         let gauge = &crate::telemetry::metrics().turns_in_flight;
         gauge.inc();
-        let result = agent.dispatch(&input, Some(session), sink).await;
+        // Boxed: a turn's state is allocated when it runs, not for as long as its input waits
+        // for a turn slot.
+        let result = Box::pin(agent.dispatch(&input, Some(session), sink)).await;
         gauge.dec();
         // Finished either way: a failure was shown, and an input retried forever would block
         // its thread.

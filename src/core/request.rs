@@ -14,7 +14,7 @@ use crate::store::{Store, StoreError};
 use crate::tools::ToolRegistry;
 
 /// Tool results of this many latest user turns are sent whole; older large ones as digests.
-const WHOLE_RESULT_TURNS: usize = 2;
+pub(super) const WHOLE_RESULT_TURNS: usize = 2;
 /// User messages, newest first, that decide which tools and panels are relevant.
 const RELEVANCE_MESSAGES: usize = 2;
 /// Whole history means no budget: the window keeps every message it scans.

@@ -71,6 +71,28 @@ impl TurnHistory {
         })
     }
 
+    /// Keeps the large tool results older than the latest `keep_turns` user messages as
+    /// digests only (what [`digest_old_results`] sends of them), so a turn does not hold
+    /// whole results it will never send. Token estimates stay those of the stored messages,
+    /// so the window rolls at the same points.
+    pub fn digest_old_results(&mut self, keep_turns: usize) {
+        let Some(boundary) = user_boundary(self.stored.iter().map(|p| &p.message), keep_turns)
+        else {
+            return;
+        };
+        for past in &mut self.stored[..boundary] {
+            digest_results(&mut past.message);
+        }
+    }
+
+    /// The result of the call `call_id`, if the history holds it.
+    pub fn tool_result(&self, call_id: &str) -> Option<&ToolResult> {
+        self.stored.iter().rev().find_map(|p| match &p.message {
+            ChatMessage::Tool { results } => results.iter().find(|r| r.call_id == call_id),
+            _ => None,
+        })
+    }
+
     /// Adds messages the turn has just stored.
     pub fn extend(&mut self, written: impl IntoIterator<Item = ChatMessage>) {
         self.stored
@@ -288,32 +310,42 @@ const DIGEST_TEXT: usize = 200;
 /// clipped. The model's own answer at the time already states what it took from them; a
 /// follow-up that needs the full rows calls the tool again.
 pub fn digest_old_results(messages: &mut [ChatMessage], keep_turns: usize) {
-    let Some(boundary) = messages
-        .iter()
+    let Some(boundary) = user_boundary(messages.iter(), keep_turns) else {
+        return;
+    };
+    for m in &mut messages[..boundary] {
+        digest_results(m);
+    }
+}
+
+/// The position of the `keep_turns`-th user message from the end.
+fn user_boundary<'a>(
+    messages: impl DoubleEndedIterator<Item = &'a ChatMessage> + ExactSizeIterator,
+    keep_turns: usize,
+) -> Option<usize> {
+    messages
         .enumerate()
         .filter(|(_, m)| matches!(m, ChatMessage::User { .. }))
         .map(|(i, _)| i)
         .rev()
         .nth(keep_turns.saturating_sub(1))
-    else {
+}
+
+/// Marks a digest, so it is not digested again.
+const DIGEST_NOTE: &str = "an earlier result, shortened; call the tool again for all of it";
+
+fn digest_results(m: &mut ChatMessage) {
+    let ChatMessage::Tool { results } = m else {
         return;
     };
-    for m in &mut messages[..boundary] {
-        if let ChatMessage::Tool { results } = m {
-            for r in results {
-                if crate::llm::json_len(&r.content) > DIGEST_OVER {
-                    let mut d = digest(&r.content);
-                    if let Some(obj) = d.as_object_mut() {
-                        obj.insert(
-                            "digest".into(),
-                            serde_json::json!(
-                                "an earlier result, shortened; call the tool again for all of it"
-                            ),
-                        );
-                    }
-                    r.content = d;
-                }
+    for r in results {
+        let digested = r.content.get("digest").and_then(|d| d.as_str()) == Some(DIGEST_NOTE);
+        if !digested && crate::llm::json_len(&r.content) > DIGEST_OVER {
+            let mut d = digest(&r.content);
+            if let Some(obj) = d.as_object_mut() {
+                obj.insert("digest".into(), serde_json::json!(DIGEST_NOTE));
             }
+            r.content = d;
         }
     }
 }
@@ -544,6 +576,87 @@ mod tests {
         assert_eq!(
             results[0].content, big,
             "the current turn's result stays whole"
+        );
+    }
+
+    #[test]
+    fn a_turn_keeps_old_results_as_the_digests_its_requests_send() {
+        // A result whose digest is still long (many scalars), so digesting twice would cut
+        // its rows again.
+        let mut big = serde_json::Map::new();
+        for i in 0..60 {
+            big.insert(
+                format!("field_{i}"),
+                serde_json::json!(format!("value {i}")),
+            );
+        }
+        big.insert(
+            "rows".into(),
+            serde_json::json!((0..50)
+                .map(|i| serde_json::json!({"n": i}))
+                .collect::<Vec<_>>()),
+        );
+        let big = serde_json::Value::Object(big);
+        let turn = |q: &str, id: &str| {
+            vec![
+                ChatMessage::user(q),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call(id)],
+                    thought_signature: None,
+                },
+                ChatMessage::Tool {
+                    results: vec![ToolResult {
+                        call_id: id.into(),
+                        name: "calculator".into(),
+                        content: big.clone(),
+                        is_error: false,
+                    }],
+                },
+                ChatMessage::assistant("done"),
+            ]
+        };
+        let all: Vec<ChatMessage> = ["one", "two", "three"]
+            .iter()
+            .flat_map(|q| turn(q, q))
+            .collect();
+        let mut sent_before = all.clone();
+        digest_old_results(&mut sent_before, 2);
+
+        let mut history = TurnHistory {
+            session_id: 1,
+            summary: String::new(),
+            stored: all
+                .iter()
+                .enumerate()
+                .map(|(i, m)| stored(i as i64 + 1, m.clone()))
+                .collect(),
+        };
+        let tokens: Vec<usize> = history.stored.iter().map(|p| p.tokens).collect();
+        history.digest_old_results(2);
+        let ChatMessage::Tool { results } = &history.stored[2].message else {
+            panic!("expected results")
+        };
+        assert_eq!(
+            results[0].content["digest"], DIGEST_NOTE,
+            "the oldest is kept digested"
+        );
+        let ChatMessage::Tool { results } = &history.stored[6].message else {
+            panic!("expected results")
+        };
+        assert_eq!(results[0].content, big, "the latest two turns stay whole");
+        assert_eq!(
+            history.stored.iter().map(|p| p.tokens).collect::<Vec<_>>(),
+            tokens,
+            "the window rolls where it did"
+        );
+
+        let mut sent_after: Vec<ChatMessage> =
+            history.stored.iter().map(|p| p.message.clone()).collect();
+        digest_old_results(&mut sent_after, 2);
+        assert_eq!(
+            sent_after, sent_before,
+            "requests send what they sent before"
         );
     }
 
