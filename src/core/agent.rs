@@ -564,251 +564,266 @@ impl Agent {
         let mut model_calls = 0u32;
         // One silent retry per model call for a turn that failed before showing anything.
         let mut retried = false;
-        // The final answer: stored with the turn's audit row after the loop, then shown.
-        let mut answer: Option<(NewMessage, String)> = None;
-        loop {
-            if model_calls >= self.cfg.max_model_calls_per_turn {
-                sink.emit(Effect::Error {
-                    message: format!(
-                        "I stopped after {model_calls} model calls in this turn without reaching an answer. \
-                         Please narrow the question or ask me to continue."
-                    ),
-                })
-                .await;
-                break;
-            }
-            model_calls += 1;
-            let mut request = request::build(
-                self.store.as_ref(),
-                &self.tools,
-                session,
-                &mut history,
-                self.cfg.history_token_budget,
-                &self.context,
-                self.temperature,
-                Some(provider.as_ref()),
-                turn_project.as_deref(),
-            )
-            .await?;
-            files.attach(&mut request);
-            sink.emit(Effect::Status {
-                text: "thinking".into(),
-            })
-            .await;
-            let called = Instant::now();
-            let streamed = self.stream_model(provider.as_ref(), request, sink).await;
-            observe_model_call(&provider.name(), called, &streamed);
-            let turn = match streamed {
-                Ok(t) => t,
-                Err(e) => {
+        // A step's writes (the model's message, the tool results, their audit rows) wait in
+        // `unsaved` and are stored with the next write of the turn: with the final answer and
+        // the turn's audit row in one statement, or before a proposal. A turn that fails
+        // midway still stores what it did; one cut off by a crash is retold from its input.
+        let mut unsaved = UnsavedSteps::default();
+        let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
+            loop {
+                if model_calls >= self.cfg.max_model_calls_per_turn {
                     sink.emit(Effect::Error {
-                        message: user_message(&e),
+                        message: format!(
+                            "I stopped after {model_calls} model calls in this turn without reaching an answer. \
+                             Please narrow the question or ask me to continue."
+                        ),
                     })
                     .await;
                     break;
                 }
-            };
-            usage.add(&turn.usage);
-            if !turn.finish.is_normal() || turn.is_empty() {
-                let retryable = turn.text.trim().is_empty()
-                    && matches!(
-                        turn.finish,
-                        FinishReason::MalformedToolCall
-                            | FinishReason::Stop
-                            | FinishReason::ToolCalls
-                    );
-                if retryable && !retried {
-                    tracing::warn!(finish = ?turn.finish, "model turn without an answer; asking again");
-                    retried = true;
-                    continue;
-                }
-                tracing::warn!(finish = ?turn.finish, text_len = turn.text.len(), "model turn ended without a usable answer");
-                // What was cut off at the length limit is still an answer; blocked text is not
-                // kept, and an empty turn is never stored (providers reject empty text).
-                let keep = turn.finish == FinishReason::Length && !turn.text.trim().is_empty();
-                if keep {
-                    self.append(
-                        session.id,
-                        ChatMessage::Assistant {
+                model_calls += 1;
+                let mut request = request::build(
+                    self.store.as_ref(),
+                    &self.tools,
+                    session,
+                    &mut history,
+                    self.cfg.history_token_budget,
+                    &self.context,
+                    self.temperature,
+                    Some(provider.as_ref()),
+                    turn_project.as_deref(),
+                )
+                .await?;
+                files.attach(&mut request);
+                sink.emit(Effect::Status {
+                    text: "thinking".into(),
+                })
+                .await;
+                let called = Instant::now();
+                let streamed = self.stream_model(provider.as_ref(), request, sink).await;
+                observe_model_call(&provider.name(), called, &streamed);
+                let turn = match streamed {
+                    Ok(t) => t,
+                    Err(e) => {
+                        sink.emit(Effect::Error {
+                            message: user_message(&e),
+                        })
+                        .await;
+                        break;
+                    }
+                };
+                usage.add(&turn.usage);
+                if !turn.finish.is_normal() || turn.is_empty() {
+                    let retryable = turn.text.trim().is_empty()
+                        && matches!(
+                            turn.finish,
+                            FinishReason::MalformedToolCall
+                                | FinishReason::Stop
+                                | FinishReason::ToolCalls
+                        );
+                    if retryable && !retried {
+                        tracing::warn!(finish = ?turn.finish, "model turn without an answer; asking again");
+                        retried = true;
+                        continue;
+                    }
+                    tracing::warn!(finish = ?turn.finish, text_len = turn.text.len(), "model turn ended without a usable answer");
+                    // What was cut off at the length limit is still an answer; blocked text is not
+                    // kept, and an empty turn is never stored (providers reject empty text).
+                    let keep = turn.finish == FinishReason::Length && !turn.text.trim().is_empty();
+                    if keep {
+                        let cut = ChatMessage::Assistant {
                             text: turn.text.clone(),
                             tool_calls: Vec::new(),
                             thought_signature: turn.signature.clone(),
+                        };
+                        unsaved
+                            .messages
+                            .push(super::history::new_message(&cut, None, None));
+                        unsaved.save(self.store.as_ref(), session.id).await?;
+                        sink.emit(Effect::Text {
+                            text: turn.text.clone(),
+                            citations: citation_list(&citations),
+                        })
+                        .await;
+                    }
+                    sink.emit(Effect::Error {
+                        message: finish_message(turn.finish, !turn.text.trim().is_empty()),
+                    })
+                    .await;
+                    break;
+                }
+                retried = false;
+                // A step's writes (this message, the tool results, their audit rows) are kept
+                // together once its tools ran, so a step cut short leaves no call without its
+                // results.
+                let said = ChatMessage::Assistant {
+                    text: turn.text.clone(),
+                    tool_calls: turn.calls.clone(),
+                    thought_signature: turn.signature.clone(),
+                };
+                let assistant = super::history::new_message(&said, None, None);
+                if turn.calls.is_empty() {
+                    // Stored with the turn's audit row, then shown.
+                    return Ok(Some((assistant, turn.text)));
+                }
+                let mut audits: Vec<AuditEntry> = Vec::new();
+
+                let mut results: Vec<ToolResult> = Vec::new();
+                let mut writes: Vec<PlannedCall> = Vec::new();
+                // Write calls that could not be planned: the card names them.
+                let mut rejected: Vec<ToolResult> = Vec::new();
+                let who = RunFor {
+                    session_id: Some(session.id),
+                    actor: user,
+                };
+                for call in &turn.calls {
+                    if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
+                        results.push(error_result(
+                            call,
+                            &ToolError::RateLimited(format!(
+                                "the limit of {} tool calls per turn is reached; answer with what you have",
+                                self.cfg.max_tool_calls_per_turn
+                            )),
+                        ));
+                        continue;
+                    }
+                    tool_calls_used += 1;
+                    let validated = match self.runner.validate(Some(session.mode), call) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.runner.audit_refused(call, &e, who).await?;
+                            let r = error_result(call, &e);
+                            if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
+                                rejected.push(r.clone());
+                            }
+                            results.push(r);
+                            continue;
+                        }
+                    };
+                    let tool = match validated.tool {
+                        RegisteredTool::Write(tool) => {
+                            // Later write calls of the turn plan against the earlier ones.
+                            let mut write_ctx = ctx.clone();
+                            write_ctx.planned = Arc::new(
+                                writes
+                                    .iter()
+                                    .flat_map(|w| w.plan.item.changes.iter().cloned())
+                                    .collect(),
+                            );
+                            match self
+                                .runner
+                                .plan(call, tool, &validated.args, &write_ctx, who)
+                                .await
+                            {
+                                Ok(plan) => writes.push(PlannedCall {
+                                    call: call.clone(),
+                                    args: validated.args,
+                                    plan,
+                                }),
+                                Err(e) => {
+                                    let r = error_result(call, &e);
+                                    rejected.push(r.clone());
+                                    results.push(r);
+                                }
+                            }
+                            continue;
+                        }
+                        RegisteredTool::Read(tool) => tool,
+                    };
+                    let cache_key = (call.name.clone(), validated.args.to_string());
+                    let hit = cache.get(&cache_key).and_then(|first| {
+                        results
+                            .iter()
+                            .find(|r| &r.call_id == first)
+                            .or_else(|| history.tool_result(first))
+                            .cloned()
+                    });
+                    let result = match hit {
+                        Some(hit) => ToolResult {
+                            call_id: call.id.clone(),
+                            ..hit
                         },
-                        None,
-                        None,
+                        None => {
+                            sink.emit(Effect::Status {
+                                text: format!("running {}", call.name),
+                            })
+                            .await;
+                            let (mut r, audit) = self
+                                .runner
+                                .run_read_deferred(call, tool, validated.args, &ctx, who)
+                                .await;
+                            audits.push(audit);
+                            // A file goes to the thread, never into the history or the model.
+                            if let Some(file) = super::attachment::take_attachment(&mut r.content) {
+                                sink.emit(Effect::File { file }).await;
+                            }
+                            // What people wrote in the project reaches the model as data.
+                            if !r.is_error {
+                                super::untrusted::fence_tool_result(&mut r.content);
+                            }
+                            cache.insert(cache_key, r.call_id.clone());
+                            r
+                        }
+                    };
+                    collect_citations(&result.content, &mut citations);
+                    results.push(result);
+                }
+
+                if !writes.is_empty() {
+                    // The proposal is stored after the steps that led to it.
+                    unsaved.messages.push(assistant);
+                    unsaved.audits.extend(audits);
+                    unsaved.save(self.store.as_ref(), session.id).await?;
+                    self.propose(
+                        session,
+                        user,
+                        ActionOrigin::Model,
+                        writes,
+                        &rejected,
+                        results,
+                        sink,
                     )
                     .await?;
-                    sink.emit(Effect::Text {
-                        text: turn.text.clone(),
-                        citations: citation_list(&citations),
+                    break;
+                }
+                // No proposal to carry them: the person hears of failed changes here.
+                for r in &rejected {
+                    sink.emit(Effect::Error {
+                        message: format!(
+                            "The proposed change ({}) could not be prepared: {}",
+                            r.name,
+                            r.content
+                                .get("error")
+                                .and_then(Value::as_str)
+                                .unwrap_or("failed")
+                        ),
                     })
                     .await;
                 }
-                sink.emit(Effect::Error {
-                    message: finish_message(turn.finish, !turn.text.trim().is_empty()),
-                })
-                .await;
-                break;
+                let tool_message = ChatMessage::Tool { results };
+                unsaved.messages.push(assistant);
+                unsaved
+                    .messages
+                    .push(super::history::new_message(&tool_message, None, None));
+                unsaved.audits.extend(audits);
+                history.extend([said, tool_message]);
             }
-            retried = false;
-            // A step's writes (this message, the tool results, their audit rows) are stored
-            // together once its tools ran: one round trip, and a step cut short leaves no call
-            // without its results.
-            let said = ChatMessage::Assistant {
-                text: turn.text.clone(),
-                tool_calls: turn.calls.clone(),
-                thought_signature: turn.signature.clone(),
-            };
-            let assistant = super::history::new_message(&said, None, None);
-            if turn.calls.is_empty() {
-                // Stored with the turn's audit row, then shown.
-                answer = Some((assistant, turn.text));
-                break;
-            }
-            let mut audits: Vec<AuditEntry> = Vec::new();
-
-            let mut results: Vec<ToolResult> = Vec::new();
-            let mut writes: Vec<PlannedCall> = Vec::new();
-            // Write calls that could not be planned: the card names them.
-            let mut rejected: Vec<ToolResult> = Vec::new();
-            let who = RunFor {
-                session_id: Some(session.id),
-                actor: user,
-            };
-            for call in &turn.calls {
-                if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
-                    results.push(error_result(
-                        call,
-                        &ToolError::RateLimited(format!(
-                            "the limit of {} tool calls per turn is reached; answer with what you have",
-                            self.cfg.max_tool_calls_per_turn
-                        )),
-                    ));
-                    continue;
-                }
-                tool_calls_used += 1;
-                let validated = match self.runner.validate(Some(session.mode), call) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        self.runner.audit_refused(call, &e, who).await?;
-                        let r = error_result(call, &e);
-                        if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
-                            rejected.push(r.clone());
-                        }
-                        results.push(r);
-                        continue;
-                    }
-                };
-                let tool = match validated.tool {
-                    RegisteredTool::Write(tool) => {
-                        // Later write calls of the turn plan against the earlier ones.
-                        let mut write_ctx = ctx.clone();
-                        write_ctx.planned = Arc::new(
-                            writes
-                                .iter()
-                                .flat_map(|w| w.plan.item.changes.iter().cloned())
-                                .collect(),
-                        );
-                        match self
-                            .runner
-                            .plan(call, tool, &validated.args, &write_ctx, who)
-                            .await
-                        {
-                            Ok(plan) => writes.push(PlannedCall {
-                                call: call.clone(),
-                                args: validated.args,
-                                plan,
-                            }),
-                            Err(e) => {
-                                let r = error_result(call, &e);
-                                rejected.push(r.clone());
-                                results.push(r);
-                            }
-                        }
-                        continue;
-                    }
-                    RegisteredTool::Read(tool) => tool,
-                };
-                let cache_key = (call.name.clone(), validated.args.to_string());
-                let hit = cache.get(&cache_key).and_then(|first| {
-                    results
-                        .iter()
-                        .find(|r| &r.call_id == first)
-                        .or_else(|| history.tool_result(first))
-                        .cloned()
-                });
-                let result = match hit {
-                    Some(hit) => ToolResult {
-                        call_id: call.id.clone(),
-                        ..hit
-                    },
-                    None => {
-                        sink.emit(Effect::Status {
-                            text: format!("running {}", call.name),
-                        })
-                        .await;
-                        let (mut r, audit) = self
-                            .runner
-                            .run_read_deferred(call, tool, validated.args, &ctx, who)
-                            .await;
-                        audits.push(audit);
-                        // A file goes to the thread, never into the history or the model.
-                        if let Some(file) = super::attachment::take_attachment(&mut r.content) {
-                            sink.emit(Effect::File { file }).await;
-                        }
-                        // What people wrote in the project reaches the model as data.
-                        if !r.is_error {
-                            super::untrusted::fence_tool_result(&mut r.content);
-                        }
-                        cache.insert(cache_key, r.call_id.clone());
-                        r
-                    }
-                };
-                collect_citations(&result.content, &mut citations);
-                results.push(result);
-            }
-
-            if !writes.is_empty() {
-                self.store
-                    .append_turn_step(session.id, std::slice::from_ref(&assistant), &audits)
-                    .await?;
-                self.propose(
-                    session,
-                    user,
-                    ActionOrigin::Model,
-                    writes,
-                    &rejected,
-                    results,
-                    sink,
-                )
-                .await?;
-                break;
-            }
-            // No proposal to carry them: the person hears of failed changes here.
-            for r in &rejected {
-                sink.emit(Effect::Error {
-                    message: format!(
-                        "The proposed change ({}) could not be prepared: {}",
-                        r.name,
-                        r.content
-                            .get("error")
-                            .and_then(Value::as_str)
-                            .unwrap_or("failed")
-                    ),
-                })
-                .await;
-            }
-            let tool_message = ChatMessage::Tool { results };
-            let tool_results = super::history::new_message(&tool_message, None, None);
-            self.store
-                .append_turn_step(session.id, &[assistant, tool_results], &audits)
-                .await?;
-            history.extend([said, tool_message]);
+            Ok(None)
         }
+        .await;
+        let answer = match stepped {
+            Ok(answer) => answer,
+            Err(e) => {
+                if let Err(lost) = unsaved.save(self.store.as_ref(), session.id).await {
+                    tracing::error!(error = %lost, "could not store a failed turn's steps");
+                }
+                return Err(e);
+            }
+        };
         usage.record(&provider.name());
         let (answer, shown) = match answer {
-            Some((message, text)) => (vec![message], Some(text)),
-            None => (Vec::new(), None),
+            Some((message, text)) => (Some(message), Some(text)),
+            None => (None, None),
         };
         let turn_audit = AuditEntry {
             session_id: Some(session.id),
@@ -822,9 +837,9 @@ impl Agent {
             duration_ms: 0,
             at: Utc::now(),
         };
-        self.store
-            .append_turn_step(session.id, &answer, std::slice::from_ref(&turn_audit))
-            .await?;
+        unsaved.messages.extend(answer);
+        unsaved.audits.push(turn_audit);
+        unsaved.save(self.store.as_ref(), session.id).await?;
         if let Some(text) = shown {
             sink.emit(Effect::Text {
                 text,
@@ -895,6 +910,28 @@ fn observe_model_call(provider: &str, started: Instant, result: &Result<ModelTur
         m.tokens
             .with_label_values(&[provider, "output"])
             .inc_by(turn.usage.output_tokens);
+    }
+}
+
+/// A turn's writes not stored yet, in the order they happened.
+#[derive(Default)]
+struct UnsavedSteps {
+    messages: Vec<NewMessage>,
+    audits: Vec<AuditEntry>,
+}
+
+impl UnsavedSteps {
+    /// Stores them together (one statement on Postgres); nothing is left once stored.
+    async fn save(&mut self, store: &dyn Store, session_id: i64) -> Result<(), StoreError> {
+        if self.messages.is_empty() && self.audits.is_empty() {
+            return Ok(());
+        }
+        store
+            .append_turn_step(session_id, &self.messages, &self.audits)
+            .await?;
+        self.messages.clear();
+        self.audits.clear();
+        Ok(())
     }
 }
 
