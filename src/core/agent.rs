@@ -308,7 +308,8 @@ impl Agent {
                         return Ok(());
                     }
                 }
-                self.dispatch(&input, None, sink).await
+                // Boxed, like a queued input's turn, so a waiting input stays small.
+                Box::pin(self.dispatch(&input, None, sink)).await
             }
         }
     }

@@ -101,37 +101,48 @@ impl Admission {
         input: Input,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
+        // The owner names this wait, not the input: the lease is first tried in the statement
+        // that queues the input, before its id exists.
+        let owner = format!("{}:{}", self.replica, uuid::Uuid::new_v4().simple());
+        let waker = WakerGuard::new(self, session_id);
+        // Registered before the first try, so a holder's wake-up after it is not missed.
+        let mut notified = Box::pin(waker.notify().notified());
+        notified.as_mut().enable();
         let queued = self
             .store
-            .enqueue_input(&NewQueuedInput {
-                session_id,
-                platform: input.key.platform.clone(),
-                user: input.user.clone(),
-                event_id: input.event_id.clone(),
-                action: encode(&input.action),
-                waiter_until: self.lease_until(),
-            })
+            .enqueue_and_take_lease(
+                &NewQueuedInput {
+                    session_id,
+                    platform: input.key.platform.clone(),
+                    user: input.user.clone(),
+                    event_id: input.event_id.clone(),
+                    action: encode(&input.action),
+                    waiter_until: self.lease_until(),
+                },
+                &owner,
+                self.lease_until(),
+                Utc::now(),
+            )
             .await?;
-        let Some(mine) = queued else {
+        let Some((mine, first_try)) = queued else {
             tracing::debug!(event_id = ?input.event_id, "duplicate event ignored");
             return Ok(());
         };
-        let waker = WakerGuard::new(self, session_id);
-        let owner = format!("{}:{}", self.replica, mine.id);
+        let mut first_try = Some(first_try);
         let mut told = false;
         let mut poll = POLL_MIN;
         let mut renew_at = Instant::now() + self.lease / 3;
         loop {
-            let notified = waker.notify().notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let at = Utc::now();
             // Taking the lease also reads the oldest input of the thread (one statement).
-            if let LeaseTaken::Taken { next } = self
-                .store
-                .take_lease_and_next(session_id, &owner, self.lease_until(), at)
-                .await?
-            {
+            let taken = match first_try.take() {
+                Some(taken) => taken,
+                None => {
+                    self.store
+                        .take_lease_and_next(session_id, &owner, self.lease_until(), Utc::now())
+                        .await?
+                }
+            };
+            if let LeaseTaken::Taken { next } = taken {
                 let served = self
                     .hold(agent, session_id, &owner, Some((&mine, &input)), next, sink)
                     .await;
@@ -164,6 +175,9 @@ impl Admission {
                 () = &mut notified => poll = POLL_MIN,
                 () = tokio::time::sleep(poll) => poll = (poll * 2).min(POLL_MAX),
             }
+            // Registered before the next try.
+            notified.set(waker.notify().notified());
+            notified.as_mut().enable();
             if Instant::now() >= renew_at {
                 renew_at = Instant::now() + self.lease / 3;
                 if !self.store.renew_waiter(mine.id, self.lease_until()).await? {

@@ -33,6 +33,20 @@ pub trait InboxStore: Send + Sync {
         until: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> StoreResult<bool>;
+    /// [`enqueue_input`](Self::enqueue_input) and, when the input was queued,
+    /// [`take_lease_and_next`](Self::take_lease_and_next) for `owner`: one statement on
+    /// Postgres. `None` when the event was seen before (nothing queued, no lease taken).
+    ///
+    /// The oldest input is the oldest of the inputs committed when the statement began and
+    /// this one: an input queued by another statement in the same instant may be answered
+    /// after this one although its id is lower.
+    async fn enqueue_and_take_lease(
+        &self,
+        input: &NewQueuedInput,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>>;
     /// [`take_lease`](Self::take_lease) and, when taken, [`next_input`](Self::next_input):
     /// one statement on Postgres (src/store/lease_steps.rs).
     async fn take_lease_and_next(
@@ -150,6 +164,17 @@ macro_rules! impl_inbox {
                 ) -> StoreResult<Option<QueuedInput>> {
                     // One statement on Postgres (src/store/lease_steps.rs).
                     self.backend_enqueue_input(input).await
+                }
+
+                async fn enqueue_and_take_lease(
+                    &self,
+                    input: &NewQueuedInput,
+                    owner: &str,
+                    until: DateTime<Utc>,
+                    at: DateTime<Utc>,
+                ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
+                    self.backend_enqueue_and_take_lease(input, owner, until, at)
+                        .await
                 }
 
                 async fn take_lease_and_next(

@@ -1,10 +1,12 @@
 //! The inbox and lease steps of a turn, each in one statement on Postgres: queueing an input
-//! with its event claim, taking the lease with a look at the oldest input, starting an input
-//! with a read of its session, and finishing an input with the lease's release. Each was two to four round trips (a transaction, or two
+//! with its event claim and a first try at the lease (with a look at the oldest input),
+//! taking the lease again later, starting an input with a read of its session, and finishing
+//! an input with the lease's release. Each was two to four round trips (a transaction, or two
 //! statements in a row). On SQLite, where there is no network, the same steps run one after
 //! the other.
 
 use sqlx::postgres::PgRow;
+use sqlx::Row;
 
 use super::common::{
     clean_opt, clean_text, db, db_json, micros, now, queued_input_from, session_from, violation,
@@ -56,6 +58,79 @@ impl PostgresStore {
             .await
             .map_err(|e| violation(e, None, missing_session(input)))?;
         row.map(|r| queued_input_from(&r)).transpose()
+    }
+
+    /// See [`InboxStore::enqueue_and_take_lease`].
+    pub(crate) async fn backend_enqueue_and_take_lease(
+        &self,
+        input: &NewQueuedInput,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
+        // `queued` is the new input (none for a redelivered event); `taken` the lease, tried
+        // only once the input is queued; `oldest` the oldest input already there (the
+        // statement's snapshot does not hold `queued`). Rows: the new input, then the oldest.
+        let (claim, queued_if) = if input.event_id.is_some() {
+            (
+                "claimed AS (INSERT INTO processed_events (platform, event_id, seen_at) \
+                 VALUES ($10, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1), ",
+                " WHERE EXISTS (SELECT 1 FROM claimed)",
+            )
+        } else {
+            ("", "")
+        };
+        let sql = format!(
+            "WITH {claim}queued AS (INSERT INTO session_inputs (session_id, user_id, event_id, \
+             action, state, waiter_until, created_at) SELECT $1, $2, $3, $4, 'waiting', $5, $6\
+             {queued_if} RETURNING *), \
+             taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1 \
+             AND EXISTS (SELECT 1 FROM queued) \
+             AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) RETURNING id), \
+             oldest AS (SELECT * FROM session_inputs WHERE session_id = $1 \
+             AND EXISTS (SELECT 1 FROM taken) ORDER BY id LIMIT 1) \
+             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.* \
+             FROM queued q UNION ALL SELECT true, true, o.* FROM oldest o"
+        );
+        let mut query = sqlx::query(&sql)
+            .bind(input.session_id)
+            .bind(clean_text(&input.user))
+            .bind(clean_opt(&input.event_id))
+            .bind(db_json(&input.action)?)
+            .bind(micros(input.waiter_until))
+            .bind(now())
+            .bind(owner)
+            .bind(micros(until))
+            .bind(micros(at));
+        if input.event_id.is_some() {
+            query = query.bind(&input.platform);
+        }
+        let rows: Vec<PgRow> = query
+            .fetch_all(self.pool())
+            .await
+            .map_err(|e| violation(e, None, missing_session(input)))?;
+        let mut mine = None;
+        let mut oldest = None;
+        let mut taken = false;
+        for row in &rows {
+            if row.try_get::<bool, _>("is_oldest").map_err(db)? {
+                oldest = Some(queued_input_from(row)?);
+            } else {
+                taken = row.try_get::<bool, _>("lease_taken").map_err(db)?;
+                mine = Some(queued_input_from(row)?);
+            }
+        }
+        let Some(mine) = mine else {
+            return Ok(None);
+        };
+        let lease = if taken {
+            LeaseTaken::Taken {
+                next: Some(oldest.unwrap_or_else(|| mine.clone())),
+            }
+        } else {
+            LeaseTaken::Busy
+        };
+        Ok(Some((mine, lease)))
     }
 
     /// See [`InboxStore::take_lease_and_next`].
@@ -128,6 +203,23 @@ impl PostgresStore {
 }
 
 impl SqliteStore {
+    /// See [`InboxStore::enqueue_and_take_lease`].
+    pub(crate) async fn backend_enqueue_and_take_lease(
+        &self,
+        input: &NewQueuedInput,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
+        let Some(mine) = self.enqueue_input(input).await? else {
+            return Ok(None);
+        };
+        let lease = self
+            .take_lease_and_next(input.session_id, owner, until, at)
+            .await?;
+        Ok(Some((mine, lease)))
+    }
+
     /// See [`InboxStore::enqueue_input`].
     pub(crate) async fn backend_enqueue_input(
         &self,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use db::{key, TestDb};
 use sparky::core::session::Mode;
-use sparky::store::{NewQueuedInput, Store};
+use sparky::store::{LeaseTaken, NewQueuedInput, Store};
 
 /// A lease is one owner's at a time, on every store of the database, until it is released
 /// or lapses.
@@ -192,6 +192,66 @@ async fn inbox_keeps_order_and_drops_redeliveries(db: TestDb) {
         .is_err());
 }
 
+/// Queueing an input tries the thread's lease in the same step: taken on a free thread (the
+/// input itself is next, or an older one still queued), refused while another owner holds
+/// it, and neither queued nor taken for a redelivered event.
+async fn queueing_tries_the_lease_at_once(db: TestDb) {
+    let store = db.store();
+    let other = db.reopen().await;
+    let s = store
+        .open_session(&key("first try"), Mode::General, None)
+        .await
+        .expect("open");
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    let (one, lease) = store
+        .enqueue_and_take_lease(&queued(s.id, "one", Some("EvA"), 30), "a", until, now)
+        .await
+        .expect("one")
+        .expect("queued");
+    assert_eq!(one.action["text"], "one");
+    assert_eq!(
+        lease,
+        LeaseTaken::Taken {
+            next: Some(one.clone())
+        }
+    );
+    // Held by "a": another replica queues behind it without the lease.
+    let (two, lease) = other
+        .enqueue_and_take_lease(&queued(s.id, "two", None, 30), "b", until, now)
+        .await
+        .expect("two")
+        .expect("queued");
+    assert_eq!(lease, LeaseTaken::Busy);
+    assert!(two.id > one.id);
+    assert!(!other.renew_lease(s.id, "b", until).await.expect("not b's"));
+    // A redelivery queues nothing and takes nothing.
+    assert!(other
+        .enqueue_and_take_lease(&queued(s.id, "one again", Some("EvA"), 30), "c", until, now)
+        .await
+        .expect("dup")
+        .is_none());
+    assert_eq!(
+        store.next_input(s.id).await.expect("next").map(|i| i.id),
+        Some(one.id)
+    );
+    // Released with "one" still queued: the next to queue takes the lease and is told that
+    // "one" comes first.
+    assert!(store.release_lease(s.id, "a").await.expect("release"));
+    let (three, lease) = other
+        .enqueue_and_take_lease(&queued(s.id, "three", None, 30), "d", until, now)
+        .await
+        .expect("three")
+        .expect("queued");
+    assert!(three.id > two.id);
+    assert_eq!(lease, LeaseTaken::Taken { next: Some(one) });
+    // An input for a session that does not exist is refused, not lost silently.
+    assert!(store
+        .enqueue_and_take_lease(&queued(s.id + 1000, "nowhere", None, 30), "e", until, now)
+        .await
+        .is_err());
+}
+
 async fn orphaned_threads_are_found(db: TestDb) {
     let store = db.store();
     let live = store
@@ -260,5 +320,6 @@ db::both_backends!(
     leases_are_exclusive_and_lapse,
     leases_hold_across_stores,
     inbox_keeps_order_and_drops_redeliveries,
+    queueing_tries_the_lease_at_once,
     orphaned_threads_are_found,
 );
