@@ -415,19 +415,28 @@ impl Agent {
             TextAndPending::Continue => {}
         }
 
-        self.append(
-            session.id,
-            ChatMessage::user(text.clone()),
-            Some(&input.user),
-            input.event_id.clone(),
-        )
-        .await?;
         if self.provider.is_none() {
+            self.append(
+                session.id,
+                ChatMessage::user(text.clone()),
+                Some(&input.user),
+                input.event_id.clone(),
+            )
+            .await?;
             return self
                 .offline_answer(&session, &input.user, &text, sink)
                 .await;
         }
-        self.run_model_with(&session, &input.user, &files, sink)
+        // Stored, and the thread read back with it, before the model is asked.
+        let question = super::history::new_message(
+            &ChatMessage::user(text),
+            Some(input.user.clone()),
+            input.event_id.clone(),
+        );
+        let history =
+            super::window::TurnHistory::ask(self.store.as_ref(), &session, &question).await?;
+        drop(question);
+        self.run_model_from(&session, &input.user, &files, Some(history), sink)
             .await
     }
 
@@ -540,6 +549,18 @@ impl Agent {
         files: &super::inbound::TurnFiles,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
+        self.run_model_from(session, user, files, None, sink).await
+    }
+
+    /// [`Self::run_model_with`] from the thread's history when the caller read it already.
+    async fn run_model_from(
+        &self,
+        session: &Session,
+        user: &str,
+        files: &super::inbound::TurnFiles,
+        history: Option<super::window::TurnHistory>,
+        sink: &dyn EffectSink,
+    ) -> Result<(), CoreError> {
         // Offline, a resolved confirmation needs no follow-up: its outcome was already shown.
         let Some(provider) = self.provider.clone() else {
             return Ok(());
@@ -551,7 +572,10 @@ impl Agent {
         let mut ctx = self.tool_context(session, user);
         ctx.turn_project = turn_project.clone();
         // The thread is read once; the turn's own writes are added as it goes.
-        let mut history = super::window::TurnHistory::load(self.store.as_ref(), session).await?;
+        let mut history = match history {
+            Some(read) => read,
+            None => super::window::TurnHistory::load(self.store.as_ref(), session).await?,
+        };
         if self.context.digest_old_results {
             // What the requests would send of old results is all this turn keeps of them.
             history.digest_old_results(super::request::WHOLE_RESULT_TURNS);

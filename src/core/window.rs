@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::llm::{ChatMessage, ToolResult};
-use crate::store::{Store, StoreResult};
+use crate::store::{NewMessage, Store, StoreResult, StoredMessage};
 
 use super::history::PastMessage;
 
@@ -60,15 +60,29 @@ impl TurnHistory {
     pub async fn load(store: &dyn Store, session: &Session) -> StoreResult<Self> {
         let stored = store
             .recent_messages(session.id, session.summarized_through, SCAN_LIMIT)
-            .await?
-            .into_iter()
-            .map(PastMessage::from)
-            .collect();
-        Ok(Self {
+            .await?;
+        Ok(Self::of(session, stored))
+    }
+
+    /// Stores a person's `question` and reads the messages of `session` after its summary,
+    /// the question last (one statement on Postgres).
+    pub async fn ask(
+        store: &dyn Store,
+        session: &Session,
+        question: &NewMessage,
+    ) -> StoreResult<Self> {
+        let stored = store
+            .append_and_recent(session.id, question, session.summarized_through, SCAN_LIMIT)
+            .await?;
+        Ok(Self::of(session, stored))
+    }
+
+    fn of(session: &Session, stored: Vec<StoredMessage>) -> Self {
+        Self {
             session_id: session.id,
             summary: session.summary.clone(),
-            stored,
-        })
+            stored: stored.into_iter().map(PastMessage::from).collect(),
+        }
     }
 
     /// Keeps the large tool results older than the latest `keep_turns` user messages as

@@ -263,6 +263,10 @@ fn policy_from_db(v: Option<String>) -> StoreResult<Option<ConfirmPolicy>> {
 }
 
 /// Role column value of a message.
+/// Appends a history message, its columns bound as `$1` to `$7` (see `stmt_with_message`).
+pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages (session_id, role, content, \
+     author, event_id, tokens, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *";
+
 pub(crate) fn message_role(m: &MessageRecord) -> &'static str {
     m.role()
 }

@@ -26,6 +26,7 @@ mod postgres;
 mod project_cache;
 mod project_read;
 mod projects;
+mod question;
 mod records;
 pub mod search;
 mod sessions;

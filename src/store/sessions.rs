@@ -43,6 +43,16 @@ pub trait SessionStore: Send + Sync {
         session_id: i64,
         message: &NewMessage,
     ) -> StoreResult<StoredMessage>;
+    /// [`append_message`](Self::append_message), then
+    /// [`recent_messages`](Self::recent_messages) with the new message last: one statement on
+    /// Postgres. For a thread only this caller writes (the lease holder's turn).
+    async fn append_and_recent(
+        &self,
+        session_id: i64,
+        message: &NewMessage,
+        after_id: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<StoredMessage>>;
     /// The newest `limit` messages with id > `after_id`, oldest first.
     async fn recent_messages(
         &self,
@@ -66,10 +76,17 @@ macro_rules! impl_sessions {
                 /// Appends a history message: the one statement both the store method and applied
                 /// plans run, so a column added here reaches both.
                 pub(crate) fn stmt_insert_message<'q>(session_id: i64, message: &'q NewMessage) -> StoreResult<Stmt<'q, $db>> {
-                    Ok(sqlx::query(
-                        "INSERT INTO messages (session_id, role, content, author, event_id, tokens, created_at) \
-                        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-                    )
+                    Self::stmt_with_message(INSERT_MESSAGE, session_id, message)
+                }
+
+                /// `sql` with a message's columns bound as `$1` to `$7`, in the order of
+                /// [`INSERT_MESSAGE`]'s columns.
+                pub(crate) fn stmt_with_message<'q>(
+                    sql: &'q str,
+                    session_id: i64,
+                    message: &'q NewMessage,
+                ) -> StoreResult<Stmt<'q, $db>> {
+                    Ok(sqlx::query(sql)
                     .bind(session_id)
                     .bind(message_role(&message.message))
                     .bind(JsonText::of(&message.message)?)
@@ -231,6 +248,17 @@ macro_rules! impl_sessions {
                         violation(e, None, Some(format!("session {session_id} does not exist")))
                     })?;
                     message_from(&row)
+                }
+
+                async fn append_and_recent(
+                    &self,
+                    session_id: i64,
+                    message: &NewMessage,
+                    after_id: i64,
+                    limit_n: usize,
+                ) -> StoreResult<Vec<StoredMessage>> {
+                    self.backend_append_and_recent(session_id, message, after_id, limit_n)
+                        .await
                 }
 
                 async fn recent_messages(

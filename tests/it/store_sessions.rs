@@ -214,6 +214,57 @@ async fn messages_round_trip_and_windows(db: TestDb) {
     ));
 }
 
+/// A person's message stored with the read of the window it joins: the same rows as an
+/// append and a read in a row, the new message last, within `after` and `limit`.
+async fn a_question_is_stored_with_its_window(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("asked"), Mode::General, None)
+        .await
+        .expect("open");
+    let m1 = store
+        .append_message(s.id, &user_msg("first"))
+        .await
+        .expect("m1");
+    let m2 = store
+        .append_message(s.id, &tool_call_msg("call_1"))
+        .await
+        .expect("m2");
+    let m3 = store
+        .append_message(s.id, &tool_result_msg("call_1"))
+        .await
+        .expect("m3");
+    let asked = store
+        .append_and_recent(s.id, &user_msg("and the feeders?"), m1.id, 100)
+        .await
+        .expect("ask");
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked[..2], [m2.clone(), m3.clone()]);
+    let q = &asked[2];
+    assert!(q.id > m3.id);
+    assert_eq!(q.message, user_msg("and the feeders?").message);
+    assert_eq!(q.author.as_deref(), Some("U1"));
+    assert_eq!(
+        store.recent_messages(s.id, m1.id, 100).await.expect("read"),
+        asked,
+        "the same as reading after the append"
+    );
+    // The newest `limit`, the question among them.
+    let two = store
+        .append_and_recent(s.id, &user_msg("again"), 0, 2)
+        .await
+        .expect("ask again");
+    assert_eq!(two.len(), 2);
+    assert_eq!(two[0], asked[2]);
+    assert_eq!(two[1].message, user_msg("again").message);
+    assert!(matches!(
+        store
+            .append_and_recent(s.id + 1000, &user_msg("x"), 0, 10)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
 async fn history_survives_reopening(db: TestDb) {
     let store = db.store();
     let s = store
@@ -288,6 +339,7 @@ db::both_backends!(
     concurrent_opens_share_one_session,
     session_settings_are_saved,
     messages_round_trip_and_windows,
+    a_question_is_stored_with_its_window,
     history_survives_reopening,
     nul_characters_are_stored_safely,
 );
