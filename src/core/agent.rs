@@ -32,7 +32,9 @@ use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
     ToolResult, Usage,
 };
-use crate::store::{ActionOrigin, AuditEntry, AuditKind, NewMessage, Store, StoreError};
+use crate::store::{
+    ActionOrigin, AuditEntry, AuditKind, NewMessage, StartedInput, Store, StoreError,
+};
 use crate::tools::{RegisteredTool, ToolError, ToolRegistry};
 
 pub use super::gate::confirmers_text;
@@ -337,7 +339,7 @@ impl Agent {
     pub(super) async fn dispatch(
         &self,
         input: &Input,
-        queued_in: Option<Session>,
+        queued_in: Option<StartedInput>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
@@ -374,7 +376,7 @@ impl Agent {
         text: String,
         mode: Option<Mode>,
         files: &[super::inbound::FileRef],
-        queued_in: Option<Session>,
+        queued_in: Option<StartedInput>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         if let Err(message) = self.limiter.check(&input.key, &input.user) {
@@ -383,10 +385,10 @@ impl Agent {
         }
         // A queued input's session was opened (its mode and binding applied) when it was
         // queued, and read again when the input started: no need to open it again.
-        let queued_in = queued_in.filter(|s| s.key == input.key);
-        let session = match queued_in {
-            Some(s) => s,
-            None => self.open_session(&input.key, mode).await?,
+        let queued_in = queued_in.filter(|s| s.session.key == input.key);
+        let (session, pending_open) = match queued_in {
+            Some(s) => (s.session, Some(s.pending_open)),
+            None => (self.open_session(&input.key, mode).await?, None),
         };
         // Attached files are read now and reach the model in this turn only.
         let (text, files) = if files.is_empty() {
@@ -403,7 +405,7 @@ impl Agent {
 
         // Typing while a confirmation is pending is a correction, not a confirmation.
         match self
-            .text_while_pending(input, &session, &text, sink)
+            .text_while_pending(input, &session, &text, pending_open, sink)
             .await?
         {
             TextAndPending::Held => return Ok(()),

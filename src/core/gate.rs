@@ -56,14 +56,20 @@ pub(super) enum TextAndPending {
 }
 
 impl Agent {
-    /// Text from `input.user` arrived while the session may have a proposal waiting.
+    /// Text from `input.user` arrived while the session may have a proposal waiting
+    /// (`pending_open`, when the caller knows whether one does).
     pub(super) async fn text_while_pending(
         &self,
         input: &Input,
         session: &Session,
         text: &str,
+        pending_open: Option<bool>,
         sink: &dyn EffectSink,
     ) -> Result<TextAndPending, CoreError> {
+        // Known when the input started (under the lease nothing adds a proposal).
+        if pending_open == Some(false) {
+            return Ok(TextAndPending::Continue);
+        }
         let Some(action) = self.store.open_pending_for_session(session.id).await? else {
             return Ok(TextAndPending::Continue);
         };

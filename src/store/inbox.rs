@@ -21,6 +21,17 @@ pub enum LeaseTaken {
     },
 }
 
+/// An input just started, with what its turn needs first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartedInput {
+    /// The input's session.
+    pub session: Session,
+    /// Whether the session had a proposal waiting for confirmation when the input started.
+    /// While the thread's lease is held no other input of the thread adds one, so `false`
+    /// stays true for the turn.
+    pub pending_open: bool,
+}
+
 /// Leases and queued inputs: one turn at a time per thread, across replicas.
 #[async_trait]
 pub trait InboxStore: Send + Sync {
@@ -74,9 +85,9 @@ pub trait InboxStore: Send + Sync {
     async fn queued_input(&self, id: i64) -> StoreResult<Option<QueuedInput>>;
     /// Marks an input as started by the lease holder; `false` when it is gone.
     async fn start_input(&self, id: i64) -> StoreResult<bool>;
-    /// [`start_input`](Self::start_input), returning the input's session; `None` when the
-    /// input is gone. One statement on Postgres.
-    async fn start_input_with_session(&self, id: i64) -> StoreResult<Option<Session>>;
+    /// [`start_input`](Self::start_input), returning the input's session and whether a
+    /// proposal waits in it; `None` when the input is gone. One statement on Postgres.
+    async fn start_input_with_session(&self, id: i64) -> StoreResult<Option<StartedInput>>;
     /// Removes a finished input from the inbox.
     async fn finish_input(&self, id: i64) -> StoreResult<()>;
     /// [`finish_input`](Self::finish_input) and [`release_lease`](Self::release_lease) of the
@@ -191,7 +202,7 @@ macro_rules! impl_inbox {
                 async fn start_input_with_session(
                     &self,
                     id: i64,
-                ) -> StoreResult<Option<$crate::domain::session::Session>> {
+                ) -> StoreResult<Option<$crate::store::StartedInput>> {
                     self.backend_start_input_with_session(id).await
                 }
 

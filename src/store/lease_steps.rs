@@ -13,10 +13,9 @@ use super::common::{
     RowExt,
 };
 use super::{
-    InboxStore, LeaseTaken, NewQueuedInput, PostgresStore, QueuedInput, SessionStore, SqliteStore,
-    StoreResult,
+    InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore, QueuedInput, SessionStore,
+    SqliteStore, StartedInput, StoreResult,
 };
-use crate::domain::session::Session;
 use chrono::{DateTime, Utc};
 
 fn missing_session(input: &NewQueuedInput) -> Option<String> {
@@ -169,15 +168,25 @@ impl PostgresStore {
     pub(crate) async fn backend_start_input_with_session(
         &self,
         id: i64,
-    ) -> StoreResult<Option<Session>> {
+    ) -> StoreResult<Option<StartedInput>> {
         let row: Option<PgRow> = sqlx::query(
-            "WITH started AS (UPDATE session_inputs SET state = 'running' WHERE id = $1              RETURNING session_id)              SELECT s.* FROM sessions s JOIN started ON s.id = started.session_id",
+            "WITH started AS (UPDATE session_inputs SET state = 'running' WHERE id = $1 \
+             RETURNING session_id) \
+             SELECT s.*, EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = s.id \
+             AND p.state = 'pending') AS pending_open \
+             FROM sessions s JOIN started ON s.id = started.session_id",
         )
         .bind(id)
         .fetch_optional(self.pool())
         .await
         .map_err(db)?;
-        row.map(|r| session_from(&r)).transpose()
+        row.map(|r| {
+            Ok(StartedInput {
+                session: session_from(&r)?,
+                pending_open: r.try_get("pending_open").map_err(db)?,
+            })
+        })
+        .transpose()
     }
 
     /// See [`InboxStore::finish_input_and_release`].
@@ -279,7 +288,7 @@ impl SqliteStore {
     pub(crate) async fn backend_start_input_with_session(
         &self,
         id: i64,
-    ) -> StoreResult<Option<Session>> {
+    ) -> StoreResult<Option<StartedInput>> {
         let started: Option<i64> = sqlx::query_scalar(
             "UPDATE session_inputs SET state = 'running' WHERE id = $1 RETURNING session_id",
         )
@@ -287,10 +296,17 @@ impl SqliteStore {
         .fetch_optional(self.pool())
         .await
         .map_err(db)?;
-        match started {
-            Some(session_id) => self.session(session_id).await,
-            None => Ok(None),
-        }
+        let Some(session) = (match started {
+            Some(session_id) => self.session(session_id).await?,
+            None => None,
+        }) else {
+            return Ok(None);
+        };
+        let pending_open = self.open_pending_for_session(session.id).await?.is_some();
+        Ok(Some(StartedInput {
+            session,
+            pending_open,
+        }))
     }
 
     /// See [`InboxStore::finish_input_and_release`].

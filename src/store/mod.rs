@@ -41,7 +41,7 @@ pub use chunk_search::ChunkSearch;
 pub use connect::open;
 pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
-pub use inbox::{InboxStore, LeaseTaken};
+pub use inbox::{InboxStore, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
 pub use pending::PendingStore;
 pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};

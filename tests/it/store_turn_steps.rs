@@ -79,12 +79,13 @@ async fn lease_steps_match_the_separate_ones(db: TestDb) {
         "the oldest input comes with the lease"
     );
 
-    let session = store
+    let started = store
         .start_input_with_session(one.id)
         .await
         .expect("start")
         .expect("there");
-    assert_eq!(session, s);
+    assert_eq!(started.session, s);
+    assert!(!started.pending_open, "no proposal waits in the thread");
     assert!(
         store
             .queued_input(one.id)
@@ -116,6 +117,17 @@ async fn lease_steps_match_the_separate_ones(db: TestDb) {
             next: Some(two.clone())
         }
     );
+    // A proposal waiting in the thread is reported with the next input's start.
+    store
+        .create_pending(&db::new_pending("waiting-1", s.id))
+        .await
+        .expect("pending");
+    let started = store
+        .start_input_with_session(two.id)
+        .await
+        .expect("start two")
+        .expect("there");
+    assert!(started.pending_open);
     // Not the holder: the input is finished, the holder's lease stays.
     assert!(!store
         .finish_input_and_release(two.id, s.id, "a")
