@@ -2,7 +2,7 @@
 
 use std::num::NonZeroU32;
 
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use super::session::SessionKey;
@@ -29,7 +29,8 @@ impl TurnLimiter {
 
     /// Takes a turn for `user` in the key's channel; the error is a message with the wait.
     pub fn check(&self, key: &SessionKey, user: &str) -> Result<(), String> {
-        let now = DefaultClock::default().now();
+        // The limiter's own clock: a fresh default clock calibrates itself on every call.
+        let now = self.per_user.clock().now();
         let user_key = format!("{}:{}", key.platform, user);
         if let Err(n) = self.per_user.check_key(&user_key) {
             return Err(format!(

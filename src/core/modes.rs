@@ -142,6 +142,8 @@ pub struct LexicalIndex<N = &'static str> {
     pub names: Vec<N>,
     name_stems: Vec<Vec<String>>,
     text_stems: Vec<Vec<String>>,
+    /// Per stem, how many tools have it in their name and in their text.
+    doc_freq: std::collections::HashMap<String, (usize, usize)>,
 }
 
 impl<N: AsRef<str>> LexicalIndex<N> {
@@ -150,12 +152,22 @@ impl<N: AsRef<str>> LexicalIndex<N> {
         let mut names = Vec::with_capacity(tools.len());
         let mut name_stems = Vec::with_capacity(tools.len());
         let mut text_stems = Vec::with_capacity(tools.len());
+        let mut doc_freq = std::collections::HashMap::<String, (usize, usize)>::new();
         for (name, text) in tools {
             let own = stems(name.as_ref());
             let mut all = stems(&text);
             all.extend(own.iter().cloned());
             all.sort();
             all.dedup();
+            for stem in &all {
+                doc_freq.entry(stem.clone()).or_default().1 += 1;
+            }
+            let mut distinct = own.clone();
+            distinct.sort();
+            distinct.dedup();
+            for stem in distinct {
+                doc_freq.entry(stem).or_default().0 += 1;
+            }
             names.push(name);
             name_stems.push(own);
             text_stems.push(all);
@@ -164,6 +176,7 @@ impl<N: AsRef<str>> LexicalIndex<N> {
             names,
             name_stems,
             text_stems,
+            doc_freq,
         }
     }
 
@@ -172,8 +185,7 @@ impl<N: AsRef<str>> LexicalIndex<N> {
         let n = self.names.len() as f64;
         // Words many tools mention (panel, circuit, project) say little about which one is
         // meant.
-        let idf = |docs: &[Vec<String>], stem: &str| {
-            let df = docs.iter().filter(|s| s.iter().any(|x| x == stem)).count();
+        let idf = |df: usize| {
             if df == 0 {
                 0.0
             } else {
@@ -183,8 +195,11 @@ impl<N: AsRef<str>> LexicalIndex<N> {
         let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
         query.sort();
         query.dedup();
-        let name_idf: Vec<f64> = query.iter().map(|q| idf(&self.name_stems, q)).collect();
-        let text_idf: Vec<f64> = query.iter().map(|q| idf(&self.text_stems, q)).collect();
+        // Stems no tool mentions score nothing anywhere.
+        query.retain(|q| self.doc_freq.contains_key(q));
+        let freq = |q: &String| self.doc_freq.get(q).copied().unwrap_or_default();
+        let name_idf: Vec<f64> = query.iter().map(|q| idf(freq(q).0)).collect();
+        let text_idf: Vec<f64> = query.iter().map(|q| idf(freq(q).1)).collect();
         (0..self.names.len())
             .map(|i| {
                 let mut score = 0.0;

@@ -158,7 +158,9 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
         mut map: A,
     ) -> Result<MessageRecord, A::Error> {
         use serde::de::Error;
-        use serde_json::Value;
+        use serde_json::value::RawValue;
+        // Fields are kept as their text and parsed once into their types: going through a
+        // `Value` would build every tool result twice.
         let (mut v, mut role, mut text, mut calls, mut signature, mut results) =
             (None, None, None, None, None, None);
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
@@ -174,13 +176,16 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
                     continue;
                 }
             };
-            *slot = Some(map.next_value::<Value>()?);
+            *slot = Some(map.next_value::<Box<RawValue>>()?);
         }
         // The version decides how the rest reads, so it is checked first; v1 rows have none.
         let v = match v {
             None => 1,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                A::Error::custom(format!("message format version {v} is not a number"))
+            Some(v) => serde_json::from_str::<u64>(v.get()).map_err(|_| {
+                A::Error::custom(format!(
+                    "message format version {} is not a number",
+                    v.get()
+                ))
             })?,
         };
         if v == 0 || v > u64::from(MESSAGE_FORMAT) {
@@ -189,11 +194,13 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
             )));
         }
         fn field<T: serde::de::DeserializeOwned, E: Error>(
-            value: Option<Value>,
+            value: Option<Box<RawValue>>,
             name: &'static str,
         ) -> Result<Option<T>, E> {
             value
-                .map(|v| serde_json::from_value(v).map_err(|e| E::custom(format!("{name}: {e}"))))
+                .map(|v| {
+                    serde_json::from_str(v.get()).map_err(|e| E::custom(format!("{name}: {e}")))
+                })
                 .transpose()
         }
         let role: String = field(role, "role")?.ok_or_else(|| A::Error::missing_field("role"))?;

@@ -334,8 +334,55 @@ async fn nul_characters_are_stored_safely(db: TestDb) {
     assert_eq!(back, vec![m]);
 }
 
+/// On Postgres a large tool result is kept with lz4 or uncompressed, never with pglz, whose
+/// compression cost more server time than the rest of a turn's writes; it reads back whole.
+async fn large_results_are_not_compressed_with_pglz(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("large"), Mode::General, None)
+        .await
+        .expect("open");
+    let rows: Vec<String> = (0..200)
+        .map(|i| format!("circuit {i}: 20 A, 12 AWG copper, 1,200 VA"))
+        .collect();
+    let msg = sparky::core::history::new_message(
+        &ChatMessage::Tool {
+            results: vec![sparky::llm::ToolResult {
+                call_id: "call_1".into(),
+                name: "describe_panel".into(),
+                content: serde_json::json!({ "circuits": rows }),
+                is_error: false,
+            }],
+        },
+        None,
+        None,
+    );
+    let stored = store.append_message(s.id, &msg).await.expect("append");
+    let back = store.recent_messages(s.id, 0, 10).await.expect("read");
+    assert_eq!(back, [stored]);
+    let Some(url) = db.postgres_url() else {
+        return;
+    };
+    let pool = sqlx::PgPool::connect(url).await.expect("postgres");
+    let (size, method): (i64, Option<String>) = sqlx::query_as(
+        "SELECT octet_length(content::text)::int8, pg_column_compression(content) \
+         FROM messages WHERE session_id = $1",
+    )
+    .bind(s.id)
+    .fetch_one(&pool)
+    .await
+    .expect("stored row");
+    assert!(
+        size > 8_000,
+        "a result large enough to be compressed: {size} bytes"
+    );
+    assert_ne!(method.as_deref(), Some("pglz"));
+    pool.close().await;
+}
+
 db::both_backends!(
     open_session_is_idempotent,
+    large_results_are_not_compressed_with_pglz,
     concurrent_opens_share_one_session,
     session_settings_are_saved,
     messages_round_trip_and_windows,
