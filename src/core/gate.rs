@@ -483,7 +483,7 @@ impl Agent {
             for r in item_results(&resolved, &applied) {
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content,
+                    result: std::sync::Arc::unwrap_or_clone(r.content),
                     is_error: r.is_error,
                 })
                 .await;
@@ -536,7 +536,7 @@ impl Agent {
                     .await;
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content,
+                    result: std::sync::Arc::unwrap_or_clone(r.content),
                     is_error: r.is_error,
                 })
                 .await;
@@ -673,7 +673,7 @@ fn item_results(action: &PendingAction, applied: &Applied) -> Vec<ToolResult> {
             ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                content,
+                content: content.into(),
                 is_error,
             }
         })
@@ -706,7 +706,7 @@ fn finish(
             tool: Some(r.name.clone()),
             action_id: Some(action.id.clone()),
             args: item.args.clone(),
-            result: r.content.clone(),
+            result: (*r.content).clone(),
             is_error: r.is_error,
             duration_ms: 0,
             at: Utc::now(),
@@ -748,7 +748,7 @@ fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
     results.extend(action.calls.iter().map(|c| ToolResult {
         call_id: c.id.clone(),
         name: c.name.clone(),
-        content: note.clone(),
+        content: note.clone().into(),
         is_error: true,
     }));
     results

@@ -110,7 +110,7 @@ impl ToolRunner {
         let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content,
+            content: content.into(),
             is_error,
         };
         (result, entry)

@@ -292,7 +292,8 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                         results.push(ToolResult {
                             call_id: c.id.clone(),
                             name: c.name.clone(),
-                            content: serde_json::json!({"error": "this call was interrupted and did not run"}),
+                            content: serde_json::json!({"error": "this call was interrupted and did not run"})
+                                .into(),
                             is_error: true,
                         });
                     }
@@ -359,7 +360,7 @@ fn digest_results(m: &mut ChatMessage) {
             if let Some(obj) = d.as_object_mut() {
                 obj.insert("digest".into(), serde_json::json!(DIGEST_NOTE));
             }
-            r.content = d;
+            r.content = d.into();
         }
     }
 }
@@ -442,7 +443,7 @@ mod tests {
         let result = |id: &str| ToolResult {
             call_id: id.into(),
             name: "calculator".into(),
-            content: serde_json::json!({"ok": true}),
+            content: serde_json::json!({"ok": true}).into(),
             is_error: false,
         };
         let msgs = vec![
@@ -554,7 +555,7 @@ mod tests {
             results: vec![ToolResult {
                 call_id: id.into(),
                 name: "find_circuits".into(),
-                content: big.clone(),
+                content: big.clone().into(),
                 is_error: false,
             }],
         };
@@ -588,7 +589,7 @@ mod tests {
             panic!("expected results")
         };
         assert_eq!(
-            results[0].content, big,
+            *results[0].content, big,
             "the current turn's result stays whole"
         );
     }
@@ -623,7 +624,7 @@ mod tests {
                     results: vec![ToolResult {
                         call_id: id.into(),
                         name: "calculator".into(),
-                        content: big.clone(),
+                        content: big.clone().into(),
                         is_error: false,
                     }],
                 },
@@ -658,7 +659,7 @@ mod tests {
         let ChatMessage::Tool { results } = &history.stored[6].message else {
             panic!("expected results")
         };
-        assert_eq!(results[0].content, big, "the latest two turns stay whole");
+        assert_eq!(*results[0].content, big, "the latest two turns stay whole");
         assert_eq!(
             history.stored.iter().map(|p| p.tokens).collect::<Vec<_>>(),
             tokens,

@@ -34,8 +34,10 @@ pub struct ToolResult {
     pub call_id: String,
     /// The tool name of that call.
     pub name: String,
-    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set.
-    pub content: serde_json::Value,
+    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set. Shared:
+    /// every model request of a turn sends the thread's results again, and copying them
+    /// each time cost more than building the request.
+    pub content: std::sync::Arc<serde_json::Value>,
     /// Whether the call failed (unknown tool, bad arguments, tool error, not confirmed).
     #[serde(default)]
     pub is_error: bool,

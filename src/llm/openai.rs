@@ -178,7 +178,7 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
             }
             ChatMessage::Tool { results } => {
                 for r in results {
-                    let content = match &r.content {
+                    let content = match r.content.as_ref() {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
@@ -553,13 +553,13 @@ mod tests {
                         ToolResult {
                             call_id: "a".into(),
                             name: "f".into(),
-                            content: json!({"ok": 1}),
+                            content: json!({"ok": 1}).into(),
                             is_error: false,
                         },
                         ToolResult {
                             call_id: "b".into(),
                             name: "g".into(),
-                            content: json!({"error": "no"}),
+                            content: json!({"error": "no"}).into(),
                             is_error: true,
                         },
                     ],
@@ -633,13 +633,15 @@ mod tests {
                     ToolResult {
                         call_id: "c1".into(),
                         name: "f".into(),
-                        content: json!({"z": 1, "a": {"n": -0.125, "s": "x\ty"}, "m": [true, null]}),
+                        content:
+                            json!({"z": 1, "a": {"n": -0.125, "s": "x\ty"}, "m": [true, null]})
+                                .into(),
                         is_error: false,
                     },
                     ToolResult {
                         call_id: "c2".into(),
                         name: "f".into(),
-                        content: json!("plain text"),
+                        content: json!("plain text").into(),
                         is_error: false,
                     },
                 ],
