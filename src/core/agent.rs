@@ -781,12 +781,12 @@ impl Agent {
                                 .await;
                             audits.push(audit);
                             // A file goes to the thread, never into the history or the model.
-                            if let Some(file) = super::attachment::take_attachment(std::sync::Arc::make_mut(&mut r.content)) {
+                            if let Some(file) = super::attachment::take_attachment(r.content.make_mut()) {
                                 sink.emit(Effect::File { file }).await;
                             }
                             // What people wrote in the project reaches the model as data.
                             if !r.is_error {
-                                super::untrusted::fence_tool_result(std::sync::Arc::make_mut(&mut r.content));
+                                super::untrusted::fence_tool_result(r.content.make_mut());
                             }
                             cache.insert(cache_key, r.call_id.clone());
                             r

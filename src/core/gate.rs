@@ -483,7 +483,7 @@ impl Agent {
             for r in item_results(&resolved, &applied) {
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: std::sync::Arc::unwrap_or_clone(r.content),
+                    result: r.content.into_value(),
                     is_error: r.is_error,
                 })
                 .await;
@@ -536,7 +536,7 @@ impl Agent {
                     .await;
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: std::sync::Arc::unwrap_or_clone(r.content),
+                    result: r.content.into_value(),
                     is_error: r.is_error,
                 })
                 .await;

@@ -355,7 +355,7 @@ fn digest_results(m: &mut ChatMessage) {
     };
     for r in results {
         let digested = r.content.get("digest").and_then(|d| d.as_str()) == Some(DIGEST_NOTE);
-        if !digested && crate::llm::json_len(&r.content) > DIGEST_OVER {
+        if !digested && r.content.json().len() > DIGEST_OVER {
             let mut d = digest(&r.content);
             if let Some(obj) = d.as_object_mut() {
                 obj.insert("digest".into(), serde_json::json!(DIGEST_NOTE));

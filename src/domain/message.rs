@@ -76,7 +76,8 @@ pub struct ToolResultRecord {
     pub name: String,
     /// JSON result; errors are `{"error": "..."}` with `is_error` set (shared with the
     /// conversation's copy).
-    pub content: std::sync::Arc<serde_json::Value>,
+    #[serde(deserialize_with = "super::tool_output::from_json_text")]
+    pub content: super::ToolOutput,
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,

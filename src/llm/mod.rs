@@ -37,7 +37,7 @@ pub struct ToolResult {
     /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set. Shared:
     /// every model request of a turn sends the thread's results again, and copying them
     /// each time cost more than building the request.
-    pub content: std::sync::Arc<serde_json::Value>,
+    pub content: ToolOutput,
     /// Whether the call failed (unknown tool, bad arguments, tool error, not confirmed).
     #[serde(default)]
     pub is_error: bool,
@@ -110,29 +110,10 @@ impl ChatMessage {
                         .map(|c| c.name.len() + c.arguments.len() + 16)
                         .sum::<usize>()
             }
-            Self::Tool { results } => results.iter().map(|r| json_len(&r.content) + 16).sum(),
+            Self::Tool { results } => results.iter().map(|r| r.content.json().len() + 16).sum(),
         };
         chars / 4 + 4
     }
-}
-
-/// The length in bytes of `v` written as compact JSON (as `v.to_string()` writes it), counted
-/// without building the text.
-pub fn json_len(v: &serde_json::Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing a `Value` to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut count, v);
-    count.0
 }
 
 /// Tokens a picture is assumed to cost when estimating a request (providers charge from
@@ -350,4 +331,5 @@ pub mod tls;
 mod transport;
 pub mod untrusted;
 
+pub use crate::domain::ToolOutput;
 pub use resilient::{build_provider, Resilient, RetryPolicy};

@@ -98,19 +98,18 @@ struct ToolMessage<'a> {
 }
 
 /// A tool result's content: its text, or its JSON written as text.
-struct ToolContent<'a>(&'a Value);
+struct ToolContent<'a>(&'a super::ToolOutput);
 
 impl Serialize for ToolContent<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Value::String(text) => s.serialize_str(text),
-            // Written whole, then escaped once: far cheaper than escaping it piece by piece
-            // through `Display`.
-            other => {
-                let text = serde_json::to_string(other).map_err(serde::ser::Error::custom)?;
-                s.serialize_str(&text)
+        // A result read back from history is sent as the text it was read as, quoted once
+        // per result rather than once per request; it is parsed only when it is a string.
+        if self.0.json().starts_with('"') {
+            if let Value::String(text) = self.0.as_ref() {
+                return s.serialize_str(text);
             }
         }
+        self.0.json_quoted().serialize(s)
     }
 }
 

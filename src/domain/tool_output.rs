@@ -1,0 +1,182 @@
+//! A tool's JSON result as a conversation keeps it: shared by the thread's history and every
+//! model request that sends it again, and written out as text at most once.
+
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A tool's result (a JSON value). Clones share it. It is kept as the value, as its compact
+/// JSON text, or both, each worked out from the other on first use: a result read back from
+/// the history stays text unless something looks inside it, and a turn sends the thread's
+/// results with every model request, where writing them out each time cost more than
+/// building the rest of the request.
+#[derive(Clone)]
+pub struct ToolOutput(Arc<Inner>);
+
+/// At least one of the two is set.
+#[derive(Clone)]
+struct Inner {
+    value: OnceLock<Value>,
+    json: OnceLock<String>,
+    /// The JSON text as a JSON string (how Chat Completions carries a tool result).
+    quoted: OnceLock<Box<RawValue>>,
+}
+
+impl ToolOutput {
+    /// The value as compact JSON text.
+    pub fn json(&self) -> &str {
+        self.0.json.get_or_init(|| self.value().to_string())
+    }
+
+    /// The value.
+    pub fn value(&self) -> &Value {
+        self.0.value.get_or_init(|| {
+            let text = self.0.json.get().map(String::as_str).unwrap_or("null");
+            // The text was checked as JSON when it was read.
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+        })
+    }
+
+    /// The JSON text written as a JSON string, ready to be sent as it is.
+    pub fn json_quoted(&self) -> &RawValue {
+        self.0.quoted.get_or_init(|| {
+            // Writing a string cannot fail; the fallback is never taken.
+            serde_json::value::to_raw_value(self.json()).unwrap_or_else(|_| {
+                RawValue::from_string("\"\"".to_string()).expect("an empty JSON string")
+            })
+        })
+    }
+
+    /// The value, to change in place (the text is worked out again when next asked for).
+    pub fn make_mut(&mut self) -> &mut Value {
+        self.value();
+        let inner = Arc::make_mut(&mut self.0);
+        inner.json = OnceLock::new();
+        inner.quoted = OnceLock::new();
+        inner.value.get_or_init(|| Value::Null);
+        inner.value.get_mut().expect("the value was just set")
+    }
+
+    /// The value itself (copied only when it is shared).
+    pub fn into_value(self) -> Value {
+        self.value();
+        match Arc::try_unwrap(self.0) {
+            Ok(inner) => inner.value.into_inner().unwrap_or_default(),
+            Err(shared) => shared.value.get().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> Self {
+        Self(Arc::new(Inner {
+            value: OnceLock::from(value),
+            json: OnceLock::new(),
+            quoted: OnceLock::new(),
+        }))
+    }
+}
+
+impl std::ops::Deref for ToolOutput {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl AsRef<Value> for ToolOutput {
+    fn as_ref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl PartialEq for ToolOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl std::fmt::Debug for ToolOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
+impl Serialize for ToolOutput {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self.0.value.get(), self.0.json.get()) {
+            (Some(value), _) => value.serialize(s),
+            // Kept as text only: written as that text (JSON serialisers only, as are all of
+            // this crate's).
+            (None, Some(text)) => match RawValue::from_string(text.clone()) {
+                Ok(raw) => raw.serialize(s),
+                Err(_) => self.value().serialize(s),
+            },
+            (None, None) => Value::Null.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolOutput {
+    /// Reads the value (from any reader; see [`from_json_text`] for stored history).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(Self::from)
+    }
+}
+
+/// Reads a result from a JSON text reader (`serde_json::from_str` and the like, as the store
+/// reads history), keeping the text it was read from (stored results are compact JSON
+/// already) and reading the value from it only when something asks for it. Readers that
+/// buffer (serde's tagged enums) cannot hand over the text and are refused.
+pub fn from_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<ToolOutput, D::Error> {
+    let raw = Box::<RawValue>::deserialize(d)?;
+    let text: Box<str> = raw.into();
+    Ok(ToolOutput(Arc::new(Inner {
+        value: OnceLock::new(),
+        json: OnceLock::from(String::from(text)),
+        quoted: OnceLock::new(),
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_follows_the_value() {
+        let mut out = ToolOutput::from(json!({"panel": "LP-1", "load_va": 1200.5}));
+        assert_eq!(out.json(), r#"{"load_va":1200.5,"panel":"LP-1"}"#);
+        let shared = out.clone();
+        out.make_mut()["panel"] = json!("LP-2");
+        assert_eq!(out.json(), r#"{"load_va":1200.5,"panel":"LP-2"}"#);
+        assert_eq!(
+            shared.json(),
+            r#"{"load_va":1200.5,"panel":"LP-1"}"#,
+            "a clone keeps its own"
+        );
+        assert_eq!(shared.into_value()["panel"], "LP-1");
+    }
+
+    #[test]
+    fn read_from_text_it_keeps_that_text_and_equals_the_value() {
+        let text = |t: &str| from_json_text(&mut serde_json::Deserializer::from_str(t));
+        let read = text(r#"{"a":[1,2],"b":"x\ty"}"#).expect("read");
+        assert_eq!(read.json(), r#"{"a":[1,2],"b":"x\ty"}"#);
+        assert_eq!(read, ToolOutput::from(json!({"a": [1, 2], "b": "x\ty"})));
+        let from_value: ToolOutput =
+            serde_json::from_value(json!({"ok": true})).expect("from a value");
+        assert_eq!(from_value.json(), r#"{"ok":true}"#);
+        assert_eq!(serde_json::to_string(&read).expect("write"), read.json());
+        let text_only = text(r#"{"b":"x\"y"}"#).expect("read");
+        assert_eq!(
+            serde_json::to_string(&text_only).expect("write"),
+            r#"{"b":"x\"y"}"#
+        );
+        assert_eq!(text_only.json_quoted().get(), r#""{\"b\":\"x\\\"y\"}""#);
+        assert_eq!(text_only["b"], "x\"y");
+    }
+}
