@@ -564,6 +564,21 @@ async fn fresh_pg(admin: &str) -> String {
     format!("{base}/{name}")
 }
 
+async fn drop_pg(admin: &str, url: &str) {
+    let Some((_, name)) = url.rsplit_once('/') else {
+        return;
+    };
+    if let Ok(pool) = sqlx::PgPool::connect(admin).await {
+        let dropped = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&pool)
+            .await;
+        if let Err(e) = dropped {
+            eprintln!("could not drop the bench database {name}: {e}");
+        }
+        pool.close().await;
+    }
+}
+
 fn input(key: &SessionKey, text: &str) -> Input {
     Input {
         key: key.clone(),
@@ -868,6 +883,11 @@ async fn bench_store(
         hwm_before as f64 / 1024.0,
     );
     drop(s.store);
+    drop(s.agent);
+    // Left behind, each run's database would be vacuumed under the next run.
+    if let (Some(admin), Some(url)) = (&database_url, &url) {
+        drop_pg(admin, url).await;
+    }
 }
 
 fn main() {
@@ -933,7 +953,7 @@ fn main() {
                     let url = fresh_pg(a).await;
                     bench_store(
                         "postgres",
-                        Some(url),
+                        Some(url.clone()),
                         &base_url,
                         &stats_url,
                         &args,
@@ -941,6 +961,7 @@ fn main() {
                         &counting,
                     )
                     .await;
+                    drop_pg(a, &url).await;
                 }
                 None => println!("postgres: skipped (set SPARKY_TEST_DATABASE_URL)"),
             }
