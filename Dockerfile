@@ -18,9 +18,12 @@ COPY --from=build /src/target/release/sparky /usr/local/bin/sparky
 COPY bot-config.toml /etc/sparky/bot-config.toml
 USER sparky
 WORKDIR /home/sparky
+# mimalloc commits its arenas lazily: under load a replica's peak RSS is about 10 MiB lower
+# and its idle RSS 28 instead of 42 MiB (docs/core_bench.md). Read once, at process start.
 ENV SPARKY_CONFIG=/etc/sparky/bot-config.toml \
     SPARKY_SERVER__BIND=0.0.0.0:8080 \
-    SPARKY_LOG__FORMAT=json
+    SPARKY_LOG__FORMAT=json \
+    MIMALLOC_ARENA_EAGER_COMMIT=0
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
