@@ -354,8 +354,10 @@ fn digest_results(m: &mut ChatMessage) {
         return;
     };
     for r in results {
-        let digested = r.content.get("digest").and_then(|d| d.as_str()) == Some(DIGEST_NOTE);
-        if !digested && r.content.json().len() > DIGEST_OVER {
+        // The length first: it reads the kept text, where the marker needs the parsed value.
+        if r.content.json().len() > DIGEST_OVER
+            && r.content.get("digest").and_then(|d| d.as_str()) != Some(DIGEST_NOTE)
+        {
             let mut d = digest(&r.content);
             if let Some(obj) = d.as_object_mut() {
                 obj.insert("digest".into(), serde_json::json!(DIGEST_NOTE));

@@ -19,7 +19,7 @@ pub struct ToolOutput(Arc<Inner>);
 #[derive(Clone)]
 struct Inner {
     value: OnceLock<Value>,
-    json: OnceLock<String>,
+    json: OnceLock<Box<RawValue>>,
     /// The JSON text as a JSON string (how Chat Completions carries a tool result).
     quoted: OnceLock<Box<RawValue>>,
 }
@@ -27,13 +27,20 @@ struct Inner {
 impl ToolOutput {
     /// The value as compact JSON text.
     pub fn json(&self) -> &str {
-        self.0.json.get_or_init(|| self.value().to_string())
+        self.0
+            .json
+            .get_or_init(|| {
+                // Writing a `Value` cannot fail; the fallback is never taken.
+                serde_json::value::to_raw_value(self.value())
+                    .unwrap_or_else(|_| RawValue::NULL.to_owned())
+            })
+            .get()
     }
 
     /// The value.
     pub fn value(&self) -> &Value {
         self.0.value.get_or_init(|| {
-            let text = self.0.json.get().map(String::as_str).unwrap_or("null");
+            let text = self.0.json.get().map_or("null", |raw| raw.get());
             // The text was checked as JSON when it was read.
             serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
         })
@@ -55,8 +62,8 @@ impl ToolOutput {
         let inner = Arc::make_mut(&mut self.0);
         inner.json = OnceLock::new();
         inner.quoted = OnceLock::new();
-        inner.value.get_or_init(|| Value::Null);
-        inner.value.get_mut().expect("the value was just set")
+        // `value()` above set it, and the copy made for a shared result carries it over.
+        inner.value.get_mut().expect("the value was just read")
     }
 
     /// The value itself (copied only when it is shared).
@@ -111,10 +118,7 @@ impl Serialize for ToolOutput {
             (Some(value), _) => value.serialize(s),
             // Kept as text only: written as that text (JSON serialisers only, as are all of
             // this crate's).
-            (None, Some(text)) => match RawValue::from_string(text.clone()) {
-                Ok(raw) => raw.serialize(s),
-                Err(_) => self.value().serialize(s),
-            },
+            (None, Some(raw)) => raw.serialize(s),
             (None, None) => Value::Null.serialize(s),
         }
     }
@@ -133,10 +137,9 @@ impl<'de> Deserialize<'de> for ToolOutput {
 /// buffer (serde's tagged enums) cannot hand over the text and are refused.
 pub fn from_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<ToolOutput, D::Error> {
     let raw = Box::<RawValue>::deserialize(d)?;
-    let text: Box<str> = raw.into();
     Ok(ToolOutput(Arc::new(Inner {
         value: OnceLock::new(),
-        json: OnceLock::from(String::from(text)),
+        json: OnceLock::from(raw),
         quoted: OnceLock::new(),
     })))
 }

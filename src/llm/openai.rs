@@ -180,7 +180,7 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
                 for r in results {
                     let content = match r.content.as_ref() {
                         Value::String(s) => s.clone(),
-                        other => other.to_string(),
+                        _ => r.content.json().to_string(),
                     };
                     out.push(json!({
                         "role": "tool",
