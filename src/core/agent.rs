@@ -567,17 +567,20 @@ impl Agent {
         let Some(provider) = self.provider.clone() else {
             return Ok(());
         };
-        // One read of the project serves every request and tool call of the turn.
-        let turn_project = session
-            .project_id
-            .map(|id| Arc::new(super::turn_project::TurnProject::new(id)));
-        let mut ctx = self.tool_context(session, user);
-        ctx.turn_project = turn_project.clone();
         // The thread is read once; the turn's own writes are added as it goes.
         let mut history = match history {
             Some(read) => read,
             None => super::window::TurnHistory::load(self.store.as_ref(), session).await?,
         };
+        // One read of the project serves every request and tool call of the turn.
+        let turn_project = session.project_id.map(|id| {
+            Arc::new(super::turn_project::TurnProject::seen_at(
+                id,
+                history.project_revision(id),
+            ))
+        });
+        let mut ctx = self.tool_context(session, user);
+        ctx.turn_project = turn_project.clone();
         if self.context.digest_old_results {
             // What the requests would send of old results is all this turn keeps of them.
             history.digest_old_results(super::request::WHOLE_RESULT_TURNS);

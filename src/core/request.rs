@@ -146,7 +146,10 @@ async fn read_project(
     id: i64,
 ) -> Result<ProjectData, StoreError> {
     match turn.filter(|t| t.id() == id) {
-        Some(t) => t.get_or_load(|id| store.load_project(id)).await,
+        Some(t) => {
+            t.get_or_load(|id, seen| store.load_project_seen(id, seen))
+                .await
+        }
         None => store.load_project(id).await,
     }
 }

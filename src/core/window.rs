@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use crate::domain::digest::clip;
 use crate::llm::{ChatMessage, ToolResult};
 use crate::store::{NewMessage, Store, StoreResult, StoredMessage};
 
@@ -53,6 +54,8 @@ pub struct TurnHistory {
     summary: String,
     /// Messages after the summary, oldest first.
     stored: Vec<PastMessage>,
+    /// The thread's project and its revision, when the read gave them.
+    project_revision: Option<(i64, i64)>,
 }
 
 impl TurnHistory {
@@ -71,10 +74,12 @@ impl TurnHistory {
         session: &Session,
         question: &NewMessage,
     ) -> StoreResult<Self> {
-        let stored = store
+        let asked = store
             .append_and_recent(session.id, question, session.summarized_through, SCAN_LIMIT)
             .await?;
-        Ok(Self::of(session, stored))
+        let mut read = Self::of(session, asked.messages);
+        read.project_revision = asked.project_revision;
+        Ok(read)
     }
 
     fn of(session: &Session, stored: Vec<StoredMessage>) -> Self {
@@ -82,7 +87,15 @@ impl TurnHistory {
             session_id: session.id,
             summary: session.summary.clone(),
             stored: stored.into_iter().map(PastMessage::from).collect(),
+            project_revision: None,
         }
+    }
+
+    /// The revision of `project_id` read with the thread, when it is the thread's project.
+    pub fn project_revision(&self, project_id: i64) -> Option<i64> {
+        self.project_revision
+            .filter(|(id, _)| *id == project_id)
+            .map(|(_, revision)| revision)
     }
 
     /// Keeps the large tool results older than the latest `keep_turns` user messages as
@@ -207,15 +220,6 @@ fn window_start(stored: &[PastMessage], budget: usize) -> usize {
     start
 }
 
-fn clip(text: &str, max: usize) -> String {
-    let t = text.trim().replace('\n', " ");
-    if t.chars().count() <= max {
-        t
-    } else {
-        format!("{}…", t.chars().take(max).collect::<String>())
-    }
-}
-
 /// Extractive summary: what was asked and answered, kept short; oldest lines drop first.
 fn fold_summary(previous: &str, dropped: &[PastMessage]) -> String {
     let mut lines: Vec<String> = previous.lines().map(str::to_string).collect();
@@ -313,13 +317,6 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     out
 }
 
-/// A tool result longer than this (as JSON text) is digested once it is old.
-const DIGEST_OVER: usize = 800;
-/// Rows of an array a digest keeps.
-const DIGEST_ROWS: usize = 3;
-/// Characters of a string a digest keeps.
-const DIGEST_TEXT: usize = 200;
-
 /// Replaces large tool results older than the latest `keep_turns` user messages by digests:
 /// every scalar kept, arrays cut to their first rows with a count of the rest, long strings
 /// clipped. The model's own answer at the time already states what it took from them; a
@@ -346,50 +343,14 @@ fn user_boundary<'a>(
         .nth(keep_turns.saturating_sub(1))
 }
 
-/// Marks a digest, so it is not digested again.
-const DIGEST_NOTE: &str = "an earlier result, shortened; call the tool again for all of it";
-
 fn digest_results(m: &mut ChatMessage) {
     let ChatMessage::Tool { results } = m else {
         return;
     };
     for r in results {
-        // The length first: it reads the kept text, where the marker needs the parsed value.
-        if r.content.json().len() > DIGEST_OVER
-            && r.content.get("digest").and_then(|d| d.as_str()) != Some(DIGEST_NOTE)
-        {
-            let mut d = digest(&r.content);
-            if let Some(obj) = d.as_object_mut() {
-                obj.insert("digest".into(), serde_json::json!(DIGEST_NOTE));
-            }
-            r.content = d.into();
+        if let Some(d) = r.content.digest() {
+            r.content = d.clone();
         }
-    }
-}
-
-fn digest(v: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), digest(v)))
-                .collect(),
-        ),
-        Value::Array(items) if items.len() > DIGEST_ROWS => {
-            let mut kept: Vec<Value> = items[..DIGEST_ROWS].iter().map(digest).collect();
-            kept.push(Value::String(format!(
-                "… {} more of {}",
-                items.len() - DIGEST_ROWS,
-                items.len()
-            )));
-            Value::Array(kept)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(digest).collect()),
-        Value::String(text) if text.chars().count() > DIGEST_TEXT => {
-            Value::String(clip(text, DIGEST_TEXT))
-        }
-        other => other.clone(),
     }
 }
 
@@ -407,6 +368,7 @@ fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::digest::DIGEST_NOTE;
     use crate::llm::ToolCall;
 
     fn stored(id: i64, message: ChatMessage) -> PastMessage {
@@ -643,6 +605,7 @@ mod tests {
         let mut history = TurnHistory {
             session_id: 1,
             summary: String::new(),
+            project_revision: None,
             stored: all
                 .iter()
                 .enumerate()

@@ -81,6 +81,14 @@ pub struct ToolResultRecord {
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
+    /// What is sent in place of a large result once it is old (`super::digest`), worked out
+    /// when the result is stored; missing for a short result and in rows written before it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::tool_output::from_json_text_opt"
+    )]
+    pub digest: Option<super::ToolOutput>,
 }
 
 /// A message's fields borrowed, for writing (the newest version) without copying the message.
@@ -294,6 +302,7 @@ mod tests {
                         name: "add_circuit".into(),
                         content: json!({"ok": true}).into(),
                         is_error: false,
+                        digest: None,
                     }],
                 },
             ),

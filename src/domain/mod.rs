@@ -5,6 +5,7 @@
 //! `chrono`); every other module may import it. A type lives here when two layers would otherwise import each
 //! other to name it.
 
+pub mod digest;
 pub mod message;
 pub mod policy;
 pub mod session;

@@ -7,6 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::digest::{digest, is_digest, DIGEST_OVER};
+
 /// A tool's result (a JSON value). Clones share it. It is kept as the value, as its compact
 /// JSON text, or both, each worked out from the other on first use: a result read back from
 /// the history stays text unless something looks inside it, and a turn sends the thread's
@@ -22,6 +24,8 @@ struct Inner {
     json: OnceLock<Box<RawValue>>,
     /// The JSON text as a JSON string (how Chat Completions carries a tool result).
     quoted: OnceLock<Box<RawValue>>,
+    /// The short form sent once the result is old (`None`: it is sent whole).
+    digest: OnceLock<Option<ToolOutput>>,
 }
 
 impl ToolOutput {
@@ -56,12 +60,47 @@ impl ToolOutput {
         })
     }
 
+    /// What is sent in place of this result once it is old ([`super::digest`]): `None` for a
+    /// result short enough to send whole, or one that is a digest already. Worked out once
+    /// and stored with the result, so reading it back from the history parses nothing.
+    pub fn digest(&self) -> Option<&ToolOutput> {
+        self.0
+            .digest
+            .get_or_init(|| {
+                // The length first: it reads the kept text, where the marker needs the value.
+                if self.json().len() <= DIGEST_OVER || is_digest(self.value()) {
+                    return None;
+                }
+                Some(Self::digest_of(digest(self.value())))
+            })
+            .as_ref()
+    }
+
+    /// A digest, which has none of its own.
+    fn digest_of(value: Value) -> Self {
+        let out = Self::from(value);
+        let _ = out.0.digest.set(None);
+        out
+    }
+
+    /// This result with its digest as stored next to it (a stored result has one when it
+    /// needs one; older rows may not, and theirs is worked out when asked for).
+    pub fn with_digest(mut self, stored: Option<ToolOutput>) -> Self {
+        if let Some(d) = stored {
+            let _ = d.0.digest.set(None);
+            let inner = Arc::make_mut(&mut self.0);
+            inner.digest = OnceLock::from(Some(d));
+        }
+        self
+    }
+
     /// The value, to change in place (the text is worked out again when next asked for).
     pub fn make_mut(&mut self) -> &mut Value {
         self.value();
         let inner = Arc::make_mut(&mut self.0);
         inner.json = OnceLock::new();
         inner.quoted = OnceLock::new();
+        inner.digest = OnceLock::new();
         // `value()` above set it, and the copy made for a shared result carries it over.
         inner.value.get_mut().expect("the value was just read")
     }
@@ -82,6 +121,7 @@ impl From<Value> for ToolOutput {
             value: OnceLock::from(value),
             json: OnceLock::new(),
             quoted: OnceLock::new(),
+            digest: OnceLock::new(),
         }))
     }
 }
@@ -136,12 +176,21 @@ impl<'de> Deserialize<'de> for ToolOutput {
 /// already) and reading the value from it only when something asks for it. Readers that
 /// buffer (serde's tagged enums) cannot hand over the text and are refused.
 pub fn from_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<ToolOutput, D::Error> {
-    let raw = Box::<RawValue>::deserialize(d)?;
-    Ok(ToolOutput(Arc::new(Inner {
+    Box::<RawValue>::deserialize(d).map(from_raw)
+}
+
+/// [`from_json_text`] for a field that may be missing or `null`.
+pub fn from_json_text_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ToolOutput>, D::Error> {
+    Ok(Option::<Box<RawValue>>::deserialize(d)?.map(from_raw))
+}
+
+fn from_raw(raw: Box<RawValue>) -> ToolOutput {
+    ToolOutput(Arc::new(Inner {
         value: OnceLock::new(),
         json: OnceLock::from(raw),
         quoted: OnceLock::new(),
-    })))
+        digest: OnceLock::new(),
+    }))
 }
 
 #[cfg(test)]
@@ -181,5 +230,73 @@ mod tests {
         );
         assert_eq!(text_only.json_quoted().get(), r#""{\"b\":\"x\\\"y\"}""#);
         assert_eq!(text_only["b"], "x\"y");
+    }
+
+    fn large() -> Value {
+        let rows: Vec<Value> = (1..=40)
+            .map(|n| json!({"circuit": n, "load_va": 1000 + n, "description": "receptacles"}))
+            .collect();
+        json!({"panel": "LP-1", "circuits": rows})
+    }
+
+    #[test]
+    fn a_large_result_has_one_digest_and_a_digest_has_none() {
+        let out = ToolOutput::from(large());
+        let d = out.digest().expect("a large result is digested");
+        assert!(super::is_digest(d));
+        assert_eq!(
+            d["circuits"].as_array().map(Vec::len),
+            Some(4),
+            "3 rows and a count"
+        );
+        assert!(d.digest().is_none(), "a digest is not digested again");
+        assert!(ToolOutput::from(json!({"ok": true})).digest().is_none());
+        let mut changed = out.clone();
+        changed.make_mut()["circuits"] = json!([]);
+        assert!(changed.digest().is_none(), "a change drops the old digest");
+    }
+
+    #[test]
+    fn a_stored_digest_is_read_back_without_parsing_the_result() {
+        use crate::domain::message::{MessageRecord, ToolResultRecord};
+        let out = ToolOutput::from(large());
+        let record = MessageRecord::Tool {
+            results: vec![ToolResultRecord {
+                call_id: "c1".into(),
+                name: "describe_panel".into(),
+                digest: out.digest().cloned(),
+                content: out.clone(),
+                is_error: false,
+            }],
+        };
+        let text = serde_json::to_string(&record).expect("write");
+        let stored: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            stored["results"][0]["digest"],
+            *out.digest().expect("digest").value()
+        );
+        let MessageRecord::Tool { mut results } =
+            serde_json::from_str::<MessageRecord>(&text).expect("read")
+        else {
+            panic!("a tool message")
+        };
+        let r = results.remove(0);
+        let read = r.content.with_digest(r.digest);
+        let d = read.digest().expect("the stored digest");
+        assert!(read.0.value.get().is_none(), "the result stays text");
+        assert_eq!(d, out.digest().expect("digest"));
+
+        // A row written without one works it out from the result.
+        let mut old: Value = serde_json::from_str(&text).expect("json");
+        old["results"][0]
+            .as_object_mut()
+            .map(|r| r.remove("digest"));
+        let MessageRecord::Tool { results } =
+            serde_json::from_value::<MessageRecord>(old).expect("read")
+        else {
+            panic!("a tool message")
+        };
+        assert!(results[0].digest.is_none());
+        assert_eq!(results[0].content.digest(), out.digest());
     }
 }

@@ -70,14 +70,21 @@ where
 }
 
 impl PostgresStore {
-    /// See [`ProjectStore::load_project`](super::ProjectStore::load_project).
-    pub(crate) async fn backend_load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
-        let revision: i64 = sqlx::query_scalar(REVISION)
-            .bind(project_id)
-            .fetch_optional(self.pool())
-            .await
-            .map_err(db)?
-            .ok_or_else(|| not_found(project_id))?;
+    /// See [`ProjectStore::load_project_seen`](super::ProjectStore::load_project_seen).
+    pub(crate) async fn backend_load_project(
+        &self,
+        project_id: i64,
+        seen: Option<i64>,
+    ) -> StoreResult<ProjectData> {
+        let revision: i64 = match seen {
+            Some(revision) => revision,
+            None => sqlx::query_scalar(REVISION)
+                .bind(project_id)
+                .fetch_optional(self.pool())
+                .await
+                .map_err(db)?
+                .ok_or_else(|| not_found(project_id))?,
+        };
         kept_or_read(
             self.project_cache(),
             project_id,
@@ -139,8 +146,13 @@ impl PostgresStore {
 }
 
 impl SqliteStore {
-    /// See [`ProjectStore::load_project`](super::ProjectStore::load_project).
-    pub(crate) async fn backend_load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
+    /// See [`ProjectStore::load_project_seen`](super::ProjectStore::load_project_seen): no
+    /// network here, so the revision is looked up in the read's own snapshot either way.
+    pub(crate) async fn backend_load_project(
+        &self,
+        project_id: i64,
+        _seen: Option<i64>,
+    ) -> StoreResult<ProjectData> {
         // One snapshot, so the parts agree with each other and with the revision.
         let mut tx = self.begin_read().await.map_err(db)?;
         let revision: i64 = sqlx::query_scalar(REVISION)

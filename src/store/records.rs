@@ -38,6 +38,18 @@ pub struct StoredMessage {
     pub created_at: DateTime<Utc>,
 }
 
+/// A thread read back with a question just stored in it
+/// ([`SessionStore::append_and_recent`](super::SessionStore::append_and_recent)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskedThread {
+    /// The newest messages, oldest first, the question last.
+    pub messages: Vec<StoredMessage>,
+    /// The thread's project and that project's revision, as the same statement saw them
+    /// (Postgres; `None` when not read): the turn then reads the project without looking its
+    /// revision up again.
+    pub project_revision: Option<(i64, i64)>,
+}
+
 /// Lifecycle of a pending action (DESIGN.md section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::{NewMessage, StoredMessage};
+use super::{AskedThread, NewMessage, StoredMessage};
 use crate::domain::session::{Mode, Session, SessionKey};
 
 use super::StoreResult;
@@ -45,14 +45,15 @@ pub trait SessionStore: Send + Sync {
     ) -> StoreResult<StoredMessage>;
     /// [`append_message`](Self::append_message), then
     /// [`recent_messages`](Self::recent_messages) with the new message last: one statement on
-    /// Postgres. For a thread only this caller writes (the lease holder's turn).
+    /// Postgres, which also reads the revision of the thread's project. For a thread only
+    /// this caller writes (the lease holder's turn).
     async fn append_and_recent(
         &self,
         session_id: i64,
         message: &NewMessage,
         after_id: i64,
         limit: usize,
-    ) -> StoreResult<Vec<StoredMessage>>;
+    ) -> StoreResult<AskedThread>;
     /// The newest `limit` messages with id > `after_id`, oldest first.
     async fn recent_messages(
         &self,
@@ -70,7 +71,7 @@ macro_rules! impl_sessions {
 
             use $crate::domain::session::{Mode, Session, SessionKey};
             use $crate::store::common::*;
-            use $crate::store::{NewMessage, StoreError, StoreResult, StoredMessage, SessionStore};
+            use $crate::store::{AskedThread, NewMessage, StoreError, StoreResult, StoredMessage, SessionStore};
 
             impl $store {
                 /// Appends a history message: the one statement both the store method and applied
@@ -256,7 +257,7 @@ macro_rules! impl_sessions {
                     message: &NewMessage,
                     after_id: i64,
                     limit_n: usize,
-                ) -> StoreResult<Vec<StoredMessage>> {
+                ) -> StoreResult<AskedThread> {
                     self.backend_append_and_recent(session_id, message, after_id, limit_n)
                         .await
                 }

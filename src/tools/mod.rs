@@ -222,7 +222,8 @@ impl ToolContext {
         let id = self.require_project()?;
         let mut p = match &self.turn_project {
             Some(turn) if turn.id() == id => {
-                turn.get_or_load(|id| self.store.load_project(id)).await?
+                turn.get_or_load(|id, seen| self.store.load_project_seen(id, seen))
+                    .await?
             }
             _ => self.store.load_project(id).await?,
         };
@@ -243,7 +244,10 @@ impl ToolContext {
         };
         // In a model turn the project's row is in the turn's read: no statement of its own.
         if let Some(turn) = self.turn_project.as_ref().filter(|t| t.id() == id) {
-            return match turn.read(|id| self.store.load_project(id)).await {
+            return match turn
+                .read(|id, seen| self.store.load_project_seen(id, seen))
+                .await
+            {
                 Ok(p) => Ok(Some(crate::jurisdiction::for_project(&p.project))),
                 Err(StoreError::NotFound(_)) => Ok(None),
                 Err(e) => Err(e.into()),

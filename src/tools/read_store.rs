@@ -74,6 +74,15 @@ impl ReadStore {
         self.0.load_project(project_id).await
     }
 
+    /// Everything about a project, seen at `revision` by an earlier read of the turn.
+    pub async fn load_project_seen(
+        &self,
+        project_id: i64,
+        revision: Option<i64>,
+    ) -> StoreResult<ProjectData> {
+        self.0.load_project_seen(project_id, revision).await
+    }
+
     /// The project's version (bumped by every applied plan).
     pub async fn project_version(&self, project_id: i64) -> StoreResult<i64> {
         self.0.project_version(project_id).await

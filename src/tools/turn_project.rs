@@ -19,14 +19,23 @@ use crate::store::StoreResult;
 #[derive(Debug)]
 pub struct TurnProject {
     id: i64,
+    /// The project's revision when the turn read its thread, if that read gave it.
+    seen: Option<i64>,
     data: OnceCell<ProjectData>,
 }
 
 impl TurnProject {
     /// The project `id`, not read yet.
     pub fn new(id: i64) -> Self {
+        Self::seen_at(id, None)
+    }
+
+    /// The project `id`, not read yet, seen at `revision` by the turn's read of its thread
+    /// (the loader gets it, to skip looking it up).
+    pub fn seen_at(id: i64, revision: Option<i64>) -> Self {
         Self {
             id,
+            seen: revision,
             data: OnceCell::new(),
         }
     }
@@ -36,11 +45,11 @@ impl TurnProject {
         self.id
     }
 
-    /// The project, read with `load` the first time (a failed read is not kept: the next
-    /// caller tries again).
+    /// The project, read with `load` (given the id and the revision seen) the first time (a
+    /// failed read is not kept: the next caller tries again).
     pub async fn get_or_load<F, Fut>(&self, load: F) -> StoreResult<ProjectData>
     where
-        F: FnOnce(i64) -> Fut,
+        F: FnOnce(i64, Option<i64>) -> Fut,
         Fut: Future<Output = StoreResult<ProjectData>>,
     {
         self.read(load).await.cloned()
@@ -49,10 +58,10 @@ impl TurnProject {
     /// [`Self::get_or_load`] without the copy, for a caller that reads a part of it.
     pub async fn read<F, Fut>(&self, load: F) -> StoreResult<&ProjectData>
     where
-        F: FnOnce(i64) -> Fut,
+        F: FnOnce(i64, Option<i64>) -> Fut,
         Fut: Future<Output = StoreResult<ProjectData>>,
     {
-        self.data.get_or_try_init(|| load(self.id)).await
+        self.data.get_or_try_init(|| load(self.id, self.seen)).await
     }
 }
 
@@ -76,14 +85,14 @@ mod tests {
 
         let missing = TurnProject::new(p.id + 1000);
         assert!(missing
-            .get_or_load(|id| store.load_project(id))
+            .get_or_load(|id, seen| store.load_project_seen(id, seen))
             .await
             .is_err());
         // Not kept: once the project exists under that id a later caller would read it.
 
         let turn = TurnProject::new(p.id);
         let first = turn
-            .get_or_load(|id| store.load_project(id))
+            .get_or_load(|id, seen| store.load_project_seen(id, seen))
             .await
             .expect("read");
         assert!(first.panels.is_empty());
@@ -105,12 +114,12 @@ mod tests {
             .await
             .expect("panel");
         let again = turn
-            .get_or_load(|id| store.load_project(id))
+            .get_or_load(|id, seen| store.load_project_seen(id, seen))
             .await
             .expect("snapshot");
         assert!(again.panels.is_empty(), "the turn keeps its first read");
         let next_turn = TurnProject::new(p.id)
-            .get_or_load(|id| store.load_project(id))
+            .get_or_load(|id, seen| store.load_project_seen(id, seen))
             .await
             .expect("read");
         assert_eq!(next_turn.panels.len(), 1, "the next turn reads anew");

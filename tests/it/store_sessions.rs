@@ -238,6 +238,8 @@ async fn a_question_is_stored_with_its_window(db: TestDb) {
         .append_and_recent(s.id, &user_msg("and the feeders?"), m1.id, 100)
         .await
         .expect("ask");
+    assert_eq!(asked.project_revision, None, "a thread without a project");
+    let asked = asked.messages;
     assert_eq!(asked.len(), 3, "{asked:?}");
     assert_eq!(asked[..2], [m2.clone(), m3.clone()]);
     let q = &asked[2];
@@ -253,10 +255,61 @@ async fn a_question_is_stored_with_its_window(db: TestDb) {
     let two = store
         .append_and_recent(s.id, &user_msg("again"), 0, 2)
         .await
-        .expect("ask again");
+        .expect("ask again")
+        .messages;
     assert_eq!(two.len(), 2);
     assert_eq!(two[0], asked[2]);
     assert_eq!(two[1].message, user_msg("again").message);
+
+    // A thread with a project: Postgres reads the project's revision in the same statement,
+    // and a read of the project at that revision is the project as it is.
+    let p = store
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Seen",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    let bound = store
+        .open_session(&key("asked-bound"), Mode::General, Some(p.id))
+        .await
+        .expect("open");
+    let seen = store
+        .append_and_recent(bound.id, &user_msg("LP-1?"), 0, 10)
+        .await
+        .expect("ask")
+        .project_revision;
+    match db.backend() {
+        sparky::store::Backend::Postgres => {
+            let (project, revision) = seen.expect("the revision read with the thread");
+            assert_eq!(project, p.id);
+            let data = store
+                .load_project_seen(p.id, Some(revision))
+                .await
+                .expect("read at it");
+            assert_eq!(data, store.load_project(p.id).await.expect("read"));
+            // A change after that read: the revision moved, and reading at the new one
+            // shows the change although the old read is kept.
+            store
+                .add_panel(p.id, &db::panel("LP-1"))
+                .await
+                .expect("panel");
+            let (_, moved) = store
+                .append_and_recent(bound.id, &user_msg("and now?"), 0, 10)
+                .await
+                .expect("ask")
+                .project_revision
+                .expect("revision");
+            assert!(moved > revision);
+            let data = store
+                .load_project_seen(p.id, Some(moved))
+                .await
+                .expect("read at it");
+            assert_eq!(data.panels.len(), 1);
+        }
+        sparky::store::Backend::Sqlite => assert_eq!(seen, None, "no network: looked up when read"),
+    }
     assert!(matches!(
         store
             .append_and_recent(s.id + 1000, &user_msg("x"), 0, 10)
