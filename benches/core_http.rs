@@ -23,7 +23,9 @@
 //! round trips are counted by a TCP relay between the store and Postgres (every request the
 //! client sends after the server's last answer is one round trip), in a separate pass so the
 //! relay's own latency is not in the timings; on SQLite, where there is no network, the
-//! statements sqlx executes are counted instead.
+//! statements sqlx executes are counted instead. The sequential pass also says where a turn's
+//! time went: each statement's time as sqlx measures it, and the model calls' time as the core
+//! measures it (its `sparky_model_seconds` metric).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -257,7 +259,37 @@ async fn fake_busy(
 // ----------------------------------------------------------------------------------------
 // Counting database round trips.
 
-/// Counts the statements sqlx executes (its `sqlx::query` events).
+/// Per statement (the start of its SQL, as sqlx summarises it): how many ran and their time
+/// in nanoseconds, as sqlx measures it (from sending the statement to its last row read).
+static STATEMENT_TIMES: std::sync::Mutex<BTreeMap<String, (u64, u64)>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// Reads sqlx's timing of a statement from its event.
+#[derive(Default)]
+struct StatementEvent {
+    secs: f64,
+    summary: String,
+}
+
+impl tracing::field::Visit for StatementEvent {
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        if field.name() == "elapsed_secs" {
+            self.secs = value;
+        }
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "summary" {
+            self.summary = value.to_string();
+        }
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "summary" {
+            self.summary = format!("{value:?}");
+        }
+    }
+}
+
+/// Counts the statements sqlx executes (its `sqlx::query` events) and keeps their times.
 struct StatementCounter {
     count: Arc<AtomicU64>,
     on: Arc<AtomicBool>,
@@ -284,6 +316,13 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StatementCounter {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
         if event.metadata().target() == "sqlx::query" && self.on.load(Ordering::Relaxed) {
             self.count.fetch_add(1, Ordering::Relaxed);
+            let mut seen = StatementEvent::default();
+            event.record(&mut seen);
+            if let Ok(mut times) = STATEMENT_TIMES.lock() {
+                let slot = times.entry(seen.summary).or_default();
+                slot.0 += 1;
+                slot.1 += (seen.secs * 1e9) as u64;
+            }
         }
     }
 }
@@ -809,6 +848,11 @@ async fn bench_store(
     for _ in 0..20 {
         one_turn(&s.agent, &key).await;
     }
+    if let Ok(mut times) = STATEMENT_TIMES.lock() {
+        times.clear();
+    }
+    let model_before = model_seconds();
+    counting.store(true, Ordering::Relaxed);
     let mut own = Vec::with_capacity(args.turns);
     let mut wall = Vec::with_capacity(args.turns);
     let (mut requests, mut body_bytes) = (0u64, 0u64);
@@ -835,6 +879,8 @@ async fn bench_store(
         wall.push(elapsed);
         own.push(elapsed - server_ms);
     }
+    counting.store(false, Ordering::Relaxed);
+    print_time_spent(label, args.turns, model_seconds() - model_before);
     own.sort_by(f64::total_cmp);
     wall.sort_by(f64::total_cmp);
     println!(
@@ -887,6 +933,44 @@ async fn bench_store(
     // Left behind, each run's database would be vacuumed under the next run.
     if let (Some(admin), Some(url)) = (&database_url, &url) {
         drop_pg(admin, url).await;
+    }
+}
+
+/// Seconds spent in model calls so far, as the core's metrics count them.
+fn model_seconds() -> f64 {
+    use prometheus::core::Collector;
+    sparky::telemetry::metrics()
+        .model_seconds
+        .collect()
+        .iter()
+        .flat_map(|family| family.get_metric().iter())
+        .map(|m| m.get_histogram().get_sample_sum())
+        .sum()
+}
+
+/// Where the sequential turns' time went: the statements (as sqlx times them) and the model
+/// calls (as the core times them, the server's answer included).
+fn print_time_spent(label: &str, turns: usize, model_secs: f64) {
+    let per_turn = |ns: u64| ns as f64 / 1e6 / turns as f64;
+    let Ok(times) = STATEMENT_TIMES.lock() else {
+        return;
+    };
+    let (n, ns) = times
+        .values()
+        .fold((0, 0), |(n, ns), (k, t)| (n + k, ns + t));
+    println!(
+        "{label}: per turn, database statements {:.2} ms ({:.1} statements), model calls {:.2} ms",
+        per_turn(ns),
+        n as f64 / turns as f64,
+        model_secs * 1e3 / turns as f64
+    );
+    for (sql, (k, t)) in times.iter() {
+        println!(
+            "{label}:   {:.3} ms per turn, {:.3} ms each, {:.2} per turn: {sql}",
+            per_turn(*t),
+            *t as f64 / 1e6 / *k as f64,
+            *k as f64 / turns as f64
+        );
     }
 }
 
