@@ -150,10 +150,16 @@ impl<'de> Deserialize<'de> for MessageRecord {
     }
 }
 
+/// Whether a stored `v` is a version this build reads.
+fn known_version(v: &serde_json::value::RawValue) -> bool {
+    serde_json::from_str::<u64>(v.get()).is_ok_and(|v| (1..=u64::from(MESSAGE_FORMAT)).contains(&v))
+}
+
 /// Reads a record in one pass: every field is kept as read (no buffering of the whole object,
 /// as serde's tagged enums do), and only once the whole object is read are the fields
 /// interpreted, the version first, so a newer format is refused by its version whatever its
-/// other fields hold.
+/// other fields hold. Tool results that follow a version this build reads are the exception:
+/// they are read in place (they are most of a thread's bytes).
 struct RecordVisitor;
 
 impl<'de> serde::de::Visitor<'de> for RecordVisitor {
@@ -173,7 +179,14 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
         // `Value` would build every tool result twice.
         let (mut v, mut role, mut text, mut calls, mut signature, mut results) =
             (None, None, None, None, None, None);
+        // Results read in place, without a copy of their text first, once a version this
+        // reads came before them (as it does in every row written with one).
+        let mut results_read: Option<Vec<ToolResultRecord>> = None;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "results" && v.as_deref().is_some_and(known_version) {
+                results_read = Some(map.next_value()?);
+                continue;
+            }
             let slot = match key.as_ref() {
                 "v" => &mut v,
                 "role" => &mut role,
@@ -229,8 +242,11 @@ impl<'de> serde::de::Visitor<'de> for RecordVisitor {
                     .flatten(),
             }),
             "tool" => Ok(MessageRecord::Tool {
-                results: field(results, "results")?
-                    .ok_or_else(|| A::Error::missing_field("results"))?,
+                results: match results_read {
+                    Some(read) => read,
+                    None => field(results, "results")?
+                        .ok_or_else(|| A::Error::missing_field("results"))?,
+                },
             }),
             other => Err(A::Error::unknown_variant(
                 other,
@@ -315,6 +331,23 @@ mod tests {
                 serde_json::from_value(serde_json::to_value(&got).unwrap()).unwrap();
             assert_eq!(again, want);
         }
+    }
+
+    #[test]
+    fn results_after_a_known_version_read_in_place_and_an_unknown_one_is_refused_first() {
+        let row = r#"{"v":2,"role":"tool","results":[{"call_id":"c1","name":"describe_panel","content":{"panel":"LP-1"},"digest":{"panel":"LP-1"}}]}"#;
+        let MessageRecord::Tool { results } = serde_json::from_str(row).expect("read") else {
+            panic!("a tool message")
+        };
+        assert_eq!(results[0].content.json(), r#"{"panel":"LP-1"}"#);
+        assert_eq!(
+            results[0].digest.as_ref().map(|d| d.json()),
+            Some(r#"{"panel":"LP-1"}"#)
+        );
+        // A newer version is refused by its version, not by results it shapes differently.
+        let e = serde_json::from_str::<MessageRecord>(r#"{"v":3,"role":"tool","results":"x"}"#)
+            .expect_err("refused");
+        assert!(e.to_string().contains("v3"), "{e}");
     }
 
     #[test]
