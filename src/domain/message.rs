@@ -81,14 +81,6 @@ pub struct ToolResultRecord {
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
-    /// What is sent in place of a large result once it is old (`super::digest`), worked out
-    /// when the result is stored; missing for a short result and in rows written before it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::tool_output::from_json_text_opt"
-    )]
-    pub digest: Option<super::ToolOutput>,
 }
 
 /// A message's fields borrowed, for writing (the newest version) without copying the message.
@@ -318,7 +310,6 @@ mod tests {
                         name: "add_circuit".into(),
                         content: json!({"ok": true}).into(),
                         is_error: false,
-                        digest: None,
                     }],
                 },
             ),
@@ -335,15 +326,11 @@ mod tests {
 
     #[test]
     fn results_after_a_known_version_read_in_place_and_an_unknown_one_is_refused_first() {
-        let row = r#"{"v":2,"role":"tool","results":[{"call_id":"c1","name":"describe_panel","content":{"panel":"LP-1"},"digest":{"panel":"LP-1"}}]}"#;
+        let row = r#"{"v":2,"role":"tool","results":[{"call_id":"c1","name":"describe_panel","content":{"panel":"LP-1"}}]}"#;
         let MessageRecord::Tool { results } = serde_json::from_str(row).expect("read") else {
             panic!("a tool message")
         };
         assert_eq!(results[0].content.json(), r#"{"panel":"LP-1"}"#);
-        assert_eq!(
-            results[0].digest.as_ref().map(|d| d.json()),
-            Some(r#"{"panel":"LP-1"}"#)
-        );
         // A newer version is refused by its version, not by results it shapes differently.
         let e = serde_json::from_str::<MessageRecord>(r#"{"v":3,"role":"tool","results":"x"}"#)
             .expect_err("refused");

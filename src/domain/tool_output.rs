@@ -62,7 +62,7 @@ impl ToolOutput {
 
     /// What is sent in place of this result once it is old ([`super::digest`]): `None` for a
     /// result short enough to send whole, or one that is a digest already. Worked out once
-    /// and stored with the result, so reading it back from the history parses nothing.
+    /// per copy of the result (a turn's requests share it).
     pub fn digest(&self) -> Option<&ToolOutput> {
         self.0
             .digest
@@ -85,17 +85,6 @@ impl ToolOutput {
         };
         let _ = out.0.digest.set(None);
         out
-    }
-
-    /// This result with its digest as stored next to it (a stored result has one when it
-    /// needs one; older rows may not, and theirs is worked out when asked for).
-    pub fn with_digest(mut self, stored: Option<ToolOutput>) -> Self {
-        if let Some(d) = stored {
-            let _ = d.0.digest.set(None);
-            let inner = Arc::make_mut(&mut self.0);
-            inner.digest = OnceLock::from(Some(d));
-        }
-        self
     }
 
     /// The value, to change in place (the text is worked out again when next asked for).
@@ -183,11 +172,6 @@ pub fn from_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<ToolOutput, D::
     Box::<RawValue>::deserialize(d).map(from_raw)
 }
 
-/// [`from_json_text`] for a field that may be missing or `null`.
-pub fn from_json_text_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ToolOutput>, D::Error> {
-    Ok(Option::<Box<RawValue>>::deserialize(d)?.map(from_raw))
-}
-
 fn from_raw(raw: Box<RawValue>) -> ToolOutput {
     ToolOutput(Arc::new(Inner {
         value: OnceLock::new(),
@@ -261,46 +245,16 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_digest_is_read_back_without_parsing_the_result() {
-        use crate::domain::message::{MessageRecord, ToolResultRecord};
+    fn a_result_kept_as_text_is_digested_once_into_text() {
         let out = ToolOutput::from(large());
-        let record = MessageRecord::Tool {
-            results: vec![ToolResultRecord {
-                call_id: "c1".into(),
-                name: "describe_panel".into(),
-                digest: out.digest().cloned(),
-                content: out.clone(),
-                is_error: false,
-            }],
-        };
-        let text = serde_json::to_string(&record).expect("write");
-        let stored: Value = serde_json::from_str(&text).expect("json");
-        assert_eq!(
-            stored["results"][0]["digest"],
-            *out.digest().expect("digest").value()
-        );
-        let MessageRecord::Tool { mut results } =
-            serde_json::from_str::<MessageRecord>(&text).expect("read")
-        else {
-            panic!("a tool message")
-        };
-        let r = results.remove(0);
-        let read = r.content.with_digest(r.digest);
-        let d = read.digest().expect("the stored digest");
-        assert!(read.0.value.get().is_none(), "the result stays text");
+        let read =
+            from_json_text(&mut serde_json::Deserializer::from_str(out.json())).expect("read");
+        let d = read.digest().expect("digested");
+        assert!(d.0.value.get().is_none(), "a digest is kept as its text");
         assert_eq!(d, out.digest().expect("digest"));
-
-        // A row written without one works it out from the result.
-        let mut old: Value = serde_json::from_str(&text).expect("json");
-        old["results"][0]
-            .as_object_mut()
-            .map(|r| r.remove("digest"));
-        let MessageRecord::Tool { results } =
-            serde_json::from_value::<MessageRecord>(old).expect("read")
-        else {
-            panic!("a tool message")
-        };
-        assert!(results[0].digest.is_none());
-        assert_eq!(results[0].content.digest(), out.digest());
+        assert!(
+            std::ptr::eq(d, read.digest().expect("digest")),
+            "worked out once"
+        );
     }
 }

@@ -46,7 +46,6 @@ impl From<&ToolResult> for ToolResultRecord {
             name: r.name.clone(),
             content: r.content.clone(),
             is_error: r.is_error,
-            digest: r.content.digest().cloned(),
         }
     }
 }
@@ -56,7 +55,6 @@ impl From<ToolResult> for ToolResultRecord {
         Self {
             call_id: r.call_id,
             name: r.name,
-            digest: r.content.digest().cloned(),
             content: r.content,
             is_error: r.is_error,
         }
@@ -68,7 +66,7 @@ impl From<ToolResultRecord> for ToolResult {
         Self {
             call_id: r.call_id,
             name: r.name,
-            content: r.content.with_digest(r.digest),
+            content: r.content,
             is_error: r.is_error,
         }
     }

@@ -276,7 +276,6 @@ async fn pending_calls_and_results_keep_their_stored_shape(db: TestDb) {
             name: "describe_panel".into(),
             content: json!({"error": "no panel"}).into(),
             is_error: true,
-            digest: None,
         }]
     );
 }
