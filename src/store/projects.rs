@@ -79,7 +79,9 @@ pub trait ProjectStore: Send + Sync {
     /// The project's version: bumped by every applied plan.
     async fn project_version(&self, project_id: i64) -> StoreResult<i64>;
     /// Everything about a project; `NotFound` when it does not exist.
-    async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData>;
+    async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
+        self.load_project_seen(project_id, None).await
+    }
     /// [`load_project`](Self::load_project) when an earlier statement saw the project at
     /// `revision` (a turn reads it with the thread): the read kept at that revision, without
     /// looking the revision up again; `None` looks it up.
@@ -455,16 +457,12 @@ macro_rules! impl_projects {
                         })
                 }
 
-                async fn load_project(&self, project_id: i64) -> StoreResult<ProjectData> {
-                    // One snapshot, so the parts agree with each other (src/store/project_read.rs).
-                    self.backend_load_project(project_id, None).await
-                }
-
                 async fn load_project_seen(
                     &self,
                     project_id: i64,
                     revision: Option<i64>,
                 ) -> StoreResult<ProjectData> {
+                    // One snapshot, so the parts agree with each other (src/store/project_read.rs).
                     self.backend_load_project(project_id, revision).await
                 }
             }

@@ -11,7 +11,6 @@
 use std::sync::LazyLock;
 
 use sqlx::postgres::PgRow;
-
 use sqlx::Row;
 
 use super::common::{db, limit, message_from, violation, INSERT_MESSAGE};
