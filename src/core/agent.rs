@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::context::ContextPolicy;
 use super::effects::{Citation, Effect, EffectSink};
 use super::gate::{PlannedCall, TextAndPending};
-use super::lease::Admission;
+use super::lease::{Admission, Queued, TurnEnd};
 use super::ledger::{InputKind, Ledger};
 use super::limits::TurnLimiter;
 use super::mention;
@@ -32,9 +32,7 @@ use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
     ToolResult, Usage,
 };
-use crate::store::{
-    ActionOrigin, AuditEntry, AuditKind, NewMessage, StartedInput, Store, StoreError,
-};
+use crate::store::{ActionOrigin, AuditEntry, AuditKind, NewMessage, Store, StoreError};
 use crate::tools::{RegisteredTool, ToolError, ToolRegistry};
 
 pub use super::gate::confirmers_text;
@@ -334,21 +332,20 @@ impl Agent {
         })
     }
 
-    /// Runs one admitted input: the caller holds its thread's lease. `queued_in` is the
-    /// session it was queued in, when it was (read when the input was started).
+    /// Runs one admitted input: the caller holds its thread's lease. `queued` is what the
+    /// inbox knows of it, when it was queued.
     pub(super) async fn dispatch(
         &self,
         input: &Input,
-        queued_in: Option<StartedInput>,
+        queued: Option<Queued<'_>>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         match input.action.clone() {
             InputAction::Message { text, mode } => {
-                self.on_message(input, text, mode, &[], queued_in, sink)
-                    .await
+                self.on_message(input, text, mode, &[], queued, sink).await
             }
             InputAction::MessageWithFiles { text, mode, files } => {
-                self.on_message(input, text, mode, &files, queued_in, sink)
+                self.on_message(input, text, mode, &files, queued, sink)
                     .await
             }
             InputAction::Confirm { action_id } => {
@@ -376,7 +373,7 @@ impl Agent {
         text: String,
         mode: Option<Mode>,
         files: &[super::inbound::FileRef],
-        queued_in: Option<StartedInput>,
+        queued: Option<Queued<'_>>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         if let Err(message) = self.limiter.check(&input.key, &input.user) {
@@ -385,6 +382,10 @@ impl Agent {
         }
         // A queued input's session was opened (its mode and binding applied) when it was
         // queued, and read again when the input started: no need to open it again.
+        let (queued_in, end) = match queued {
+            Some(q) => (Some(q.started), Some(q.end)),
+            None => (None, None),
+        };
         let queued_in = queued_in.filter(|s| s.session.key == input.key);
         let (session, pending_open) = match queued_in {
             Some(s) => (s.session, Some(s.pending_open)),
@@ -438,7 +439,7 @@ impl Agent {
         let history =
             super::window::TurnHistory::ask(self.store.as_ref(), &session, &question).await?;
         drop(question);
-        self.run_model_from(&session, &input.user, &files, Some(history), sink)
+        self.run_model_from(&session, &input.user, &files, Some(history), end, sink)
             .await
     }
 
@@ -551,16 +552,19 @@ impl Agent {
         files: &super::inbound::TurnFiles,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
-        self.run_model_from(session, user, files, None, sink).await
+        self.run_model_from(session, user, files, None, None, sink)
+            .await
     }
 
-    /// [`Self::run_model_with`] from the thread's history when the caller read it already.
+    /// [`Self::run_model_with`] from the thread's history when the caller read it already;
+    /// the turn's last write finishes `end`.
     async fn run_model_from(
         &self,
         session: &Session,
         user: &str,
         files: &super::inbound::TurnFiles,
         history: Option<super::window::TurnHistory>,
+        end: Option<&TurnEnd<'_>>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
         // Offline, a resolved confirmation needs no follow-up: its outcome was already shown.
@@ -869,7 +873,13 @@ impl Agent {
         };
         unsaved.messages.extend(answer);
         unsaved.audits.push(turn_audit);
-        unsaved.save(self.store.as_ref(), session.id).await?;
+        match end {
+            Some(end) => {
+                end.write(self.store.as_ref(), session.id, &mut unsaved)
+                    .await?
+            }
+            None => unsaved.save(self.store.as_ref(), session.id).await?,
+        }
         if let Some(text) = shown {
             sink.emit(Effect::Text {
                 text,
@@ -945,7 +955,7 @@ fn observe_model_call(provider: &str, started: Instant, result: &Result<ModelTur
 
 /// A turn's writes not stored yet, in the order they happened.
 #[derive(Default)]
-struct UnsavedSteps {
+pub(super) struct UnsavedSteps {
     messages: Vec<NewMessage>,
     audits: Vec<AuditEntry>,
 }
@@ -962,6 +972,21 @@ impl UnsavedSteps {
         self.messages.clear();
         self.audits.clear();
         Ok(())
+    }
+
+    /// Stores them with the finishing of the turn's input (see [`TurnEnd`]).
+    pub(super) async fn end(
+        &mut self,
+        store: &dyn Store,
+        session_id: i64,
+        input: crate::store::InputFinish<'_>,
+    ) -> Result<bool, StoreError> {
+        let released = store
+            .end_turn(session_id, &self.messages, &self.audits, input)
+            .await?;
+        self.messages.clear();
+        self.audits.clear();
+        Ok(released)
     }
 }
 

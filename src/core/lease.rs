@@ -17,7 +17,7 @@
 //! of the database pool; past it the user sees a "queued" status until a turn finishes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -28,7 +28,7 @@ use super::agent::{Agent, CoreError, Input, InputAction};
 use super::effects::{Effect, EffectSink};
 use super::session::Mode;
 use crate::config::AgentConfig;
-use crate::store::{LeaseTaken, NewQueuedInput, QueuedInput, Store};
+use crate::store::{InputFinish, LeaseTaken, NewQueuedInput, QueuedInput, StartedInput, Store};
 
 /// First wait of a waiter between attempts at the lease (waiters in this process are also
 /// woken at once when the holder releases it).
@@ -417,19 +417,31 @@ impl Admission {
         };
         let gauge = &crate::telemetry::metrics().turns_in_flight;
         gauge.inc();
+        let end = TurnEnd {
+            input: InputFinish {
+                id: item.id,
+                release_as,
+            },
+            released: OnceLock::new(),
+        };
         // Boxed: a turn's state is allocated when it runs, not for as long as its input waits
         // for a turn slot.
-        let result = Box::pin(agent.dispatch(&input, Some(session), sink)).await;
+        let queued = Queued {
+            started: session,
+            end: &end,
+        };
+        let result = Box::pin(agent.dispatch(&input, Some(queued), sink)).await;
         gauge.dec();
         // Finished either way: a failure was shown, and an input retried forever would block
-        // its thread.
-        let finished = match release_as {
-            Some(owner) => {
+        // its thread. A turn that ended with an answer finished it already.
+        let finished = match (end.released.get(), release_as) {
+            (Some(released), _) => Ok(*released),
+            (None, Some(owner)) => {
                 self.store
                     .finish_input_and_release(item.id, item.session_id, owner)
                     .await
             }
-            None => self.store.finish_input(item.id).await.map(|()| false),
+            (None, None) => self.store.finish_input(item.id).await.map(|()| false),
         };
         result?;
         Ok(finished?)
@@ -448,6 +460,38 @@ impl Admission {
         let p = self.turns.clone().acquire_owned().await.ok();
         m.turns_queued.dec();
         p
+    }
+}
+
+/// What the inbox knows of the input a lease holder runs.
+pub(super) struct Queued<'a> {
+    /// Its session, read when it started.
+    pub started: StartedInput,
+    /// Its entry, for the turn's last write to finish.
+    pub end: &'a TurnEnd<'a>,
+}
+
+/// The queued input a turn answers. A turn that ends with the model's answer finishes it (and
+/// gives the lease up, when `release_as` says so) in the statement that stores the answer;
+/// any other ending leaves it to [`Admission`], which finishes it after the turn.
+pub(super) struct TurnEnd<'a> {
+    input: InputFinish<'a>,
+    /// Set once finished: whether the lease went with it.
+    released: OnceLock<bool>,
+}
+
+impl TurnEnd<'_> {
+    /// Stores `steps` and finishes the input with them.
+    pub(super) async fn write(
+        &self,
+        store: &dyn Store,
+        session_id: i64,
+        steps: &mut super::agent::UnsavedSteps,
+    ) -> Result<(), crate::store::StoreError> {
+        let released = steps.end(store, session_id, self.input).await?;
+        // Only the turn's last write finishes its input, so this is the one set.
+        let _ = self.released.set(released);
+        Ok(())
     }
 }
 

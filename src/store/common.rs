@@ -701,6 +701,17 @@ macro_rules! impl_store {
                 self.backend_append_turn_step(session_id, messages, audits)
                     .await
             }
+
+            async fn end_turn(
+                &self,
+                session_id: i64,
+                messages: &[$crate::store::NewMessage],
+                audits: &[$crate::store::AuditEntry],
+                input: $crate::store::InputFinish<'_>,
+            ) -> $crate::store::StoreResult<bool> {
+                self.backend_end_turn(session_id, messages, audits, input)
+                    .await
+            }
         }
     };
 }

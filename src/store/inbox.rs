@@ -32,6 +32,16 @@ pub struct StartedInput {
     pub pending_open: bool,
 }
 
+/// The queued input a turn answers, finished by the turn's last write
+/// ([`Store::end_turn`](super::Store::end_turn)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InputFinish<'a> {
+    /// The input's id in the inbox.
+    pub id: i64,
+    /// The lease's owner, when the lease is given up with the input.
+    pub release_as: Option<&'a str>,
+}
+
 /// Leases and queued inputs: one turn at a time per thread, across replicas.
 #[async_trait]
 pub trait InboxStore: Send + Sync {

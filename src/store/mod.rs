@@ -41,7 +41,7 @@ pub use chunk_search::ChunkSearch;
 pub use connect::open;
 pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
-pub use inbox::{InboxStore, LeaseTaken, StartedInput};
+pub use inbox::{InboxStore, InputFinish, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
 pub use pending::PendingStore;
 pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};
@@ -126,4 +126,16 @@ pub trait Store:
         messages: &[NewMessage],
         audits: &[AuditEntry],
     ) -> StoreResult<()>;
+    /// A turn's last write: [`append_turn_step`](Self::append_turn_step) and
+    /// [`finish_input`](InboxStore::finish_input) of the input it answered, with the lease's
+    /// release when `input.release_as` names its owner, atomically (one statement on
+    /// Postgres). So an answer is never stored with its input left to be retold as
+    /// interrupted. Returns whether the lease was released.
+    async fn end_turn(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+        input: InputFinish<'_>,
+    ) -> StoreResult<bool>;
 }

@@ -1,11 +1,11 @@
 //! A turn's writes in one go: the messages of a model step and the audit rows of the tools it
-//! ran. On Postgres this is one statement (one round trip, atomic); on SQLite, where there is
-//! no network, one transaction.
+//! ran, and at a turn's end the finishing of the input it answered. On Postgres this is one
+//! statement (one round trip, atomic); on SQLite, where there is no network, one transaction.
 
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
 use super::common::{clean_opt, db, message_role, micros, now, violation, JsonText};
-use super::{AuditEntry, NewMessage, PostgresStore, SqliteStore, StoreResult};
+use super::{AuditEntry, InputFinish, NewMessage, PostgresStore, SqliteStore, StoreResult};
 
 fn missing(session_id: i64) -> Option<String> {
     Some(format!("session {session_id} does not exist"))
@@ -60,6 +60,14 @@ macro_rules! push_audits {
     }};
 }
 
+/// Opens the next part of a `WITH` list.
+fn open_cte(qb: &mut QueryBuilder<'_, Postgres>, first: &mut bool, name: &str) {
+    qb.push(if *first { "WITH " } else { ", " });
+    *first = false;
+    qb.push(name);
+    qb.push(" AS (");
+}
+
 impl PostgresStore {
     /// See [`Store::append_turn_step`](super::Store::append_turn_step).
     pub(crate) async fn backend_append_turn_step(
@@ -71,23 +79,84 @@ impl PostgresStore {
         if messages.is_empty() && audits.is_empty() {
             return Ok(());
         }
+        self.write_turn(session_id, messages, audits, None)
+            .await
+            .map(|_| ())
+    }
+
+    /// See [`Store::end_turn`](super::Store::end_turn).
+    pub(crate) async fn backend_end_turn(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+        input: InputFinish<'_>,
+    ) -> StoreResult<bool> {
+        self.write_turn(session_id, messages, audits, Some(input))
+            .await
+    }
+
+    /// One statement: every write but the last is a data-modifying `WITH` part, which
+    /// Postgres runs whether or not the last one reads it. The last is the lease's release
+    /// when there is one, so its row count says whether it was released.
+    async fn write_turn(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+        finish: Option<InputFinish<'_>>,
+    ) -> StoreResult<bool> {
         let mut qb = QueryBuilder::<Postgres>::new("");
-        match (messages.is_empty(), audits.is_empty()) {
-            (false, false) => {
-                // Data-modifying CTE: both inserts in one statement.
-                qb.push("WITH audited AS (");
-                push_audits!(qb, audits);
-                qb.push(") ");
-                push_messages!(qb, session_id, messages);
-            }
-            (false, true) => push_messages!(qb, session_id, messages),
-            _ => push_audits!(qb, audits),
+        let mut first = true;
+        let messages_last = finish.is_none() && !messages.is_empty();
+        let audits_last = finish.is_none() && messages.is_empty();
+        if !audits.is_empty() && !audits_last {
+            open_cte(&mut qb, &mut first, "audited");
+            push_audits!(qb, audits);
+            qb.push(") ");
         }
-        qb.build()
+        if !messages.is_empty() && !messages_last {
+            open_cte(&mut qb, &mut first, "added");
+            push_messages!(qb, session_id, messages);
+            qb.push(") ");
+        }
+        let releases = match finish {
+            None if messages_last => {
+                push_messages!(qb, session_id, messages);
+                false
+            }
+            None => {
+                push_audits!(qb, audits);
+                false
+            }
+            Some(InputFinish {
+                id,
+                release_as: None,
+            }) => {
+                qb.push("DELETE FROM session_inputs WHERE id = ");
+                qb.push_bind(id);
+                false
+            }
+            Some(InputFinish {
+                id,
+                release_as: Some(owner),
+            }) => {
+                open_cte(&mut qb, &mut first, "finished");
+                qb.push("DELETE FROM session_inputs WHERE id = ");
+                qb.push_bind(id);
+                qb.push(") UPDATE sessions SET lease_owner = NULL, lease_until = NULL WHERE id = ");
+                qb.push_bind(session_id);
+                qb.push(" AND lease_owner = ");
+                qb.push_bind(owner.to_string());
+                true
+            }
+        };
+        let done = qb
+            .build()
             .execute(self.pool())
             .await
             .map_err(|e| violation(e, None, missing(session_id)))?;
-        Ok(())
+        Ok(releases && done.rows_affected() == 1)
     }
 }
 
@@ -102,6 +171,30 @@ impl SqliteStore {
         if messages.is_empty() && audits.is_empty() {
             return Ok(());
         }
+        self.write_turn(session_id, messages, audits, None)
+            .await
+            .map(|_| ())
+    }
+
+    /// See [`Store::end_turn`](super::Store::end_turn).
+    pub(crate) async fn backend_end_turn(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+        input: InputFinish<'_>,
+    ) -> StoreResult<bool> {
+        self.write_turn(session_id, messages, audits, Some(input))
+            .await
+    }
+
+    async fn write_turn(
+        &self,
+        session_id: i64,
+        messages: &[NewMessage],
+        audits: &[AuditEntry],
+        finish: Option<InputFinish<'_>>,
+    ) -> StoreResult<bool> {
         let mut tx = self
             .pool()
             .begin_with("BEGIN IMMEDIATE")
@@ -123,7 +216,27 @@ impl SqliteStore {
                 .await
                 .map_err(|e| violation(e, None, missing(session_id)))?;
         }
+        let mut released = false;
+        if let Some(input) = finish {
+            sqlx::query("DELETE FROM session_inputs WHERE id = $1")
+                .bind(input.id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db)?;
+            if let Some(owner) = input.release_as {
+                let done = sqlx::query(
+                    "UPDATE sessions SET lease_owner = NULL, lease_until = NULL \
+                     WHERE id = $1 AND lease_owner = $2",
+                )
+                .bind(session_id)
+                .bind(owner)
+                .execute(&mut *tx)
+                .await
+                .map_err(db)?;
+                released = done.rows_affected() == 1;
+            }
+        }
         tx.commit().await.map_err(db)?;
-        Ok(())
+        Ok(released)
     }
 }

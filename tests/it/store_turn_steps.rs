@@ -1,5 +1,6 @@
 //! Store: the merged steps of a turn (open the thread, take the lease with the next input,
-//! start an input with its session, finish it with the lease's release), on SQLite and
+//! start an input with its session, finish it with the lease's release, end a turn with its
+//! answer and its input finished), on SQLite and
 //! Postgres, where each is one statement: they must do what the separate steps did.
 
 use crate::support::db;
@@ -7,11 +8,11 @@ use crate::support::db;
 use std::sync::Arc;
 
 use chrono::Utc;
-use db::{key, TestDb};
+use db::{key, tool_call_msg, tool_result_msg, TestDb};
 use sparky::core::session::Mode;
 use sparky::nec::units::Edition;
 use sparky::project::Workspace;
-use sparky::store::{LeaseTaken, NewQueuedInput, Store};
+use sparky::store::{AuditEntry, AuditKind, InputFinish, LeaseTaken, NewQueuedInput, Store};
 
 fn queued(session_id: i64, text: &str, event: Option<&str>) -> NewQueuedInput {
     NewQueuedInput {
@@ -235,7 +236,136 @@ async fn open_thread_binds_and_switches_mode(db: TestDb) {
     assert_eq!(ids.len(), 1, "one session for the thread: {ids:?}");
 }
 
+async fn a_turn_ends_with_its_input_finished(db: TestDb) {
+    let store = db.store();
+    let s = store
+        .open_session(&key("ending"), Mode::General, None)
+        .await
+        .expect("open");
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    let answer = |text: &str| {
+        sparky::core::history::new_message(&sparky::llm::ChatMessage::assistant(text), None, None)
+    };
+    let turn_audit = AuditEntry {
+        session_id: Some(s.id),
+        actor: "model".into(),
+        kind: AuditKind::Execution,
+        tool: Some("model_turn".into()),
+        action_id: None,
+        args: serde_json::json!({"model_calls": 2}),
+        result: serde_json::json!({"output_tokens": 9}),
+        is_error: false,
+        duration_ms: 0,
+        at: Utc::now(),
+    };
+
+    // The holder's input: answer stored, input finished and lease released together.
+    let (one, taken) = store
+        .enqueue_and_take_lease(&queued(s.id, "one", None), "a", until, now)
+        .await
+        .expect("queue")
+        .expect("new");
+    assert!(matches!(taken, LeaseTaken::Taken { .. }));
+    store.start_input(one.id).await.expect("start");
+    let finish = InputFinish {
+        id: one.id,
+        release_as: Some("a"),
+    };
+    assert!(store
+        .end_turn(
+            s.id,
+            &[tool_call_msg("c1"), tool_result_msg("c1"), answer("3 %")],
+            std::slice::from_ref(&turn_audit),
+            finish
+        )
+        .await
+        .expect("end"));
+    assert_eq!(store.queued_input(one.id).await.expect("read"), None);
+    let history = store.recent_messages(s.id, 0, 10).await.expect("history");
+    assert_eq!(history.len(), 3);
+    assert_eq!(history[2].message, answer("3 %").message);
+    let audits = store.audit_for_session(s.id).await.expect("audit");
+    assert_eq!(audits.len(), 1);
+    assert_eq!(audits[0].entry.tool.as_deref(), Some("model_turn"));
+    assert!(store.take_lease(s.id, "b", until, now).await.expect("free"));
+
+    // Not the holder's lease: the input is finished, the lease stays with "b".
+    let two = store
+        .enqueue_input(&queued(s.id, "two", None))
+        .await
+        .expect("two")
+        .expect("new");
+    let finish = InputFinish {
+        id: two.id,
+        release_as: Some("a"),
+    };
+    assert!(!store
+        .end_turn(s.id, &[answer("two")], &[], finish)
+        .await
+        .expect("end two"));
+    assert_eq!(store.queued_input(two.id).await.expect("read"), None);
+    assert!(!store.take_lease(s.id, "c", until, now).await.expect("held"));
+
+    // Without a release (an adopted input): finished, lease untouched.
+    let three = store
+        .enqueue_input(&queued(s.id, "three", None))
+        .await
+        .expect("three")
+        .expect("new");
+    let finish = InputFinish {
+        id: three.id,
+        release_as: None,
+    };
+    assert!(!store
+        .end_turn(s.id, &[], std::slice::from_ref(&turn_audit), finish)
+        .await
+        .expect("end three"));
+    assert_eq!(store.queued_input(three.id).await.expect("read"), None);
+    assert!(!store
+        .take_lease(s.id, "c", until, now)
+        .await
+        .expect("still held"));
+    assert_eq!(store.audit_for_session(s.id).await.expect("audit").len(), 2);
+
+    // All or nothing: an answer that cannot be stored leaves the input queued.
+    let four = store
+        .enqueue_input(&queued(s.id, "four", None))
+        .await
+        .expect("four")
+        .expect("new");
+    let finish = InputFinish {
+        id: four.id,
+        release_as: Some("b"),
+    };
+    let failed = store
+        .end_turn(s.id + 1000, &[answer("lost")], &[], finish)
+        .await;
+    assert!(failed.is_err(), "got {failed:?}");
+    assert_eq!(
+        store
+            .queued_input(four.id)
+            .await
+            .expect("read")
+            .map(|q| q.id),
+        Some(four.id)
+    );
+    assert!(!store
+        .take_lease(s.id, "c", until, now)
+        .await
+        .expect("b keeps it"));
+    assert_eq!(
+        store
+            .recent_messages(s.id, 0, 10)
+            .await
+            .expect("history")
+            .len(),
+        4
+    );
+}
+
 db::both_backends!(
     lease_steps_match_the_separate_ones,
     open_thread_binds_and_switches_mode,
+    a_turn_ends_with_its_input_finished,
 );
