@@ -28,7 +28,9 @@ use super::agent::{Agent, CoreError, Input, InputAction};
 use super::effects::{Effect, EffectSink};
 use super::session::Mode;
 use crate::config::AgentConfig;
-use crate::store::{InputFinish, LeaseTaken, NewQueuedInput, QueuedInput, StartedInput, Store};
+use crate::store::{
+    Enqueued, InputFinish, LeaseTaken, NewQueuedInput, QueuedInput, StartedInput, Store,
+};
 
 /// First wait of a waiter between attempts at the lease (waiters in this process are also
 /// woken at once when the holder releases it).
@@ -108,9 +110,11 @@ impl Admission {
         // Registered before the first try, so a holder's wake-up after it is not missed.
         let mut notified = Box::pin(waker.notify().notified());
         notified.as_mut().enable();
+        // With a turn slot free, a thread that is free too starts the input as it is queued.
+        let permit = self.turns.clone().try_acquire_owned().ok();
         let queued = self
             .store
-            .enqueue_and_take_lease(
+            .enqueue_and_start(
                 &NewQueuedInput {
                     session_id,
                     platform: input.key.platform.clone(),
@@ -122,12 +126,20 @@ impl Admission {
                 &owner,
                 self.lease_until(),
                 Utc::now(),
+                permit.is_some(),
             )
             .await?;
-        let Some((mine, first_try)) = queued else {
+        let Some(Enqueued {
+            input: mine,
+            lease: first_try,
+            started,
+        }) = queued
+        else {
             tracing::debug!(event_id = ?input.event_id, "duplicate event ignored");
             return Ok(());
         };
+        // The slot is kept only by an input that started.
+        let mut started = started.map(|session| Started { session, permit });
         let mut first_try = Some(first_try);
         let mut told = false;
         let mut poll = POLL_MIN;
@@ -144,7 +156,14 @@ impl Admission {
             };
             if let LeaseTaken::Taken { next } = taken {
                 let served = self
-                    .hold(agent, session_id, &owner, Some((&mine, &input)), next, sink)
+                    .hold(
+                        agent,
+                        session_id,
+                        &owner,
+                        Some((&mine, &input)),
+                        (next, started.take()),
+                        sink,
+                    )
                     .await;
                 // Finishing our own input released the lease with the same statement.
                 if !matches!(served, Ok(Served::Done { released: true })) {
@@ -236,20 +255,22 @@ impl Admission {
     }
 
     /// Works as the thread's lease holder, renewing the lease until the work ends. `first` is
-    /// the oldest input, read when the lease was taken.
+    /// the oldest input, read when the lease was taken, and `mine`'s start when it was
+    /// started with its queueing.
     async fn hold(
         &self,
         agent: &Agent,
         session_id: i64,
         owner: &str,
         mine: Option<(&QueuedInput, &Input)>,
-        first: Option<QueuedInput>,
+        (first, started): (Option<QueuedInput>, Option<Started>),
         sink: &dyn EffectSink,
     ) -> Result<Served, CoreError> {
         let drain = Drain {
             session_id,
             owner,
             first: Some(first),
+            started,
         };
         tokio::select! {
             served = self.drain(agent, drain, mine, None, sink) => served,
@@ -269,6 +290,7 @@ impl Admission {
             session_id,
             owner,
             first: None,
+            started: None,
         };
         tokio::select! {
             served = self.drain(agent, drain, None, Some(key), sink) => served,
@@ -321,6 +343,22 @@ impl Admission {
                     return Ok(Served::Done { released: false });
                 }
             }
+            if let (Some((m, input)), Some(started)) = (mine, at.started.take()) {
+                // Queued started: the thread had nothing older.
+                if m.id == next.id {
+                    let released = self
+                        .run(
+                            agent,
+                            &next,
+                            input.clone(),
+                            Some(at.owner),
+                            Some(started),
+                            sink,
+                        )
+                        .await?;
+                    return Ok(Served::Done { released });
+                }
+            }
             if next.running {
                 // Started under a lease that lapsed: its process stopped mid-turn.
                 self.close_interrupted(&next, sink).await?;
@@ -330,7 +368,7 @@ impl Admission {
                 Some((m, input)) if m.id == next.id => {
                     // Our own input is the last one we serve: finishing it gives the lease up.
                     let released = self
-                        .run(agent, &next, input.clone(), Some(at.owner), sink)
+                        .run(agent, &next, input.clone(), Some(at.owner), None, sink)
                         .await?;
                     return Ok(Served::Done { released });
                 }
@@ -359,7 +397,7 @@ impl Admission {
                 session_id,
                 "answering an input whose process stopped"
             );
-            if let Err(e) = self.run(agent, &next, adopted, None, sink).await {
+            if let Err(e) = self.run(agent, &next, adopted, None, None, sink).await {
                 tracing::error!(error = %e, id = next.id, "an adopted input failed");
                 sink.emit(Effect::Error {
                     message: format!(
@@ -399,21 +437,28 @@ impl Admission {
         Ok(())
     }
 
-    /// Runs one input within the process's turn limit. With `release_as`, the thread's lease
-    /// (held by that owner) is given up in the statement that finishes the input; returns
-    /// whether it was.
+    /// Runs one input within the process's turn limit, starting it unless `started` says it
+    /// was. With `release_as`, the thread's lease (held by that owner) is given up in the
+    /// statement that finishes the input; returns whether it was.
     async fn run(
         &self,
         agent: &Agent,
         item: &QueuedInput,
         input: Input,
         release_as: Option<&str>,
+        started: Option<Started>,
         sink: &dyn EffectSink,
     ) -> Result<bool, CoreError> {
-        let _permit = self.permit(sink).await;
-        // Starting the input also reads its session (one statement on Postgres).
-        let Some(session) = self.store.start_input_with_session(item.id).await? else {
-            return Ok(false);
+        let (session, _permit) = match started {
+            Some(Started { session, permit }) => (session, permit),
+            None => {
+                let permit = self.permit(sink).await;
+                // Starting the input also reads its session (one statement on Postgres).
+                let Some(session) = self.store.start_input_with_session(item.id).await? else {
+                    return Ok(false);
+                };
+                (session, permit)
+            }
         };
         let gauge = &crate::telemetry::metrics().turns_in_flight;
         gauge.inc();
@@ -502,6 +547,14 @@ struct Drain<'a> {
     owner: &'a str,
     /// The oldest input as read when the lease was taken (`Some(None)`: the inbox was empty).
     first: Option<Option<QueuedInput>>,
+    /// The waiter's own input, when it was started with its queueing.
+    started: Option<Started>,
+}
+
+/// An input started with its queueing, with the turn slot it holds.
+struct Started {
+    session: StartedInput,
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 /// This process's wake-up for one thread, dropped from the map with its last user.

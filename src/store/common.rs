@@ -530,9 +530,15 @@ pub(crate) fn task_from(r: &impl RowExt) -> StoreResult<Task> {
 }
 
 pub(crate) fn session_from(r: &impl RowExt) -> StoreResult<Session> {
+    session_named(r, "id", "created_at")
+}
+
+/// [`session_from`] from a row where the session's `id` and `created_at` have other names
+/// (a row that also holds an input's).
+pub(crate) fn session_named(r: &impl RowExt, id: &str, created_at: &str) -> StoreResult<Session> {
     let mode = r.string("mode")?;
     Ok(Session {
-        id: r.i64("id")?,
+        id: r.i64(id)?,
         key: SessionKey {
             platform: r.string("platform")?,
             workspace: r.string("workspace")?,
@@ -545,7 +551,7 @@ pub(crate) fn session_from(r: &impl RowExt) -> StoreResult<Session> {
         project_id: r.opt_i64("project_id")?,
         summary: r.string("summary")?,
         summarized_through: r.i64("summarized_through")?,
-        created_at: r.ts("created_at")?,
+        created_at: r.ts(created_at)?,
     })
 }
 

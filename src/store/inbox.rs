@@ -21,6 +21,17 @@ pub enum LeaseTaken {
     },
 }
 
+/// What [`InboxStore::enqueue_and_start`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Enqueued {
+    /// The input as queued (`running` when it was started).
+    pub input: QueuedInput,
+    /// Whether the lease was taken, and the oldest input then.
+    pub lease: LeaseTaken,
+    /// The input's start, when it was started with its queueing.
+    pub started: Option<StartedInput>,
+}
+
 /// An input just started, with what its turn needs first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StartedInput {
@@ -67,7 +78,24 @@ pub trait InboxStore: Send + Sync {
         owner: &str,
         until: DateTime<Utc>,
         at: DateTime<Utc>,
-    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>>;
+    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
+        Ok(self
+            .enqueue_and_start(input, owner, until, at, false)
+            .await?
+            .map(|q| (q.input, q.lease)))
+    }
+    /// [`enqueue_and_take_lease`](Self::enqueue_and_take_lease) and, with `start`, when the
+    /// lease was taken and no older input waits, the input is queued started
+    /// ([`start_input_with_session`](Self::start_input_with_session)): one statement on
+    /// Postgres for a thread that is free.
+    async fn enqueue_and_start(
+        &self,
+        input: &NewQueuedInput,
+        owner: &str,
+        until: DateTime<Utc>,
+        at: DateTime<Utc>,
+        start: bool,
+    ) -> StoreResult<Option<Enqueued>>;
     /// [`take_lease`](Self::take_lease) and, when taken, [`next_input`](Self::next_input):
     /// one statement on Postgres (src/store/lease_steps.rs).
     async fn take_lease_and_next(
@@ -187,14 +215,15 @@ macro_rules! impl_inbox {
                     self.backend_enqueue_input(input).await
                 }
 
-                async fn enqueue_and_take_lease(
+                async fn enqueue_and_start(
                     &self,
                     input: &NewQueuedInput,
                     owner: &str,
                     until: DateTime<Utc>,
                     at: DateTime<Utc>,
-                ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
-                    self.backend_enqueue_and_take_lease(input, owner, until, at)
+                    start: bool,
+                ) -> StoreResult<Option<$crate::store::Enqueued>> {
+                    self.backend_enqueue_and_start(input, owner, until, at, start)
                         .await
                 }
 

@@ -1,5 +1,6 @@
 //! The inbox and lease steps of a turn, each in one statement on Postgres: queueing an input
-//! with its event claim and a first try at the lease (with a look at the oldest input),
+//! with its event claim and a first try at the lease (with a look at the oldest input, and
+//! the input's start with a read of its session when the thread is free),
 //! taking the lease again later, starting an input with a read of its session, and finishing
 //! an input with the lease's release. Each was two to four round trips (a transaction, or two
 //! statements in a row). On SQLite, where there is no network, the same steps run one after
@@ -9,12 +10,12 @@ use sqlx::postgres::PgRow;
 use sqlx::Row;
 
 use super::common::{
-    clean_opt, clean_text, db, db_json, micros, now, queued_input_from, session_from, violation,
-    RowExt,
+    clean_opt, clean_text, db, db_json, micros, now, queued_input_from, session_from,
+    session_named, violation, RowExt,
 };
 use super::{
-    InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore, QueuedInput, SessionStore,
-    SqliteStore, StartedInput, StoreResult,
+    Enqueued, InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore, QueuedInput,
+    SessionStore, SqliteStore, StartedInput, StoreResult,
 };
 use chrono::{DateTime, Utc};
 
@@ -59,37 +60,55 @@ impl PostgresStore {
         row.map(|r| queued_input_from(&r)).transpose()
     }
 
-    /// See [`InboxStore::enqueue_and_take_lease`].
-    pub(crate) async fn backend_enqueue_and_take_lease(
+    /// See [`InboxStore::enqueue_and_start`].
+    pub(crate) async fn backend_enqueue_and_start(
         &self,
         input: &NewQueuedInput,
         owner: &str,
         until: DateTime<Utc>,
         at: DateTime<Utc>,
-    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
-        // `queued` is the new input (none for a redelivered event); `taken` the lease, tried
-        // only once the input is queued; `oldest` the oldest input already there (the
-        // statement's snapshot does not hold `queued`). Rows: the new input, then the oldest.
-        let (claim, queued_if) = if input.event_id.is_some() {
+        start: bool,
+    ) -> StoreResult<Option<Enqueued>> {
+        // `taken` is the lease (tried only when the event is new); `oldest` the oldest input
+        // already there (the statement's snapshot does not hold `queued`); `starts` whether
+        // the new input is queued started; `started` the session it starts in, with the
+        // proposal check. Rows: the new input, then the oldest, each with `started`'s
+        // columns (NULL unless it started).
+        let (claim, claimed) = if input.event_id.is_some() {
             (
                 "claimed AS (INSERT INTO processed_events (platform, event_id, seen_at) \
-                 VALUES ($10, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1), ",
-                " WHERE EXISTS (SELECT 1 FROM claimed)",
+                 VALUES ($11, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1), ",
+                " AND EXISTS (SELECT 1 FROM claimed)",
             )
         } else {
             ("", "")
         };
+        let queued_if = if claimed.is_empty() {
+            ""
+        } else {
+            " WHERE EXISTS (SELECT 1 FROM claimed)"
+        };
         let sql = format!(
-            "WITH {claim}queued AS (INSERT INTO session_inputs (session_id, user_id, event_id, \
-             action, state, waiter_until, created_at) SELECT $1, $2, $3, $4, 'waiting', $5, $6\
-             {queued_if} RETURNING *), \
-             taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1 \
-             AND EXISTS (SELECT 1 FROM queued) \
-             AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) RETURNING id), \
+            "WITH {claim}\
+             taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1\
+             {claimed} AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) \
+             RETURNING *), \
              oldest AS (SELECT * FROM session_inputs WHERE session_id = $1 \
-             AND EXISTS (SELECT 1 FROM taken) ORDER BY id LIMIT 1) \
-             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.* \
-             FROM queued q UNION ALL SELECT true, true, o.* FROM oldest o"
+             AND EXISTS (SELECT 1 FROM taken) ORDER BY id LIMIT 1), \
+             starts AS (SELECT $10::boolean AND EXISTS (SELECT 1 FROM taken) \
+             AND NOT EXISTS (SELECT 1 FROM oldest) AS now), \
+             queued AS (INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+             waiter_until, created_at) SELECT $1, $2, $3, $4, \
+             CASE WHEN (SELECT now FROM starts) THEN 'running' ELSE 'waiting' END, $5, $6\
+             {queued_if} RETURNING *), \
+             started AS (SELECT t.platform, t.workspace, t.channel, t.thread, t.mode, \
+             t.project_id, t.summary, t.summarized_through, t.created_at AS session_created_at, \
+             EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = t.id \
+             AND p.state = 'pending') AS pending_open \
+             FROM taken t WHERE (SELECT now FROM starts)) \
+             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.*, s.* \
+             FROM queued q LEFT JOIN started s ON true \
+             UNION ALL SELECT true, true, o.*, s.* FROM oldest o LEFT JOIN started s ON true"
         );
         let mut query = sqlx::query(&sql)
             .bind(input.session_id)
@@ -100,7 +119,8 @@ impl PostgresStore {
             .bind(now())
             .bind(owner)
             .bind(micros(until))
-            .bind(micros(at));
+            .bind(micros(at))
+            .bind(start);
         if input.event_id.is_some() {
             query = query.bind(&input.platform);
         }
@@ -111,13 +131,21 @@ impl PostgresStore {
         let mut mine = None;
         let mut oldest = None;
         let mut taken = false;
+        let mut started = None;
         for row in &rows {
             if row.try_get::<bool, _>("is_oldest").map_err(db)? {
                 oldest = Some(queued_input_from(row)?);
-            } else {
-                taken = row.try_get::<bool, _>("lease_taken").map_err(db)?;
-                mine = Some(queued_input_from(row)?);
+                continue;
             }
+            taken = row.try_get::<bool, _>("lease_taken").map_err(db)?;
+            let queued = queued_input_from(row)?;
+            if queued.running {
+                started = Some(StartedInput {
+                    session: session_named(row, "session_id", "session_created_at")?,
+                    pending_open: row.try_get("pending_open").map_err(db)?,
+                });
+            }
+            mine = Some(queued);
         }
         let Some(mine) = mine else {
             return Ok(None);
@@ -129,7 +157,11 @@ impl PostgresStore {
         } else {
             LeaseTaken::Busy
         };
-        Ok(Some((mine, lease)))
+        Ok(Some(Enqueued {
+            input: mine,
+            lease,
+            started,
+        }))
     }
 
     /// See [`InboxStore::take_lease_and_next`].
@@ -212,21 +244,39 @@ impl PostgresStore {
 }
 
 impl SqliteStore {
-    /// See [`InboxStore::enqueue_and_take_lease`].
-    pub(crate) async fn backend_enqueue_and_take_lease(
+    /// See [`InboxStore::enqueue_and_start`].
+    pub(crate) async fn backend_enqueue_and_start(
         &self,
         input: &NewQueuedInput,
         owner: &str,
         until: DateTime<Utc>,
         at: DateTime<Utc>,
-    ) -> StoreResult<Option<(QueuedInput, LeaseTaken)>> {
-        let Some(mine) = self.enqueue_input(input).await? else {
+        start: bool,
+    ) -> StoreResult<Option<Enqueued>> {
+        let Some(mut mine) = self.enqueue_input(input).await? else {
             return Ok(None);
         };
         let lease = self
             .take_lease_and_next(input.session_id, owner, until, at)
             .await?;
-        Ok(Some((mine, lease)))
+        let first = matches!(&lease, LeaseTaken::Taken { next: Some(n) } if n.id == mine.id);
+        let started = if start && first {
+            self.start_input_with_session(mine.id).await?
+        } else {
+            None
+        };
+        mine.running = started.is_some();
+        let lease = match lease {
+            LeaseTaken::Taken { next: Some(n) } if n.id == mine.id => LeaseTaken::Taken {
+                next: Some(mine.clone()),
+            },
+            other => other,
+        };
+        Ok(Some(Enqueued {
+            input: mine,
+            lease,
+            started,
+        }))
     }
 
     /// See [`InboxStore::enqueue_input`].

@@ -41,7 +41,7 @@ pub use chunk_search::ChunkSearch;
 pub use connect::open;
 pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
-pub use inbox::{InboxStore, InputFinish, LeaseTaken, StartedInput};
+pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
 pub use pending::PendingStore;
 pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};

@@ -316,10 +316,117 @@ async fn orphaned_threads_are_found(db: TestDb) {
     assert_eq!(found, want);
 }
 
+/// On a free thread with nothing older queued, an input can be queued started, with its
+/// session read; otherwise it is queued waiting, as without `start`.
+async fn a_free_thread_starts_the_input_as_it_is_queued(db: TestDb) {
+    let store = db.store();
+    let other = db.reopen().await;
+    let s = store
+        .open_session(&key("started at once"), Mode::Load, None)
+        .await
+        .expect("open");
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    let one = store
+        .enqueue_and_start(&queued(s.id, "one", Some("EvS"), 30), "a", until, now, true)
+        .await
+        .expect("one")
+        .expect("queued");
+    assert!(one.input.running, "queued started");
+    assert_eq!(
+        store.queued_input(one.input.id).await.expect("read"),
+        Some(one.input.clone())
+    );
+    assert_eq!(
+        one.lease,
+        LeaseTaken::Taken {
+            next: Some(one.input.clone())
+        }
+    );
+    let started = one.started.expect("started");
+    assert_eq!(started.session, s, "the session as stored");
+    assert!(!started.pending_open);
+
+    // Held: queued waiting, not started.
+    let two = other
+        .enqueue_and_start(&queued(s.id, "two", None, 30), "b", until, now, true)
+        .await
+        .expect("two")
+        .expect("queued");
+    assert_eq!(two.lease, LeaseTaken::Busy);
+    assert!(!two.input.running && two.started.is_none());
+    // A redelivery starts nothing.
+    assert!(other
+        .enqueue_and_start(
+            &queued(s.id, "one again", Some("EvS"), 30),
+            "c",
+            until,
+            now,
+            true
+        )
+        .await
+        .expect("dup")
+        .is_none());
+
+    // Free again with "two" still queued: the lease is taken, "two" is next, the new input
+    // waits behind it.
+    store.finish_input(one.input.id).await.expect("finish");
+    assert!(store.release_lease(s.id, "a").await.expect("release"));
+    store
+        .create_pending(&db::new_pending("waiting-s", s.id))
+        .await
+        .expect("pending");
+    let three = other
+        .enqueue_and_start(&queued(s.id, "three", None, 30), "d", until, now, true)
+        .await
+        .expect("three")
+        .expect("queued");
+    assert_eq!(
+        three.lease,
+        LeaseTaken::Taken {
+            next: Some(two.input.clone())
+        }
+    );
+    assert!(!three.input.running && three.started.is_none());
+
+    // Without `start` (no turn slot free), a free thread is taken but nothing started.
+    store.finish_input(two.input.id).await.expect("finish two");
+    store
+        .finish_input(three.input.id)
+        .await
+        .expect("finish three");
+    assert!(other.release_lease(s.id, "d").await.expect("release d"));
+    let four = store
+        .enqueue_and_start(&queued(s.id, "four", None, 30), "e", until, now, false)
+        .await
+        .expect("four")
+        .expect("queued");
+    assert!(!four.input.running && four.started.is_none());
+    assert_eq!(
+        four.lease,
+        LeaseTaken::Taken {
+            next: Some(four.input.clone())
+        }
+    );
+    // With it, the proposal waiting in the thread is reported with the start.
+    store
+        .finish_input(four.input.id)
+        .await
+        .expect("finish four");
+    let five = store
+        .enqueue_and_start(&queued(s.id, "five", None, 30), "e", until, now, true)
+        .await
+        .expect("five")
+        .expect("queued");
+    assert!(five.input.running);
+    assert!(five.started.expect("started").pending_open);
+}
+
 db::both_backends!(
     leases_are_exclusive_and_lapse,
     leases_hold_across_stores,
     inbox_keeps_order_and_drops_redeliveries,
     queueing_tries_the_lease_at_once,
+    a_free_thread_starts_the_input_as_it_is_queued,
     orphaned_threads_are_found,
 );
