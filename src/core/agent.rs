@@ -845,6 +845,10 @@ impl Agent {
             Ok(None)
         }
         .await;
+        // The thread as read is not needed for the last write: a turn waiting on the pool
+        // for it holds only what it writes.
+        drop(history);
+        drop(cache);
         let answer = match stepped {
             Ok(answer) => answer,
             Err(e) => {
