@@ -140,44 +140,41 @@ pub fn lexical_scores(tools: &[(&str, String)], texts: &[&str]) -> Vec<(usize, f
 pub struct LexicalIndex<N = &'static str> {
     /// The tools, in the order given.
     pub names: Vec<N>,
-    name_stems: Vec<Vec<String>>,
-    text_stems: Vec<Vec<String>>,
-    /// Per stem, how many tools have it in their name and in their text.
-    doc_freq: std::collections::HashMap<String, (usize, usize)>,
+    /// Per stem, the tools that have it: a question's score needs only its own stems'.
+    postings: std::collections::HashMap<String, Posting>,
+}
+
+/// The tools that have one stem.
+#[derive(Debug, Clone, Default)]
+struct Posting {
+    /// How many tools have it in their name.
+    in_names: usize,
+    /// Each tool that has it anywhere (in ascending order) and whether in its name.
+    tools: Vec<(usize, bool)>,
 }
 
 impl<N: AsRef<str>> LexicalIndex<N> {
     /// Indexes tools given as (name, text).
     pub fn new(tools: Vec<(N, String)>) -> Self {
         let mut names = Vec::with_capacity(tools.len());
-        let mut name_stems = Vec::with_capacity(tools.len());
-        let mut text_stems = Vec::with_capacity(tools.len());
-        let mut doc_freq = std::collections::HashMap::<String, (usize, usize)>::new();
-        for (name, text) in tools {
-            let own = stems(name.as_ref());
+        let mut postings = std::collections::HashMap::<String, Posting>::new();
+        for (i, (name, text)) in tools.into_iter().enumerate() {
+            let mut own = stems(name.as_ref());
             let mut all = stems(&text);
             all.extend(own.iter().cloned());
             all.sort();
             all.dedup();
-            for stem in &all {
-                doc_freq.entry(stem.clone()).or_default().1 += 1;
-            }
-            let mut distinct = own.clone();
-            distinct.sort();
-            distinct.dedup();
-            for stem in distinct {
-                doc_freq.entry(stem).or_default().0 += 1;
+            own.sort();
+            own.dedup();
+            for stem in all {
+                let in_name = own.binary_search(&stem).is_ok();
+                let p = postings.entry(stem).or_default();
+                p.in_names += usize::from(in_name);
+                p.tools.push((i, in_name));
             }
             names.push(name);
-            name_stems.push(own);
-            text_stems.push(all);
         }
-        Self {
-            names,
-            name_stems,
-            text_stems,
-            doc_freq,
-        }
+        Self { names, postings }
     }
 
     /// Scores each tool against `texts`, as [`lexical_scores`] does.
@@ -195,24 +192,20 @@ impl<N: AsRef<str>> LexicalIndex<N> {
         let mut query: Vec<String> = texts.iter().flat_map(|t| stems(t)).collect();
         query.sort();
         query.dedup();
-        // Stems no tool mentions score nothing anywhere.
-        query.retain(|q| self.doc_freq.contains_key(q));
-        let freq = |q: &String| self.doc_freq.get(q).copied().unwrap_or_default();
-        let name_idf: Vec<f64> = query.iter().map(|q| idf(freq(q).0)).collect();
-        let text_idf: Vec<f64> = query.iter().map(|q| idf(freq(q).1)).collect();
-        (0..self.names.len())
-            .map(|i| {
-                let mut score = 0.0;
-                for (k, q) in query.iter().enumerate() {
-                    if self.name_stems[i].contains(q) {
-                        score += 2.0 * name_idf[k];
-                    } else if self.text_stems[i].binary_search(q).is_ok() {
-                        score += text_idf[k];
-                    }
-                }
-                (i, score)
-            })
-            .collect()
+        let mut scores = vec![0.0; self.names.len()];
+        // Each tool's score adds its stems' weights in the query's order.
+        for q in &query {
+            // Stems no tool mentions score nothing anywhere.
+            let Some(p) = self.postings.get(q) else {
+                continue;
+            };
+            let name_idf = idf(p.in_names);
+            let text_idf = idf(p.tools.len());
+            for &(i, in_name) in &p.tools {
+                scores[i] += if in_name { 2.0 * name_idf } else { text_idf };
+            }
+        }
+        scores.into_iter().enumerate().collect()
     }
 }
 

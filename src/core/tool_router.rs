@@ -237,11 +237,6 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
             *score += PHRASE_BONUS;
         }
     }
-    if std::env::var("ROUTER_DEBUG").is_ok() {
-        let mut v: Vec<_> = scores.iter().map(|(i, s)| (docs[*i], *s)).collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        eprintln!("{text}: {:?}", &v[..6]);
-    }
     let mut ranked: Vec<(usize, f64)> = scores.into_iter().filter(|(_, s)| *s >= 1.5).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     // A tool far behind the best is noise, not a second candidate.
