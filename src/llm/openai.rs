@@ -32,6 +32,8 @@ pub struct OpenAiProvider {
     temperature: Option<f32>,
     timeout: Duration,
     client: reqwest::Client,
+    /// [`Self::endpoint`] parsed once (a URL that does not parse is refused per request).
+    url: Option<reqwest::Url>,
 }
 
 impl OpenAiProvider {
@@ -46,13 +48,16 @@ impl OpenAiProvider {
         temperature: Option<f32>,
         timeout: Duration,
     ) -> Self {
+        let base_url = base_url.into().trim_end_matches('/').to_string();
+        let url = reqwest::Url::parse(&format!("{base_url}/chat/completions")).ok();
         Self {
-            base_url: base_url.into().trim_end_matches('/').to_string(),
+            base_url,
             model: model.into(),
             api_key,
             temperature,
             timeout,
             client: transport::client(timeout),
+            url,
         }
     }
 
@@ -202,9 +207,11 @@ impl ChatProvider for OpenAiProvider {
 
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
         let body = self.encode_body(request);
-        let mut builder = self
-            .client
-            .post(self.endpoint())
+        let builder = match &self.url {
+            Some(url) => self.client.post(url.clone()),
+            None => self.client.post(self.endpoint()),
+        };
+        let mut builder = builder
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
