@@ -126,6 +126,8 @@ pub struct Agent {
     /// Downloads of attached files and whether the model sees pictures.
     pub(super) intake: super::inbound::FileIntake,
     ledger: Ledger,
+    /// Project-bound threads opened here: their inputs are queued without opening them again.
+    threads: super::thread_ids::ThreadIds,
 }
 
 /// What one streamed model call produced.
@@ -173,6 +175,7 @@ impl Agent {
             limiter: TurnLimiter::new(limits),
             context: ContextPolicy::default(),
             intake: super::inbound::FileIntake::default(),
+            threads: super::thread_ids::ThreadIds::default(),
         }
     }
 
@@ -318,7 +321,16 @@ impl Agent {
     async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
         Ok(match &input.action {
             InputAction::Message { mode, .. } | InputAction::MessageWithFiles { mode, .. } => {
-                Some(self.open_session(&input.key, *mode).await?.id)
+                // Opening a bound thread again without a mode would change nothing.
+                let known = mode.is_none().then(|| self.threads.get(&input.key));
+                match known.flatten() {
+                    Some(id) => Some(id),
+                    None => {
+                        let session = self.open_session(&input.key, *mode).await?;
+                        self.threads.remember(&session);
+                        Some(session.id)
+                    }
+                }
             }
             InputAction::Confirm {
                 action_id: Some(id),
@@ -386,7 +398,12 @@ impl Agent {
             Some(q) => (Some(q.started), Some(q.end)),
             None => (None, None),
         };
-        let queued_in = queued_in.filter(|s| s.session.key == input.key);
+        // A known thread whose session lost its project (the project was deleted) is opened
+        // again, so the channel's binding applies as it would have when it was queued.
+        let queued_in = queued_in.filter(|s| {
+            s.session.key == input.key
+                && (s.session.project_id.is_some() || !self.threads.forget(&input.key))
+        });
         let (session, pending_open) = match queued_in {
             Some(s) => (s.session, Some(s.pending_open)),
             None => (self.open_session(&input.key, mode).await?, None),

@@ -24,6 +24,7 @@ pub mod request;
 pub mod runner;
 pub mod session;
 pub mod summary;
+pub mod thread_ids;
 pub mod tool_router;
 pub mod window;
 

@@ -76,6 +76,8 @@ struct Harness {
     agent: Agent,
     store: Arc<dyn Store>,
     counter: Arc<AtomicUsize>,
+    /// The Postgres database, when the harness runs on one.
+    database_url: Option<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -96,6 +98,9 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
             env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
         }
     }
+    let database_url = matches!(db, Db::Postgres)
+        .then(|| env.get("DATABASE_URL").cloned())
+        .flatten();
     let config = Config::load(None, &env).unwrap();
     let store = sparky::app::connect_store(&config).await.unwrap();
     let provider = sparky::llm::resilient::build_provider(&config);
@@ -127,6 +132,7 @@ async fn harness(fake: &FakeLlm, db: Db) -> Harness {
         agent,
         store,
         counter,
+        database_url,
         _dir: dir,
     }
 }
@@ -739,6 +745,66 @@ async fn another_users_message_leaves_the_proposal_pending_sqlite() {
 #[tokio::test]
 async fn another_users_message_leaves_the_proposal_pending_postgres() {
     another_users_message_leaves_the_proposal_pending(Db::Postgres).await;
+}
+
+/// A bound thread's later inputs are queued under the session id known from its first one;
+/// when its project is deleted behind the bot's back and the channel bound to another, the
+/// next input still takes the channel's new project, as opening the thread would.
+#[tokio::test]
+async fn a_known_thread_whose_project_was_deleted_takes_the_channels_new_one() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Postgres).await;
+    let session = || async {
+        h.store
+            .open_session(&key(), Default::default(), None)
+            .await
+            .unwrap()
+    };
+    fake.push(Reply::Text("first".into()));
+    assert_eq!(
+        final_text(&run(&h, say("hello")).await).as_deref(),
+        Some("first")
+    );
+    let first = session()
+        .await
+        .project_id
+        .expect("bound to the channel's project");
+
+    let url = h.database_url.clone().expect("postgres");
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query("DELETE FROM projects WHERE id = $1")
+        .bind(first)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        session().await.project_id,
+        None,
+        "the session lost its project"
+    );
+    let second = h
+        .store
+        .create_project(
+            &sparky::project::Workspace::new("test", "w"),
+            "q",
+            Edition::Nec2023,
+        )
+        .await
+        .unwrap();
+    h.store
+        .bind_channel("test", "w", "c", second.id)
+        .await
+        .unwrap();
+
+    fake.push(Reply::Text("second".into()));
+    assert_eq!(
+        final_text(&run(&h, say("again")).await).as_deref(),
+        Some("second")
+    );
+    assert_eq!(session().await.project_id, Some(second.id));
+    // The turn ran with it: its request names the new project.
+    let request = fake.requests().last().expect("asked").to_string();
+    assert!(request.contains(r#"Project \"q\""#), "{request}");
 }
 
 #[tokio::test]
