@@ -13,6 +13,10 @@
 //! * an input that was started under a lease that lapsed (its process died mid-turn) is
 //!   closed and the thread is told.
 //!
+//! On a free thread, with a turn slot free, queueing the input also takes the lease and starts
+//! it (one statement); a turn that ends with an answer finishes its input and releases the
+//! lease in the statement that stores the answer (`TurnEnd`).
+//!
 //! The turns running in one process are bounded by `agent.max_concurrent_turns`, independent
 //! of the database pool; past it the user sees a "queued" status until a turn finishes.
 
