@@ -529,6 +529,13 @@ pub(crate) fn task_from(r: &impl RowExt) -> StoreResult<Task> {
     })
 }
 
+/// Removes an input from its session's inbox (`$1`: its id).
+pub(crate) const FINISH_INPUT: &str = "DELETE FROM session_inputs WHERE id = $1";
+
+/// Gives a session's lease up (`$1`: the session, `$2`: the owner it must still be).
+pub(crate) const RELEASE_LEASE: &str =
+    "UPDATE sessions SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2";
+
 pub(crate) fn session_from(r: &impl RowExt) -> StoreResult<Session> {
     session_named(r, "id", "created_at")
 }
@@ -704,8 +711,12 @@ macro_rules! impl_store {
                 messages: &[$crate::store::NewMessage],
                 audits: &[$crate::store::AuditEntry],
             ) -> $crate::store::StoreResult<()> {
-                self.backend_append_turn_step(session_id, messages, audits)
+                if messages.is_empty() && audits.is_empty() {
+                    return Ok(());
+                }
+                self.backend_write_turn(session_id, messages, audits, None)
                     .await
+                    .map(|_| ())
             }
 
             async fn end_turn(
@@ -715,7 +726,7 @@ macro_rules! impl_store {
                 audits: &[$crate::store::AuditEntry],
                 input: $crate::store::InputFinish<'_>,
             ) -> $crate::store::StoreResult<bool> {
-                self.backend_end_turn(session_id, messages, audits, input)
+                self.backend_write_turn(session_id, messages, audits, Some(input))
                     .await
             }
         }

@@ -195,15 +195,12 @@ macro_rules! impl_inbox {
                 }
 
                 async fn release_lease(&self, session_id: i64, owner: &str) -> StoreResult<bool> {
-                    let done = sqlx::query(
-                        "UPDATE sessions SET lease_owner = NULL, lease_until = NULL \
-                         WHERE id = $1 AND lease_owner = $2",
-                    )
-                    .bind(session_id)
-                    .bind(owner)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(db)?;
+                    let done = sqlx::query(RELEASE_LEASE)
+                        .bind(session_id)
+                        .bind(owner)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(db)?;
                     Ok(done.rows_affected() == 1)
                 }
 
@@ -288,7 +285,7 @@ macro_rules! impl_inbox {
                 }
 
                 async fn finish_input(&self, id: i64) -> StoreResult<()> {
-                    sqlx::query("DELETE FROM session_inputs WHERE id = $1")
+                    sqlx::query(FINISH_INPUT)
                         .bind(id)
                         .execute(&self.pool)
                         .await

@@ -4,7 +4,9 @@
 
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
-use super::common::{clean_opt, db, message_role, micros, now, violation, JsonText};
+use super::common::{
+    clean_opt, db, message_role, micros, now, violation, JsonText, FINISH_INPUT, RELEASE_LEASE,
+};
 use super::{AuditEntry, InputFinish, NewMessage, PostgresStore, SqliteStore, StoreResult};
 
 fn missing(session_id: i64) -> Option<String> {
@@ -69,37 +71,12 @@ fn open_cte(qb: &mut QueryBuilder<'_, Postgres>, first: &mut bool, name: &str) {
 }
 
 impl PostgresStore {
-    /// See [`Store::append_turn_step`](super::Store::append_turn_step).
-    pub(crate) async fn backend_append_turn_step(
-        &self,
-        session_id: i64,
-        messages: &[NewMessage],
-        audits: &[AuditEntry],
-    ) -> StoreResult<()> {
-        if messages.is_empty() && audits.is_empty() {
-            return Ok(());
-        }
-        self.write_turn(session_id, messages, audits, None)
-            .await
-            .map(|_| ())
-    }
-
-    /// See [`Store::end_turn`](super::Store::end_turn).
-    pub(crate) async fn backend_end_turn(
-        &self,
-        session_id: i64,
-        messages: &[NewMessage],
-        audits: &[AuditEntry],
-        input: InputFinish<'_>,
-    ) -> StoreResult<bool> {
-        self.write_turn(session_id, messages, audits, Some(input))
-            .await
-    }
-
-    /// One statement: every write but the last is a data-modifying `WITH` part, which
-    /// Postgres runs whether or not the last one reads it. The last is the lease's release
-    /// when there is one, so its row count says whether it was released.
-    async fn write_turn(
+    /// [`Store::append_turn_step`](super::Store::append_turn_step), and with `finish`
+    /// [`Store::end_turn`](super::Store::end_turn). One statement: every write but the last
+    /// is a data-modifying `WITH` part, which Postgres runs whether or not the last one reads
+    /// it. The last is the lease's release when there is one, so its row count says whether
+    /// it was released.
+    pub(crate) async fn backend_write_turn(
         &self,
         session_id: i64,
         messages: &[NewMessage],
@@ -161,34 +138,9 @@ impl PostgresStore {
 }
 
 impl SqliteStore {
-    /// See [`Store::append_turn_step`](super::Store::append_turn_step).
-    pub(crate) async fn backend_append_turn_step(
-        &self,
-        session_id: i64,
-        messages: &[NewMessage],
-        audits: &[AuditEntry],
-    ) -> StoreResult<()> {
-        if messages.is_empty() && audits.is_empty() {
-            return Ok(());
-        }
-        self.write_turn(session_id, messages, audits, None)
-            .await
-            .map(|_| ())
-    }
-
-    /// See [`Store::end_turn`](super::Store::end_turn).
-    pub(crate) async fn backend_end_turn(
-        &self,
-        session_id: i64,
-        messages: &[NewMessage],
-        audits: &[AuditEntry],
-        input: InputFinish<'_>,
-    ) -> StoreResult<bool> {
-        self.write_turn(session_id, messages, audits, Some(input))
-            .await
-    }
-
-    async fn write_turn(
+    /// [`Store::append_turn_step`](super::Store::append_turn_step), and with `finish`
+    /// [`Store::end_turn`](super::Store::end_turn), in one transaction.
+    pub(crate) async fn backend_write_turn(
         &self,
         session_id: i64,
         messages: &[NewMessage],
@@ -218,21 +170,18 @@ impl SqliteStore {
         }
         let mut released = false;
         if let Some(input) = finish {
-            sqlx::query("DELETE FROM session_inputs WHERE id = $1")
+            sqlx::query(FINISH_INPUT)
                 .bind(input.id)
                 .execute(&mut *tx)
                 .await
                 .map_err(db)?;
             if let Some(owner) = input.release_as {
-                let done = sqlx::query(
-                    "UPDATE sessions SET lease_owner = NULL, lease_until = NULL \
-                     WHERE id = $1 AND lease_owner = $2",
-                )
-                .bind(session_id)
-                .bind(owner)
-                .execute(&mut *tx)
-                .await
-                .map_err(db)?;
+                let done = sqlx::query(RELEASE_LEASE)
+                    .bind(session_id)
+                    .bind(owner)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
                 released = done.rows_affected() == 1;
             }
         }
