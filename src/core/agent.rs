@@ -32,7 +32,9 @@ use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
     ToolResult, Usage,
 };
-use crate::store::{ActionOrigin, AuditEntry, AuditKind, NewMessage, Store, StoreError};
+use crate::store::{
+    ActionOrigin, AuditEntry, AuditKind, NewMessage, QueuedQuestion, Store, StoreError,
+};
 use crate::tools::{RegisteredTool, ToolError, ToolRegistry};
 
 pub use super::gate::confirmers_text;
@@ -294,6 +296,17 @@ impl Agent {
     }
 
     async fn handle_inner(&self, input: Input, sink: &dyn EffectSink) -> Result<(), CoreError> {
+        if matches!(
+            input.action,
+            InputAction::Message { .. } | InputAction::MessageWithFiles { .. }
+        ) {
+            // Messages are counted as they arrive: one that is let in is answered, however
+            // long it then waits for its thread.
+            if let Err(message) = self.limiter.check(&input.key, &input.user) {
+                sink.emit(Effect::Error { message }).await;
+                return Ok(());
+            }
+        }
         if input.event_id.is_some() {
             // Old ids are forgotten as inputs arrive (at most once an hour).
             self.ledger.purge_if_due().await;
@@ -388,26 +401,41 @@ impl Agent {
         queued: Option<Queued<'_>>,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
-        if let Err(message) = self.limiter.check(&input.key, &input.user) {
-            sink.emit(Effect::Error { message }).await;
-            return Ok(());
-        }
         // A queued input's session was opened (its mode and binding applied) when it was
         // queued, and read again when the input started: no need to open it again.
         let (queued_in, end) = match queued {
             Some(q) => (Some(q.started), Some(q.end)),
             None => (None, None),
         };
+        // Stored as the input started (no proposal was waiting), the thread read with it.
+        let stored_at_start = queued_in.as_ref().is_some_and(|s| s.asked.is_some());
         // A known thread whose session lost its project (the project was deleted) is opened
         // again, so the channel's binding applies as it would have when it was queued.
         let queued_in = queued_in.filter(|s| {
             s.session.key == input.key
                 && (s.session.project_id.is_some() || !self.threads.forget(&input.key))
         });
-        let (session, pending_open) = match queued_in {
-            Some(s) => (s.session, Some(s.pending_open)),
-            None => (self.open_session(&input.key, mode).await?, None),
+        let (session, pending_open, asked) = match queued_in {
+            Some(s) => (s.session, Some(s.pending_open), s.asked),
+            None => (self.open_session(&input.key, mode).await?, None, None),
         };
+        if stored_at_start {
+            // Opened again (its project was gone), the thread is read again, question included.
+            let history = match asked {
+                Some(read) => super::window::TurnHistory::asked(&session, read),
+                None => super::window::TurnHistory::load(self.store.as_ref(), &session).await?,
+            };
+            return self
+                .run_model_from(
+                    &session,
+                    &input.user,
+                    &super::inbound::TurnFiles::default(),
+                    Some(history),
+                    end,
+                    sink,
+                )
+                .await;
+        }
         // Attached files are read now and reach the model in this turn only.
         let (text, files) = if files.is_empty() {
             (text, super::inbound::TurnFiles::default())
@@ -532,6 +560,23 @@ impl Agent {
         })
         .await;
         Ok(())
+    }
+
+    /// The question `input` stores as it starts, when it is a message for the model without
+    /// files (what [`Self::on_message`] would store first).
+    pub(super) fn question_at_start(&self, input: &Input) -> Option<QueuedQuestion> {
+        let InputAction::Message { text, .. } = &input.action else {
+            return None;
+        };
+        self.provider.as_ref()?;
+        Some(QueuedQuestion {
+            message: super::history::new_message(
+                &ChatMessage::user(text.clone()),
+                Some(input.user.clone()),
+                input.event_id.clone(),
+            ),
+            limit: super::window::SCAN_LIMIT,
+        })
     }
 
     pub(super) async fn append(

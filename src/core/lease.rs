@@ -126,6 +126,10 @@ impl Admission {
                     event_id: input.event_id.clone(),
                     action: encode(&input.action),
                     waiter_until: self.lease_until(),
+                    // Stored only if the input starts now, so only asked for then.
+                    question: permit
+                        .as_ref()
+                        .and_then(|_| agent.question_at_start(&input)),
                 },
                 &owner,
                 self.lease_until(),

@@ -8,14 +8,14 @@ use std::collections::HashSet;
 
 use crate::domain::digest::clip;
 use crate::llm::{ChatMessage, ToolResult};
-use crate::store::{NewMessage, Store, StoreResult, StoredMessage};
+use crate::store::{AskedThread, NewMessage, Store, StoreResult, StoredMessage};
 
 use super::history::PastMessage;
 
 use super::session::Session;
 
 /// How many stored messages are considered at most when building a window.
-const SCAN_LIMIT: usize = 400;
+pub(super) const SCAN_LIMIT: usize = 400;
 /// Upper bound on the running summary's length in characters.
 const SUMMARY_LIMIT: usize = 4000;
 /// A window that must roll keeps only this share of its budget, so the summary (a model
@@ -77,9 +77,14 @@ impl TurnHistory {
         let asked = store
             .append_and_recent(session.id, question, session.summarized_through, SCAN_LIMIT)
             .await?;
+        Ok(Self::asked(session, asked))
+    }
+
+    /// The thread as a statement that stored the question read it back.
+    pub fn asked(session: &Session, asked: AskedThread) -> Self {
         let mut read = Self::of(session, asked.messages);
         read.project_revision = asked.project_revision;
-        Ok(read)
+        read
     }
 
     fn of(session: &Session, stored: Vec<StoredMessage>) -> Self {

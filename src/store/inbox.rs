@@ -41,6 +41,9 @@ pub struct StartedInput {
     /// While the thread's lease is held no other input of the thread adds one, so `false`
     /// stays true for the turn.
     pub pending_open: bool,
+    /// The input's question stored and the thread read back with it, when the input was
+    /// queued with one ([`NewQueuedInput::question`]) and no proposal was waiting.
+    pub asked: Option<super::AskedThread>,
 }
 
 /// The queued input a turn answers, finished by the turn's last write

@@ -10,17 +10,61 @@ use sqlx::postgres::PgRow;
 use sqlx::Row;
 
 use super::common::{
-    clean_opt, clean_text, db, db_json, micros, now, queued_input_from, session_from,
-    session_named, violation, RowExt,
+    clean_opt, clean_text, db, db_json, limit, message_role, micros, now, queued_input_from,
+    session_from, session_named, violation, RowExt,
 };
+use super::json_text::JsonText;
 use super::{
-    Enqueued, InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore, QueuedInput,
-    SessionStore, SqliteStore, StartedInput, StoreResult,
+    AskedThread, Enqueued, InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore,
+    QueuedInput, SessionStore, SqliteStore, StartedInput, StoreError, StoreResult, StoredMessage,
 };
 use chrono::{DateTime, Utc};
 
 fn missing_session(input: &NewQueuedInput) -> Option<String> {
     Some(format!("session {} does not exist", input.session_id))
+}
+
+/// The thread read back with a question stored at its input's start, from the started row's
+/// arrays; `None` when nothing was stored (a proposal was waiting).
+fn asked_thread(row: &PgRow, session_id: i64) -> StoreResult<Option<AskedThread>> {
+    let Some(ids) = row
+        .try_get::<Option<Vec<i64>>, _>("asked_ids")
+        .map_err(db)?
+    else {
+        return Ok(None);
+    };
+    let contents: Vec<String> = row.try_get("asked_contents").map_err(db)?;
+    let authors: Vec<Option<String>> = row.try_get("asked_authors").map_err(db)?;
+    let tokens: Vec<i64> = row.try_get("asked_tokens").map_err(db)?;
+    let created: Vec<DateTime<Utc>> = row.try_get("asked_created").map_err(db)?;
+    let n = ids.len();
+    if [contents.len(), authors.len(), tokens.len(), created.len()] != [n; 4] {
+        return Err(StoreError::Corrupt(
+            "the thread read with a question came back uneven".into(),
+        ));
+    }
+    let messages = ids
+        .into_iter()
+        .zip(contents)
+        .zip(authors.into_iter().zip(tokens.into_iter().zip(created)))
+        .map(|((id, content), (author, (tokens, created_at)))| {
+            Ok(StoredMessage {
+                id,
+                session_id,
+                message: serde_json::from_str(&content)
+                    .map_err(|e| StoreError::Corrupt(format!("message {id}: {e}")))?,
+                author,
+                tokens,
+                created_at,
+            })
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    let project: Option<i64> = row.try_get("seen_project").map_err(db)?;
+    let revision: Option<i64> = row.try_get("seen_revision").map_err(db)?;
+    Ok(Some(AskedThread {
+        messages,
+        project_revision: project.zip(revision),
+    }))
 }
 
 impl PostgresStore {
@@ -88,6 +132,36 @@ impl PostgresStore {
         } else {
             " WHERE EXISTS (SELECT 1 FROM claimed)"
         };
+        // With a question: stored when the input starts with no proposal waiting, and the
+        // thread read back with it (as `append_and_recent`), in the started row's arrays.
+        let (ask, asked) = if input.question.is_some() {
+            (
+                ", added AS (INSERT INTO messages (session_id, role, content, author, event_id, \
+                 tokens, created_at) SELECT $1, $12, $13, $14, $15, $16, $17 FROM started \
+                 WHERE NOT pending_open RETURNING *), \
+                 recent AS (SELECT m.* FROM messages m, started s WHERE m.session_id = $1 \
+                 AND NOT s.pending_open AND m.id > s.summarized_through \
+                 ORDER BY m.id DESC LIMIT $18), \
+                 thread AS (SELECT * FROM recent UNION ALL SELECT * FROM added), \
+                 asked AS (SELECT array_agg(id ORDER BY id) AS asked_ids, \
+                 array_agg(content::text ORDER BY id) AS asked_contents, \
+                 array_agg(author ORDER BY id) AS asked_authors, \
+                 array_agg(tokens ORDER BY id) AS asked_tokens, \
+                 array_agg(created_at ORDER BY id) AS asked_created, \
+                 (SELECT p.id FROM started s JOIN projects p ON p.id = s.project_id) \
+                 AS seen_project, \
+                 (SELECT p.revision FROM started s JOIN projects p ON p.id = s.project_id) \
+                 AS seen_revision FROM thread)",
+                ", a.*",
+            )
+        } else {
+            ("", "")
+        };
+        let asked_join = if asked.is_empty() {
+            ""
+        } else {
+            " LEFT JOIN asked a ON true"
+        };
         let sql = format!(
             "WITH {claim}\
              taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1\
@@ -105,10 +179,11 @@ impl PostgresStore {
              t.project_id, t.summary, t.summarized_through, t.created_at AS session_created_at, \
              EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = t.id \
              AND p.state = 'pending') AS pending_open \
-             FROM taken t WHERE (SELECT now FROM starts)) \
-             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.*, s.* \
-             FROM queued q LEFT JOIN started s ON true \
-             UNION ALL SELECT true, true, o.*, s.* FROM oldest o LEFT JOIN started s ON true"
+             FROM taken t WHERE (SELECT now FROM starts)){ask} \
+             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.*, s.*{asked} \
+             FROM queued q LEFT JOIN started s ON true{asked_join} \
+             UNION ALL SELECT true, true, o.*, s.*{asked} FROM oldest o LEFT JOIN started s ON true\
+             {asked_join}"
         );
         let mut query = sqlx::query(&sql)
             .bind(input.session_id)
@@ -120,9 +195,17 @@ impl PostgresStore {
             .bind(owner)
             .bind(micros(until))
             .bind(micros(at))
-            .bind(start);
-        if input.event_id.is_some() {
-            query = query.bind(&input.platform);
+            .bind(start)
+            .bind(&input.platform);
+        if let Some(q) = &input.question {
+            query = query
+                .bind(message_role(&q.message.message))
+                .bind(JsonText::of(&q.message.message)?)
+                .bind(clean_opt(&q.message.author))
+                .bind(clean_opt(&q.message.event_id))
+                .bind(q.message.tokens)
+                .bind(now())
+                .bind(limit(q.limit.saturating_sub(1)));
         }
         let rows: Vec<PgRow> = query
             .fetch_all(self.pool())
@@ -140,9 +223,15 @@ impl PostgresStore {
             taken = row.try_get::<bool, _>("lease_taken").map_err(db)?;
             let queued = queued_input_from(row)?;
             if queued.running {
+                let session = session_named(row, "session_id", "session_created_at")?;
+                let asked = match input.question {
+                    Some(_) => asked_thread(row, session.id)?,
+                    None => None,
+                };
                 started = Some(StartedInput {
-                    session: session_named(row, "session_id", "session_created_at")?,
+                    session,
                     pending_open: row.try_get("pending_open").map_err(db)?,
+                    asked,
                 });
             }
             mine = Some(queued);
@@ -216,6 +305,7 @@ impl PostgresStore {
             Ok(StartedInput {
                 session: session_from(&r)?,
                 pending_open: r.try_get("pending_open").map_err(db)?,
+                asked: None,
             })
         })
         .transpose()
@@ -260,11 +350,24 @@ impl SqliteStore {
             .take_lease_and_next(input.session_id, owner, until, at)
             .await?;
         let first = matches!(&lease, LeaseTaken::Taken { next: Some(n) } if n.id == mine.id);
-        let started = if start && first {
+        let mut started = if start && first {
             self.start_input_with_session(mine.id).await?
         } else {
             None
         };
+        if let (Some(s), Some(q)) = (started.as_mut(), &input.question) {
+            if !s.pending_open {
+                s.asked = Some(
+                    self.append_and_recent(
+                        s.session.id,
+                        &q.message,
+                        s.session.summarized_through,
+                        q.limit,
+                    )
+                    .await?,
+                );
+            }
+        }
         mine.running = started.is_some();
         let lease = match lease {
             LeaseTaken::Taken { next: Some(n) } if n.id == mine.id => LeaseTaken::Taken {
@@ -356,6 +459,7 @@ impl SqliteStore {
         Ok(Some(StartedInput {
             session,
             pending_open,
+            asked: None,
         }))
     }
 

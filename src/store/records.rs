@@ -464,6 +464,20 @@ pub struct NewQueuedInput {
     pub action: serde_json::Value,
     /// Until when its waiter is known to be alive.
     pub waiter_until: DateTime<Utc>,
+    /// The person's message, stored when the input starts as it is queued with no proposal
+    /// waiting in the thread; the thread is then read back with it
+    /// ([`StartedInput::asked`](super::StartedInput::asked)).
+    pub question: Option<QueuedQuestion>,
+}
+
+/// A message stored with its input's start, and how much of the thread to read back with it
+/// (as [`SessionStore::append_and_recent`](super::SessionStore::append_and_recent) does).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedQuestion {
+    /// The message.
+    pub message: NewMessage,
+    /// Messages read back at most, the question included.
+    pub limit: usize,
 }
 
 /// An input waiting (or running) in a session's inbox; the oldest is taken first.

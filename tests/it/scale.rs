@@ -399,6 +399,7 @@ async fn a_dead_process_leaves_nothing_stuck(db: Db) {
         event_id: None,
         action: json!({"kind": "message", "text": text}),
         waiter_until: now + chrono::Duration::seconds(waiter_secs),
+        question: None,
     };
     let interrupted = h
         .store
@@ -491,6 +492,7 @@ async fn recovery_closes_turns_nobody_waits_for() {
             event_id: None,
             action: json!({"kind": "message", "text": "hello"}),
             waiter_until: now + chrono::Duration::seconds(30),
+            question: None,
         })
         .await
         .expect("enqueue")

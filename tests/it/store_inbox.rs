@@ -6,9 +6,10 @@ use crate::support::db;
 use std::sync::Arc;
 
 use chrono::Utc;
-use db::{key, TestDb};
+use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
 use sparky::core::session::Mode;
-use sparky::store::{LeaseTaken, NewQueuedInput, Store};
+use sparky::nec::units::Edition;
+use sparky::store::{LeaseTaken, NewQueuedInput, QueuedQuestion, Store};
 
 /// A lease is one owner's at a time, on every store of the database, until it is released
 /// or lapses.
@@ -81,6 +82,7 @@ fn queued(session_id: i64, text: &str, event: Option<&str>, waiter_secs: i64) ->
         event_id: event.map(str::to_string),
         action: serde_json::json!({"kind": "message", "text": text}),
         waiter_until: Utc::now() + chrono::Duration::seconds(waiter_secs),
+        question: None,
     }
 }
 
@@ -422,11 +424,130 @@ async fn a_free_thread_starts_the_input_as_it_is_queued(db: TestDb) {
     assert!(five.started.expect("started").pending_open);
 }
 
+/// A question queued with its input is stored when the input starts (no proposal waiting),
+/// and the thread comes back with it as `append_and_recent` reads it; an input that waits,
+/// or finds a proposal waiting, stores nothing.
+async fn a_question_is_stored_as_its_input_starts(db: TestDb) {
+    let store = db.store();
+    let p = store
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Asked",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    let s = store
+        .open_session(&key("asked at start"), Mode::General, Some(p.id))
+        .await
+        .expect("open");
+    let m1 = store
+        .append_message(s.id, &user_msg("first"))
+        .await
+        .expect("m1");
+    store
+        .append_message(s.id, &tool_call_msg("call_1"))
+        .await
+        .expect("m2");
+    store
+        .append_message(s.id, &tool_result_msg("call_1"))
+        .await
+        .expect("m3");
+    store
+        .set_session_summary(s.id, "earlier", m1.id)
+        .await
+        .expect("summary");
+    let with_question = |text: &str, event: &str, limit: usize| {
+        let mut q = queued(s.id, text, Some(event), 30);
+        let mut message = user_msg(text);
+        message.event_id = Some(event.to_string());
+        q.question = Some(QueuedQuestion { message, limit });
+        q
+    };
+    let now = Utc::now();
+    let until = now + chrono::Duration::seconds(30);
+    let one = store
+        .enqueue_and_start(
+            &with_question("and the feeders?", "EvQ1", 2),
+            "a",
+            until,
+            now,
+            true,
+        )
+        .await
+        .expect("one")
+        .expect("queued");
+    let asked = one.started.expect("started").asked.expect("stored");
+    let thread = store.recent_messages(s.id, m1.id, 2).await.expect("read");
+    assert_eq!(asked.messages, thread, "the newest two after the summary");
+    let q = thread.last().expect("question");
+    assert_eq!(q.message, user_msg("and the feeders?").message);
+    assert_eq!(q.author.as_deref(), Some("U1"));
+    match db.backend() {
+        sparky::store::Backend::Postgres => {
+            let (project, revision) = asked.project_revision.expect("read with the thread");
+            assert_eq!(project, p.id);
+            assert_eq!(
+                store
+                    .load_project_seen(p.id, Some(revision))
+                    .await
+                    .expect("read at it"),
+                store.load_project(p.id).await.expect("read")
+            );
+        }
+        sparky::store::Backend::Sqlite => assert_eq!(asked.project_revision, None),
+    }
+    store.finish_input(one.input.id).await.expect("finish");
+    assert!(store.release_lease(s.id, "a").await.expect("release"));
+
+    // Without a turn slot: not started, nothing stored.
+    let two = store
+        .enqueue_and_start(&with_question("two", "EvQ2", 10), "b", until, now, false)
+        .await
+        .expect("two")
+        .expect("queued");
+    assert!(two.started.is_none());
+    assert_eq!(
+        store
+            .recent_messages(s.id, 0, 100)
+            .await
+            .expect("all")
+            .len(),
+        4,
+        "nothing stored"
+    );
+    store.finish_input(two.input.id).await.expect("finish two");
+    assert!(store.release_lease(s.id, "b").await.expect("release b"));
+
+    // A proposal waiting: started, the question left to the turn.
+    store
+        .create_pending(&db::new_pending("asked-pending", s.id))
+        .await
+        .expect("pending");
+    let three = store
+        .enqueue_and_start(&with_question("three", "EvQ3", 10), "c", until, now, true)
+        .await
+        .expect("three")
+        .expect("queued");
+    let started = three.started.expect("started");
+    assert!(started.pending_open && started.asked.is_none());
+    assert_eq!(
+        store
+            .recent_messages(s.id, 0, 100)
+            .await
+            .expect("all")
+            .len(),
+        4,
+        "nothing stored"
+    );
+}
+
 db::both_backends!(
     leases_are_exclusive_and_lapse,
     leases_hold_across_stores,
     inbox_keeps_order_and_drops_redeliveries,
     queueing_tries_the_lease_at_once,
     a_free_thread_starts_the_input_as_it_is_queued,
+    a_question_is_stored_as_its_input_starts,
     orphaned_threads_are_found,
 );

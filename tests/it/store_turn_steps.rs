@@ -22,6 +22,7 @@ fn queued(session_id: i64, text: &str, event: Option<&str>) -> NewQueuedInput {
         event_id: event.map(str::to_string),
         action: serde_json::json!({"kind": "message", "text": text}),
         waiter_until: Utc::now() + chrono::Duration::seconds(30),
+        question: None,
     }
 }
 
