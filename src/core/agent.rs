@@ -935,7 +935,7 @@ impl Agent {
             tool: Some("model_turn".into()),
             action_id: None,
             args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
+            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}).into(),
             is_error: false,
             duration_ms: 0,
             at: Utc::now(),

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::modes;
 use super::session::Mode;
+use crate::domain::tool_output::ToolOutput;
 use crate::llm::{ToolCall, ToolResult};
 use crate::store::{AuditEntry, AuditKind, Store, StoreError};
 use crate::tools::{
@@ -106,11 +107,12 @@ impl ToolRunner {
             Ok(v) => (v, false),
             Err(e) => (e.to_json(), true),
         };
+        let content = ToolOutput::from(content);
         let entry = audit_entry(who, &call.name, args, &content, is_error, started);
         let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: content.into(),
+            content,
             is_error,
         };
         (result, entry)
@@ -139,7 +141,14 @@ impl ToolRunner {
             }
         };
         if let Err(e) = &outcome {
-            let entry = audit_entry(who, &call.name, args.clone(), &e.to_json(), true, started);
+            let entry = audit_entry(
+                who,
+                &call.name,
+                args.clone(),
+                &e.to_json().into(),
+                true,
+                started,
+            );
             self.write_audit(&entry).await;
         }
         outcome
@@ -163,7 +172,7 @@ impl ToolRunner {
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({"raw": call.arguments})),
-                result: error.to_json(),
+                result: error.to_json().into(),
                 is_error: true,
                 duration_ms: 0,
                 at: Utc::now(),
@@ -212,7 +221,7 @@ fn audit_entry(
     who: RunFor<'_>,
     tool: &str,
     args: Value,
-    result: &Value,
+    result: &ToolOutput,
     is_error: bool,
     started: Instant,
 ) -> AuditEntry {

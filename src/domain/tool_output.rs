@@ -31,14 +31,15 @@ struct Inner {
 impl ToolOutput {
     /// The value as compact JSON text.
     pub fn json(&self) -> &str {
-        self.0
-            .json
-            .get_or_init(|| {
-                // Writing a `Value` cannot fail; the fallback is never taken.
-                serde_json::value::to_raw_value(self.value())
-                    .unwrap_or_else(|_| RawValue::NULL.to_owned())
-            })
-            .get()
+        self.json_raw().get()
+    }
+
+    fn json_raw(&self) -> &RawValue {
+        self.0.json.get_or_init(|| {
+            // Writing a `Value` cannot fail; the fallback is never taken.
+            serde_json::value::to_raw_value(self.value())
+                .unwrap_or_else(|_| RawValue::NULL.to_owned())
+        })
     }
 
     /// The value.
@@ -147,13 +148,13 @@ impl std::fmt::Debug for ToolOutput {
 
 impl Serialize for ToolOutput {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match (self.0.value.get(), self.0.json.get()) {
-            (Some(value), _) => value.serialize(s),
-            // Kept as text only: written as that text (JSON serialisers only, as are all of
-            // this crate's).
-            (None, Some(raw)) => raw.serialize(s),
-            (None, None) => Value::Null.serialize(s),
+        // Written as its text, worked out once for every copy that writes it (the history
+        // and the audit row share a result): JSON serialisers only, as are all of this
+        // crate's.
+        if self.0.value.get().is_none() && self.0.json.get().is_none() {
+            return Value::Null.serialize(s);
         }
+        self.json_raw().serialize(s)
     }
 }
 
