@@ -10,7 +10,6 @@ pub mod allow;
 pub mod cards;
 pub mod commands;
 pub mod context;
-pub mod digests;
 pub mod effects;
 pub mod gate;
 pub mod history;

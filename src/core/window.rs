@@ -10,7 +10,6 @@ use crate::domain::digest::clip;
 use crate::llm::{ChatMessage, ToolResult};
 use crate::store::{AskedThread, NewMessage, Store, StoreResult, StoredMessage};
 
-use super::digests::{Digests, MessageDigests};
 use super::history::PastMessage;
 
 use super::session::Session;
@@ -108,39 +107,13 @@ impl TurnHistory {
     /// digests only (what [`digest_old_results`] sends of them), so a turn does not hold
     /// whole results it will never send. Token estimates stay those of the stored messages,
     /// so the window rolls at the same points.
-    /// A stored message's digests are taken from `known` when they were worked out before,
-    /// and kept there when not.
-    pub fn digest_old_results(&mut self, keep_turns: usize, known: &Digests) {
+    pub fn digest_old_results(&mut self, keep_turns: usize) {
         let Some(boundary) = user_boundary(self.stored.iter().map(|p| &p.message), keep_turns)
         else {
             return;
         };
         for past in &mut self.stored[..boundary] {
-            let ChatMessage::Tool { results } = &mut past.message else {
-                continue;
-            };
-            let stored = past.id > 0;
-            let digests = match known
-                .get(past.id)
-                .filter(|d| stored && d.len() == results.len())
-            {
-                Some(found) => found,
-                None => {
-                    let worked_out: MessageDigests = results
-                        .iter()
-                        .map(|r| r.content.digest().cloned())
-                        .collect();
-                    if stored {
-                        known.put(past.id, worked_out.clone());
-                    }
-                    worked_out
-                }
-            };
-            for (r, d) in results.iter_mut().zip(digests.iter()) {
-                if let Some(d) = d {
-                    r.content = d.clone();
-                }
-            }
+            digest_results(&mut past.message);
         }
     }
 
@@ -645,7 +618,7 @@ mod tests {
                 .collect(),
         };
         let tokens: Vec<usize> = history.stored.iter().map(|p| p.tokens).collect();
-        history.digest_old_results(2, &Digests::default());
+        history.digest_old_results(2);
         let ChatMessage::Tool { results } = &history.stored[2].message else {
             panic!("expected results")
         };
@@ -670,35 +643,6 @@ mod tests {
             sent_after, sent_before,
             "requests send what they sent before"
         );
-
-        // A stored message's digests are worked out once: the next read of the thread takes
-        // them from the process's digests by id (a marker put there shows it).
-        let known = Digests::default();
-        let read = || TurnHistory {
-            session_id: 1,
-            summary: String::new(),
-            project_revision: None,
-            stored: all
-                .iter()
-                .enumerate()
-                .map(|(i, m)| stored(i as i64 + 1, m.clone()))
-                .collect(),
-        };
-        let mut first = read();
-        first.digest_old_results(2, &known);
-        let kept = known.get(3).expect("kept by id");
-        assert_eq!(
-            kept[0].as_ref().map(|d| d["digest"].clone()),
-            Some(DIGEST_NOTE.into())
-        );
-        let marker = crate::domain::tool_output::ToolOutput::from(serde_json::json!({"m": 1}));
-        known.put(3, std::sync::Arc::from(vec![Some(marker.clone())]));
-        let mut second = read();
-        second.digest_old_results(2, &known);
-        let ChatMessage::Tool { results } = &second.stored[2].message else {
-            panic!("expected results")
-        };
-        assert_eq!(results[0].content, marker);
     }
 
     #[test]
