@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::digest::{digest, is_digest, DIGEST_OVER};
+use super::digest::{is_digest, mark, shorten, shorten_json, DIGEST_OVER};
 
 /// A tool's result (a JSON value). Clones share it. It is kept as the value, as its compact
 /// JSON text, or both, each worked out from the other on first use: a result read back from
@@ -68,11 +68,21 @@ impl ToolOutput {
         self.0
             .digest
             .get_or_init(|| {
-                // The length first: it reads the kept text, where the marker needs the value.
-                if self.json().len() <= DIGEST_OVER || is_digest(self.value()) {
+                // The length first: it reads the kept text, where the rest needs the value.
+                if self.json().len() <= DIGEST_OVER {
                     return None;
                 }
-                Some(Self::digest_of(digest(self.value())))
+                // A result kept as text only (read back from history) is shortened from the
+                // text, without reading all of it into a value.
+                let short = match self.0.value.get() {
+                    Some(value) => shorten(value),
+                    None => shorten_json(self.json()).unwrap_or_else(|| shorten(self.value())),
+                };
+                // A digest keeps its marker, so it shows in the shortened form.
+                if is_digest(&short) {
+                    return None;
+                }
+                Some(Self::digest_of(mark(short)))
             })
             .as_ref()
     }
