@@ -844,11 +844,10 @@ impl Agent {
                                 text: format!("running {}", call.name),
                             })
                             .await;
-                            let (mut r, audit) = self
+                            let (mut r, mut audit) = self
                                 .runner
                                 .run_read_deferred(call, tool, validated.args, &ctx, who)
                                 .await;
-                            audits.push(audit);
                             // A file goes to the thread, never into the history or the model.
                             if let Some(file) = super::attachment::take_attachment(r.content.make_mut()) {
                                 sink.emit(Effect::File { file }).await;
@@ -857,12 +856,19 @@ impl Agent {
                             if !r.is_error {
                                 super::untrusted::fence_tool_result(r.content.make_mut());
                             }
+                            // Until it is written, the audit row keeps the result as text.
+                            audit.result = audit.result.into_text();
+                            audits.push(audit);
                             cache.insert(cache_key, r.call_id.clone());
                             r
                         }
                     };
                     collect_citations(&result.content, &mut citations);
-                    results.push(result);
+                    // The rest of the turn sends and stores the result as text.
+                    results.push(ToolResult {
+                        content: result.content.into_text(),
+                        ..result
+                    });
                 }
 
                 if !writes.is_empty() {

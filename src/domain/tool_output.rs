@@ -109,6 +109,33 @@ impl ToolOutput {
         inner.value.get_mut().expect("the value was just read")
     }
 
+    /// The result kept as its text only, its value dropped (read again from the text if
+    /// something asks for it): what a turn keeps of a result once it has looked inside it,
+    /// while it waits on the model with the result in hand.
+    pub fn into_text(self) -> Self {
+        self.json();
+        match Arc::try_unwrap(self.0) {
+            Ok(mut inner) => {
+                inner.value = OnceLock::new();
+                Self(Arc::new(inner))
+            }
+            // Shared: the others keep the value; this copy keeps the text.
+            Err(shared) => {
+                let out = from_raw(
+                    shared
+                        .json
+                        .get()
+                        .cloned()
+                        .unwrap_or_else(|| RawValue::NULL.to_owned()),
+                );
+                if let Some(q) = shared.quoted.get() {
+                    let _ = out.0.quoted.set(q.clone());
+                }
+                out
+            }
+        }
+    }
+
     /// The value itself (copied only when it is shared).
     pub fn into_value(self) -> Value {
         self.value();
@@ -196,6 +223,24 @@ fn from_raw(raw: Box<RawValue>) -> ToolOutput {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_result_kept_as_text_reads_the_same() {
+        let v = json!({"panel": "LP-1", "rows": [1, 2, 3]});
+        let alone = ToolOutput::from(v.clone()).into_text();
+        assert!(alone.0.value.get().is_none(), "the value is dropped");
+        assert_eq!(alone.json(), r#"{"panel":"LP-1","rows":[1,2,3]}"#);
+        assert_eq!(*alone, v, "and read again when asked for");
+        let shared = ToolOutput::from(v.clone());
+        let _quoted = shared.json_quoted();
+        let text = shared.clone().into_text();
+        assert!(
+            shared.0.value.get().is_some(),
+            "the other copy keeps its value"
+        );
+        assert_eq!(text.json_quoted().get(), shared.json_quoted().get());
+        assert_eq!(*text, v);
+    }
 
     #[test]
     fn text_follows_the_value() {

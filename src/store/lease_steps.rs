@@ -33,7 +33,10 @@ fn asked_thread(row: &PgRow, session_id: i64) -> StoreResult<Option<AskedThread>
     else {
         return Ok(None);
     };
-    let contents: Vec<String> = row.try_get("asked_contents").map_err(db)?;
+    // One JSON array of the messages as stored, read in place (no copy of each message).
+    let contents: &str = row.try_get("asked_contents").map_err(db)?;
+    let contents: Vec<crate::domain::message::MessageRecord> = serde_json::from_str(contents)
+        .map_err(|e| StoreError::Corrupt(format!("the thread read with a question: {e}")))?;
     let authors: Vec<Option<String>> = row.try_get("asked_authors").map_err(db)?;
     let tokens: Vec<i64> = row.try_get("asked_tokens").map_err(db)?;
     let created: Vec<DateTime<Utc>> = row.try_get("asked_created").map_err(db)?;
@@ -47,18 +50,17 @@ fn asked_thread(row: &PgRow, session_id: i64) -> StoreResult<Option<AskedThread>
         .into_iter()
         .zip(contents)
         .zip(authors.into_iter().zip(tokens.into_iter().zip(created)))
-        .map(|((id, content), (author, (tokens, created_at)))| {
-            Ok(StoredMessage {
+        .map(
+            |((id, content), (author, (tokens, created_at)))| StoredMessage {
                 id,
                 session_id,
-                message: serde_json::from_str(&content)
-                    .map_err(|e| StoreError::Corrupt(format!("message {id}: {e}")))?,
+                message: content,
                 author,
                 tokens,
                 created_at,
-            })
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
+            },
+        )
+        .collect();
     let project: Option<i64> = row.try_get("seen_project").map_err(db)?;
     let revision: Option<i64> = row.try_get("seen_revision").map_err(db)?;
     Ok(Some(AskedThread {
@@ -144,7 +146,7 @@ impl PostgresStore {
                  ORDER BY m.id DESC LIMIT $18), \
                  thread AS (SELECT * FROM recent UNION ALL SELECT * FROM added), \
                  asked AS (SELECT array_agg(id ORDER BY id) AS asked_ids, \
-                 array_agg(content::text ORDER BY id) AS asked_contents, \
+                 json_agg(content ORDER BY id)::text AS asked_contents, \
                  array_agg(author ORDER BY id) AS asked_authors, \
                  array_agg(tokens ORDER BY id) AS asked_tokens, \
                  array_agg(created_at ORDER BY id) AS asked_created, \
