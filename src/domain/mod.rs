@@ -6,6 +6,7 @@
 //! other to name it.
 
 pub mod digest;
+pub mod digest_text;
 pub mod message;
 pub mod policy;
 pub mod session;

@@ -7,7 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::digest::{is_digest, mark, shorten, shorten_json, DIGEST_OVER};
+use super::digest::{is_digest, mark, shorten, DIGEST_OVER};
+use super::digest_text::{digest_text, TextDigest};
 
 /// A tool's result (a JSON value). Clones share it. It is kept as the value, as its compact
 /// JSON text, or both, each worked out from the other on first use: a result read back from
@@ -72,11 +73,22 @@ impl ToolOutput {
                 if self.json().len() <= DIGEST_OVER {
                     return None;
                 }
-                // A result kept as text only (read back from history) is shortened from the
-                // text, without reading all of it into a value.
+                // A result kept as text only (read back from history) is digested from the
+                // text, without reading it into a value.
                 let short = match self.0.value.get() {
                     Some(value) => shorten(value),
-                    None => shorten_json(self.json()).unwrap_or_else(|| shorten(self.value())),
+                    None => match digest_text(self.json()) {
+                        Some(TextDigest::Already) => return None,
+                        Some(TextDigest::Digest(text)) => match RawValue::from_string(text) {
+                            Ok(raw) => {
+                                let out = from_raw(raw);
+                                let _ = out.0.digest.set(None);
+                                return Some(out);
+                            }
+                            Err(_) => shorten(self.value()),
+                        },
+                        None => shorten(self.value()),
+                    },
                 };
                 // A digest keeps its marker, so it shows in the shortened form.
                 if is_digest(&short) {
