@@ -848,6 +848,10 @@ impl Agent {
                                 .runner
                                 .run_read_deferred(call, tool, validated.args, &ctx, who)
                                 .await;
+                            // Until it is written, the audit row keeps the result as text (taken
+                            // before the result is changed below, which then needs no copy).
+                            audit.result = audit.result.into_text();
+                            audits.push(audit);
                             // A file goes to the thread, never into the history or the model.
                             if let Some(file) = super::attachment::take_attachment(r.content.make_mut()) {
                                 sink.emit(Effect::File { file }).await;
@@ -856,9 +860,6 @@ impl Agent {
                             if !r.is_error {
                                 super::untrusted::fence_tool_result(r.content.make_mut());
                             }
-                            // Until it is written, the audit row keeps the result as text.
-                            audit.result = audit.result.into_text();
-                            audits.push(audit);
                             cache.insert(cache_key, r.call_id.clone());
                             r
                         }
