@@ -14,7 +14,8 @@
 //!   closed and the thread is told.
 //!
 //! On a free thread, with a turn slot free, queueing the input also takes the lease and starts
-//! it (one statement); a turn that ends with an answer finishes its input and releases the
+//! it (one statement), and for a message to the model with no proposal waiting, stores its
+//! question and reads the thread back with it; a turn that ends with an answer finishes its input and releases the
 //! lease in the statement that stores the answer (`TurnEnd`).
 //!
 //! The turns running in one process are bounded by `agent.max_concurrent_turns`, independent
