@@ -6,7 +6,7 @@ use crate::support::db;
 use std::sync::Arc;
 
 use chrono::Utc;
-use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
+use db::{key, user_msg, TestDb};
 use sparky::core::session::Mode;
 use sparky::nec::units::Edition;
 use sparky::store::{LeaseTaken, NewQueuedInput, QueuedQuestion, Store};
@@ -441,18 +441,7 @@ async fn a_question_is_stored_as_its_input_starts(db: TestDb) {
         .open_session(&key("asked at start"), Mode::General, Some(p.id))
         .await
         .expect("open");
-    let m1 = store
-        .append_message(s.id, &user_msg("first"))
-        .await
-        .expect("m1");
-    store
-        .append_message(s.id, &tool_call_msg("call_1"))
-        .await
-        .expect("m2");
-    store
-        .append_message(s.id, &tool_result_msg("call_1"))
-        .await
-        .expect("m3");
+    let [m1, _, _] = db::append_tool_turn(store.as_ref(), s.id, "first").await;
     store
         .set_session_summary(s.id, "earlier", m1.id)
         .await

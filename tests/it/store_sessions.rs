@@ -222,18 +222,7 @@ async fn a_question_is_stored_with_its_window(db: TestDb) {
         .open_session(&key("asked"), Mode::General, None)
         .await
         .expect("open");
-    let m1 = store
-        .append_message(s.id, &user_msg("first"))
-        .await
-        .expect("m1");
-    let m2 = store
-        .append_message(s.id, &tool_call_msg("call_1"))
-        .await
-        .expect("m2");
-    let m3 = store
-        .append_message(s.id, &tool_result_msg("call_1"))
-        .await
-        .expect("m3");
+    let [m1, m2, m3] = db::append_tool_turn(store.as_ref(), s.id, "first").await;
     let asked = store
         .append_and_recent(s.id, &user_msg("and the feeders?"), m1.id, 100)
         .await

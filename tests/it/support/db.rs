@@ -453,6 +453,24 @@ pub fn tool_result_msg(call_id: &str) -> NewMessage {
     )
 }
 
+/// A question, a call of one tool and its result, appended to a session as a turn leaves
+/// them.
+pub async fn append_tool_turn(
+    store: &dyn Store,
+    session_id: i64,
+    question: &str,
+) -> [sparky::store::StoredMessage; 3] {
+    let mut stored = Vec::with_capacity(3);
+    for m in [
+        user_msg(question),
+        tool_call_msg("call_1"),
+        tool_result_msg("call_1"),
+    ] {
+        stored.push(store.append_message(session_id, &m).await.expect("append"));
+    }
+    stored.try_into().expect("three messages")
+}
+
 /// A pending action for `session_id` expiring in a day.
 pub fn new_pending(id: &str, session_id: i64) -> NewPendingAction {
     let now = Utc::now();
