@@ -74,22 +74,15 @@ impl ToolOutput {
                     return None;
                 }
                 // A result kept as text only (read back from history) is digested from the
-                // text, without reading it into a value.
-                let short = match self.0.value.get() {
-                    Some(value) => shorten(value),
-                    None => match digest_text(self.json()) {
+                // text, without reading it into a value; text a value would not write is read.
+                if self.0.value.get().is_none() {
+                    match digest_text(self.json()) {
                         Some(TextDigest::Already) => return None,
-                        Some(TextDigest::Digest(text)) => match RawValue::from_string(text) {
-                            Ok(raw) => {
-                                let out = from_raw(raw);
-                                let _ = out.0.digest.set(None);
-                                return Some(out);
-                            }
-                            Err(_) => shorten(self.value()),
-                        },
-                        None => shorten(self.value()),
-                    },
-                };
+                        Some(TextDigest::Digest(raw)) => return Some(Self::digest_from(raw)),
+                        None => {}
+                    }
+                }
+                let short = shorten(self.value());
                 // A digest keeps its marker, so it shows in the shortened form.
                 if is_digest(&short) {
                     return None;
@@ -102,10 +95,19 @@ impl ToolOutput {
     /// A digest, which has none of its own, kept as its text (a third of its tree's size;
     /// requests and the store only ever write it out).
     fn digest_of(value: Value) -> Self {
-        let out = match serde_json::value::to_raw_value(&value) {
-            Ok(raw) => from_raw(raw),
-            Err(_) => Self::from(value),
-        };
+        match serde_json::value::to_raw_value(&value) {
+            Ok(raw) => Self::digest_from(raw),
+            Err(_) => {
+                let out = Self::from(value);
+                let _ = out.0.digest.set(None);
+                out
+            }
+        }
+    }
+
+    /// A digest kept as its text.
+    fn digest_from(raw: Box<RawValue>) -> Self {
+        let out = from_raw(raw);
         let _ = out.0.digest.set(None);
         out
     }

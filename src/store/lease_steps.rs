@@ -6,14 +6,15 @@
 //! statements in a row). On SQLite, where there is no network, the same steps run one after
 //! the other.
 
+use std::sync::LazyLock;
+
 use sqlx::postgres::PgRow;
 use sqlx::Row;
 
 use super::common::{
-    clean_opt, clean_text, db, db_json, limit, message_role, micros, now, queued_input_from,
-    session_from, session_named, violation, RowExt,
+    clean_opt, clean_text, db, db_json, limit, micros, now, queued_input_from, session_from,
+    session_named, violation, RowExt,
 };
-use super::json_text::JsonText;
 use super::{
     AskedThread, Enqueued, InboxStore, LeaseTaken, NewQueuedInput, PendingStore, PostgresStore,
     QueuedInput, SessionStore, SqliteStore, StartedInput, StoreError, StoreResult, StoredMessage,
@@ -22,6 +23,77 @@ use chrono::{DateTime, Utc};
 
 fn missing_session(input: &NewQueuedInput) -> Option<String> {
     Some(format!("session {} does not exist", input.session_id))
+}
+
+/// [`InboxStore::enqueue_and_start`]'s statement on Postgres, by whether the input has an
+/// event id and whether it has a question (`[event][question]`), built once.
+///
+/// `taken` is the lease (tried only when the event is new); `oldest` the oldest input already
+/// there (the statement's snapshot does not hold `queued`); `starts` whether the new input is
+/// queued started; `started` the session it starts in, with the proposal check. Rows: the new
+/// input, then the oldest, each with `started`'s columns (NULL unless it started). With a
+/// question, it is stored when the input starts with no proposal waiting, and the thread is
+/// read back with it (as `append_and_recent`) in the row's `asked` columns.
+static ENQUEUE_AND_START: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+    [false, true].map(|event| [false, true].map(|question| enqueue_and_start_sql(event, question)))
+});
+
+fn enqueue_and_start_sql(event: bool, question: bool) -> String {
+    let (claim, claimed, queued_if) = if event {
+        (
+            "claimed AS (INSERT INTO processed_events (platform, event_id, seen_at) \
+             VALUES ($11, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1), ",
+            " AND EXISTS (SELECT 1 FROM claimed)",
+            " WHERE EXISTS (SELECT 1 FROM claimed)",
+        )
+    } else {
+        ("", "", "")
+    };
+    let (ask, asked, asked_join) = if question {
+        (
+            ", added AS (INSERT INTO messages (session_id, role, content, author, event_id, \
+             tokens, created_at) SELECT $1, $12, $13, $14, $15, $16, $17 FROM started \
+             WHERE NOT pending_open RETURNING *), \
+             recent AS (SELECT m.* FROM messages m, started s WHERE m.session_id = $1 \
+             AND NOT s.pending_open AND m.id > s.summarized_through \
+             ORDER BY m.id DESC LIMIT $18), \
+             thread AS (SELECT * FROM recent UNION ALL SELECT * FROM added), \
+             seen AS (SELECT p.id AS seen_project, p.revision AS seen_revision \
+             FROM started s JOIN projects p ON p.id = s.project_id), \
+             asked AS (SELECT array_agg(id ORDER BY id) AS asked_ids, \
+             json_agg(content ORDER BY id)::text AS asked_contents, \
+             array_agg(author ORDER BY id) AS asked_authors, \
+             array_agg(tokens ORDER BY id) AS asked_tokens, \
+             array_agg(created_at ORDER BY id) AS asked_created FROM thread)",
+            ", a.*, seen.*",
+            " LEFT JOIN asked a ON true LEFT JOIN seen ON true",
+        )
+    } else {
+        ("", "", "")
+    };
+    format!(
+        "WITH {claim}\
+         taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1\
+         {claimed} AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) \
+         RETURNING *), \
+         oldest AS (SELECT * FROM session_inputs WHERE session_id = $1 \
+         AND EXISTS (SELECT 1 FROM taken) ORDER BY id LIMIT 1), \
+         starts AS (SELECT $10::boolean AND EXISTS (SELECT 1 FROM taken) \
+         AND NOT EXISTS (SELECT 1 FROM oldest) AS now), \
+         queued AS (INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
+         waiter_until, created_at) SELECT $1, $2, $3, $4, \
+         CASE WHEN (SELECT now FROM starts) THEN 'running' ELSE 'waiting' END, $5, $6\
+         {queued_if} RETURNING *), \
+         started AS (SELECT t.platform, t.workspace, t.channel, t.thread, t.mode, \
+         t.project_id, t.summary, t.summarized_through, t.created_at AS session_created_at, \
+         EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = t.id \
+         AND p.state = 'pending') AS pending_open \
+         FROM taken t WHERE (SELECT now FROM starts)){ask} \
+         SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.*, s.*{asked} \
+         FROM queued q LEFT JOIN started s ON true{asked_join} \
+         UNION ALL SELECT true, true, o.*, s.*{asked} FROM oldest o LEFT JOIN started s ON true\
+         {asked_join}"
+    )
 }
 
 /// The thread read back with a question stored at its input's start, from the started row's
@@ -115,79 +187,10 @@ impl PostgresStore {
         at: DateTime<Utc>,
         start: bool,
     ) -> StoreResult<Option<Enqueued>> {
-        // `taken` is the lease (tried only when the event is new); `oldest` the oldest input
-        // already there (the statement's snapshot does not hold `queued`); `starts` whether
-        // the new input is queued started; `started` the session it starts in, with the
-        // proposal check. Rows: the new input, then the oldest, each with `started`'s
-        // columns (NULL unless it started).
-        let (claim, claimed) = if input.event_id.is_some() {
-            (
-                "claimed AS (INSERT INTO processed_events (platform, event_id, seen_at) \
-                 VALUES ($11, $3, $6) ON CONFLICT (platform, event_id) DO NOTHING RETURNING 1), ",
-                " AND EXISTS (SELECT 1 FROM claimed)",
-            )
-        } else {
-            ("", "")
-        };
-        let queued_if = if claimed.is_empty() {
-            ""
-        } else {
-            " WHERE EXISTS (SELECT 1 FROM claimed)"
-        };
-        // With a question: stored when the input starts with no proposal waiting, and the
-        // thread read back with it (as `append_and_recent`), in the started row's arrays.
-        let (ask, asked) = if input.question.is_some() {
-            (
-                ", added AS (INSERT INTO messages (session_id, role, content, author, event_id, \
-                 tokens, created_at) SELECT $1, $12, $13, $14, $15, $16, $17 FROM started \
-                 WHERE NOT pending_open RETURNING *), \
-                 recent AS (SELECT m.* FROM messages m, started s WHERE m.session_id = $1 \
-                 AND NOT s.pending_open AND m.id > s.summarized_through \
-                 ORDER BY m.id DESC LIMIT $18), \
-                 thread AS (SELECT * FROM recent UNION ALL SELECT * FROM added), \
-                 asked AS (SELECT array_agg(id ORDER BY id) AS asked_ids, \
-                 json_agg(content ORDER BY id)::text AS asked_contents, \
-                 array_agg(author ORDER BY id) AS asked_authors, \
-                 array_agg(tokens ORDER BY id) AS asked_tokens, \
-                 array_agg(created_at ORDER BY id) AS asked_created, \
-                 (SELECT p.id FROM started s JOIN projects p ON p.id = s.project_id) \
-                 AS seen_project, \
-                 (SELECT p.revision FROM started s JOIN projects p ON p.id = s.project_id) \
-                 AS seen_revision FROM thread)",
-                ", a.*",
-            )
-        } else {
-            ("", "")
-        };
-        let asked_join = if asked.is_empty() {
-            ""
-        } else {
-            " LEFT JOIN asked a ON true"
-        };
-        let sql = format!(
-            "WITH {claim}\
-             taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1\
-             {claimed} AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) \
-             RETURNING *), \
-             oldest AS (SELECT * FROM session_inputs WHERE session_id = $1 \
-             AND EXISTS (SELECT 1 FROM taken) ORDER BY id LIMIT 1), \
-             starts AS (SELECT $10::boolean AND EXISTS (SELECT 1 FROM taken) \
-             AND NOT EXISTS (SELECT 1 FROM oldest) AS now), \
-             queued AS (INSERT INTO session_inputs (session_id, user_id, event_id, action, state, \
-             waiter_until, created_at) SELECT $1, $2, $3, $4, \
-             CASE WHEN (SELECT now FROM starts) THEN 'running' ELSE 'waiting' END, $5, $6\
-             {queued_if} RETURNING *), \
-             started AS (SELECT t.platform, t.workspace, t.channel, t.thread, t.mode, \
-             t.project_id, t.summary, t.summarized_through, t.created_at AS session_created_at, \
-             EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = t.id \
-             AND p.state = 'pending') AS pending_open \
-             FROM taken t WHERE (SELECT now FROM starts)){ask} \
-             SELECT false AS is_oldest, EXISTS (SELECT 1 FROM taken) AS lease_taken, q.*, s.*{asked} \
-             FROM queued q LEFT JOIN started s ON true{asked_join} \
-             UNION ALL SELECT true, true, o.*, s.*{asked} FROM oldest o LEFT JOIN started s ON true\
-             {asked_join}"
-        );
-        let mut query = sqlx::query(&sql)
+        let sql = ENQUEUE_AND_START[usize::from(input.event_id.is_some())]
+            [usize::from(input.question.is_some())]
+        .as_str();
+        let mut query = sqlx::query(sql)
             .bind(input.session_id)
             .bind(clean_text(&input.user))
             .bind(clean_opt(&input.event_id))
@@ -200,14 +203,7 @@ impl PostgresStore {
             .bind(start)
             .bind(&input.platform);
         if let Some(q) = &input.question {
-            query = query
-                .bind(message_role(&q.message.message))
-                .bind(JsonText::of(&q.message.message)?)
-                .bind(clean_opt(&q.message.author))
-                .bind(clean_opt(&q.message.event_id))
-                .bind(q.message.tokens)
-                .bind(now())
-                .bind(limit(q.limit.saturating_sub(1)));
+            query = Self::bind_message(query, &q.message)?.bind(limit(q.limit.saturating_sub(1)));
         }
         let rows: Vec<PgRow> = query
             .fetch_all(self.pool())

@@ -87,8 +87,16 @@ macro_rules! impl_sessions {
                     session_id: i64,
                     message: &'q NewMessage,
                 ) -> StoreResult<Stmt<'q, $db>> {
-                    Ok(sqlx::query(sql)
-                    .bind(session_id)
+                    Self::bind_message(sqlx::query(sql).bind(session_id), message)
+                }
+
+                /// `query` with a message's columns after the session's bound, in the order of
+                /// [`INSERT_MESSAGE`]'s columns (role, content, author, event id, tokens, time).
+                pub(crate) fn bind_message<'q>(
+                    query: Stmt<'q, $db>,
+                    message: &'q NewMessage,
+                ) -> StoreResult<Stmt<'q, $db>> {
+                    Ok(query
                     .bind(message_role(&message.message))
                     .bind(JsonText::of(&message.message)?)
                     .bind(clean_opt(&message.author))
