@@ -853,32 +853,47 @@ async fn bench_store(
     }
     let model_before = model_seconds();
     counting.store(true, Ordering::Relaxed);
-    let mut own = Vec::with_capacity(args.turns);
-    let mut wall = Vec::with_capacity(args.turns);
-    let (mut requests, mut body_bytes) = (0u64, 0u64);
-    for i in 0..args.turns {
-        // A fresh thread every 25 turns keeps the history at what a real thread carries.
-        let key = SessionKey::new("bench", "w", "c1", format!("latency-{}", i / 25));
-        let before = fake_busy(&client, stats_url).await;
-        // A task on the runtime's workers, as the platform adapters run every input.
-        let agent = s.agent.clone();
-        let t = Instant::now();
-        tokio::spawn(async move { one_turn(&agent, &key).await })
-            .await
-            .expect("turn task");
-        let elapsed = t.elapsed().as_secs_f64() * 1e3;
-        let after = fake_busy(&client, stats_url).await;
-        let server_ms = match (before, after) {
-            (Some((n0, a, bytes0)), Some((n1, b, bytes1))) => {
-                requests += n1 - n0;
-                body_bytes += bytes1 - bytes0;
-                (b - a) as f64 / 1e6
+    // The loop itself runs in a task on the runtime's workers, as a platform adapter's
+    // handler does: a loop on the thread that started the runtime would add two wake-ups of
+    // that thread (the turn's start and end) to every turn timed.
+    let sequential = {
+        let (agent, client, stats_url, turns) = (
+            s.agent.clone(),
+            client.clone(),
+            stats_url.clone(),
+            args.turns,
+        );
+        tokio::spawn(async move {
+            let mut own = Vec::with_capacity(turns);
+            let mut wall = Vec::with_capacity(turns);
+            let (mut requests, mut body_bytes) = (0u64, 0u64);
+            for i in 0..turns {
+                // A fresh thread every 25 turns keeps the history at what a real thread carries.
+                let key = SessionKey::new("bench", "w", "c1", format!("latency-{}", i / 25));
+                let before = fake_busy(&client, &stats_url).await;
+                // A task of its own, as the platform adapters run every input.
+                let agent = agent.clone();
+                let t = Instant::now();
+                tokio::spawn(async move { one_turn(&agent, &key).await })
+                    .await
+                    .expect("turn task");
+                let elapsed = t.elapsed().as_secs_f64() * 1e3;
+                let after = fake_busy(&client, &stats_url).await;
+                let server_ms = match (before, after) {
+                    (Some((n0, a, bytes0)), Some((n1, b, bytes1))) => {
+                        requests += n1 - n0;
+                        body_bytes += bytes1 - bytes0;
+                        (b - a) as f64 / 1e6
+                    }
+                    _ => 0.0,
+                };
+                wall.push(elapsed);
+                own.push(elapsed - server_ms);
             }
-            _ => 0.0,
-        };
-        wall.push(elapsed);
-        own.push(elapsed - server_ms);
-    }
+            (own, wall, requests, body_bytes)
+        })
+    };
+    let (mut own, mut wall, requests, body_bytes) = sequential.await.expect("sequential turns");
     counting.store(false, Ordering::Relaxed);
     print_time_spent(label, args.turns, model_seconds() - model_before);
     own.sort_by(f64::total_cmp);
