@@ -695,9 +695,16 @@ impl Agent {
                     text: "thinking".into(),
                 })
                 .await;
-                let called = Instant::now();
-                let streamed = self.stream_model(provider.as_ref(), request, sink).await;
-                observe_model_call(&provider.name(), called, &streamed);
+                let model_call = async {
+                    let called = Instant::now();
+                    let streamed = self.stream_model(provider.as_ref(), request, sink).await;
+                    observe_model_call(&provider.name(), called, &streamed);
+                    streamed
+                };
+                // A summary the window wrote is stored while the model answers.
+                let (saved, streamed) =
+                    tokio::join!(history.save_summary(self.store.as_ref()), model_call);
+                saved?;
                 let turn = match streamed {
                     Ok(t) => t,
                     Err(e) => {

@@ -22,7 +22,7 @@ const UNBOUNDED: usize = usize::MAX / 4;
 
 /// Builds the request for the next model call of `session` from `history`, the turn's view
 /// of the thread. `model` writes the summary of turns leaving the window when the policy asks
-/// for one. `project`, when given, is the turn's read of the bound project (read through it
+/// for one; `history` keeps it for the caller to store ([`window::TurnHistory::save_summary`]). `project`, when given, is the turn's read of the bound project (read through it
 /// at most once per turn).
 #[allow(clippy::too_many_arguments)]
 pub async fn build(
@@ -42,7 +42,7 @@ pub async fn build(
         history_budget
     };
     let summariser = model.filter(|_| policy.model_summary);
-    let win = history.window(store, budget, summariser).await?;
+    let win = history.window(budget, summariser).await?;
     let mut messages = win.messages;
     if policy.digest_old_results {
         window::digest_old_results(&mut messages, WHOLE_RESULT_TURNS);

@@ -38,10 +38,10 @@ pub async fn build(
     session: &Session,
     token_budget: usize,
 ) -> StoreResult<Window> {
-    TurnHistory::load(store, session)
-        .await?
-        .window(store, token_budget, None)
-        .await
+    let mut history = TurnHistory::load(store, session).await?;
+    let window = history.window(token_budget, None).await?;
+    history.save_summary(store).await?;
+    Ok(window)
 }
 
 /// A thread's history as one turn sees it: read from the store once, when the turn starts,
@@ -56,6 +56,9 @@ pub struct TurnHistory {
     stored: Vec<PastMessage>,
     /// The thread's project and its revision, when the read gave them.
     project_revision: Option<(i64, i64)>,
+    /// A summary the window wrote and the store does not have yet, with the last message
+    /// it covers.
+    unsaved_summary: Option<(String, i64)>,
 }
 
 impl TurnHistory {
@@ -93,6 +96,7 @@ impl TurnHistory {
             summary: session.summary.clone(),
             stored: stored.into_iter().map(PastMessage::from).collect(),
             project_revision: None,
+            unsaved_summary: None,
         }
     }
 
@@ -133,10 +137,9 @@ impl TurnHistory {
 
     /// The window for the next model request. Messages that no longer fit `token_budget`
     /// are folded into the summary (written by `summariser` when given, else extractive),
-    /// which is stored with the last of them.
+    /// which [`save_summary`](Self::save_summary) stores with the last of them.
     pub async fn window(
         &mut self,
-        store: &dyn Store,
         token_budget: usize,
         summariser: Option<&dyn crate::llm::ChatProvider>,
     ) -> StoreResult<Window> {
@@ -157,15 +160,25 @@ impl TurnHistory {
             // The window never drops the turn's own messages (it keeps the last user turn
             // whole), so the last dropped message has its stored id.
             if let Some(through) = dropped.iter().map(|m| m.id).max().filter(|id| *id > 0) {
-                store
-                    .set_session_summary(self.session_id, &self.summary, through)
-                    .await?;
+                self.unsaved_summary = Some((self.summary.clone(), through));
             }
         }
         Ok(Window {
             summary: self.summary.clone(),
             messages: repair(attributed(self.stored.clone())),
         })
+    }
+
+    /// Stores the summary the last [`window`](Self::window) wrote, if it wrote one. A turn
+    /// does this while the model reads the request: nothing depends on it until the next
+    /// turn reads the thread, and a summary that is never stored is written again then.
+    pub async fn save_summary(&mut self, store: &dyn Store) -> StoreResult<()> {
+        if let Some((summary, through)) = self.unsaved_summary.take() {
+            store
+                .set_session_summary(self.session_id, &summary, through)
+                .await?;
+        }
+        Ok(())
     }
 }
 
@@ -611,6 +624,7 @@ mod tests {
             session_id: 1,
             summary: String::new(),
             project_revision: None,
+            unsaved_summary: None,
             stored: all
                 .iter()
                 .enumerate()

@@ -82,11 +82,17 @@ struct Harness {
 }
 
 async fn harness(fake: &FakeLlm, db: Db) -> Harness {
+    harness_with(fake, db, &[]).await
+}
+
+/// [`harness`] with settings of its own.
+async fn harness_with(fake: &FakeLlm, db: Db, settings: &[(&str, &str)]) -> Harness {
     sparky::llm::tls::install_default_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
     let mut env: BTreeMap<String, String> = fake.env().into_iter().collect();
     env.insert("SPARKY_AGENT__TOOL_TIMEOUT_SECS".into(), "1".into());
     env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
+    env.extend(settings.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     match db {
         Db::Sqlite => {
             env.insert(
@@ -843,4 +849,64 @@ async fn a_tool_outside_the_sessions_mode_is_refused_when_called() {
         .unwrap()
         .unwrap();
     assert!(h.store.load_project(p.id).await.unwrap().tasks.is_empty());
+}
+
+/// A window that rolls stores the model's summary with the last message it covers, so the
+/// next turn reads the thread after it and sends that summary without asking for it again.
+async fn a_rolled_window_stores_its_summary(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness_with(&fake, db, &[("SPARKY_AGENT__HISTORY_TOKEN_BUDGET", "1000")]).await;
+    // Summary requests are the ones that ask for a summary; everything else is answered.
+    fake.respond_with(Arc::new(|request: &Value| {
+        if request
+            .to_string()
+            .contains("Summarise the earlier part of a conversation")
+        {
+            Reply::Text("They asked about feeders F-1 to F-3.".into())
+        } else {
+            Reply::Text(format!(
+                "Noted. {}",
+                "More detail on the feeder. ".repeat(60)
+            ))
+        }
+    }));
+    let session = h
+        .store
+        .open_session(&key(), Default::default(), None)
+        .await
+        .unwrap();
+    let mut stored = None;
+    for i in 1..=10 {
+        run(&h, say(&format!("Tell me about feeder F-{i}, please."))).await;
+        let now = h.store.session(session.id).await.unwrap().unwrap();
+        if now.summarized_through > 0 {
+            stored = Some(now);
+            break;
+        }
+    }
+    let stored = stored.expect("the window rolled and its summary was stored");
+    assert_eq!(stored.summary, "They asked about feeders F-1 to F-3.");
+    let messages = h.store.recent_messages(session.id, 0, 100).await.unwrap();
+    assert!(
+        messages.iter().any(|m| m.id == stored.summarized_through),
+        "it covers a stored message"
+    );
+    // The next turn sends the stored summary.
+    let asked = fake.requests().len();
+    run(&h, say("And the service?")).await;
+    let next = fake.requests()[asked].to_string();
+    assert!(
+        next.contains("They asked about feeders F-1 to F-3."),
+        "{next}"
+    );
+}
+
+#[tokio::test]
+async fn a_rolled_window_stores_its_summary_sqlite() {
+    a_rolled_window_stores_its_summary(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_rolled_window_stores_its_summary_postgres() {
+    a_rolled_window_stores_its_summary(Db::Postgres).await;
 }
