@@ -482,7 +482,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "f".into(),
                 description: "d".into(),
-                parameters: schema,
+                parameters: schema.into(),
             }],
             ..Default::default()
         });

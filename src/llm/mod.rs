@@ -159,8 +159,9 @@ pub struct ToolSpec {
     pub name: String,
     /// What the tool does and when to use it.
     pub description: String,
-    /// JSON Schema (draft 2020-12 subset) of the arguments object.
-    pub parameters: serde_json::Value,
+    /// JSON Schema (draft 2020-12 subset) of the arguments object, shared by every request
+    /// that offers the tool.
+    pub parameters: ToolSchema,
 }
 
 /// One request to a chat model.
@@ -328,8 +329,10 @@ pub mod record;
 pub mod resilient;
 pub mod sse;
 pub mod tls;
+pub mod tool_schema;
 mod transport;
 pub mod untrusted;
 
 pub use crate::domain::ToolOutput;
 pub use resilient::{build_provider, Resilient, RetryPolicy};
+pub use tool_schema::ToolSchema;

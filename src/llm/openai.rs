@@ -80,7 +80,7 @@ impl OpenAiProvider {
                 .iter()
                 .map(|t| {
                     let parameters = if t.parameters.is_object() {
-                        t.parameters.clone()
+                        t.parameters.as_ref().clone()
                     } else {
                         json!({"type": "object", "properties": {}})
                     };
@@ -575,7 +575,8 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "f".into(),
                 description: "d".into(),
-                parameters: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+                parameters: json!({"type": "object", "properties": {"x": {"type": "integer"}}})
+                    .into(),
             }],
             temperature: None,
             max_output_tokens: Some(100),
@@ -660,12 +661,12 @@ mod tests {
             ToolSpec {
                 name: "f".into(),
                 description: "does f".into(),
-                parameters: json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "array"}}}),
+                parameters: json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "array"}}}).into(),
             },
             ToolSpec {
                 name: "g".into(),
                 description: String::new(),
-                parameters: Value::Null,
+                parameters: Value::Null.into(),
             },
         ];
         for (url, temperature, system, tools, max, t) in [

@@ -127,8 +127,8 @@ struct Function<'a> {
     parameters: Parameters<'a>,
 }
 
-/// The schema as given, or an empty object schema when it is not an object.
-struct Parameters<'a>(&'a Value);
+/// The schema as given (its kept text), or an empty object schema when it is not an object.
+struct Parameters<'a>(&'a super::ToolSchema);
 
 #[derive(Serialize)]
 struct EmptyObject {

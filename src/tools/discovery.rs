@@ -59,7 +59,8 @@ pub fn spec(hidden: &[&str]) -> ToolSpec {
             "type": "object",
             "properties": {"tools": {"type": "array", "items": {"type": "string"}}},
             "required": ["tools"],
-        }),
+        })
+        .into(),
     }
 }
 

@@ -221,7 +221,7 @@ impl ToolRegistry {
         let spec = |description: String, parameters: Value| ToolSpec {
             name: tool.name().to_string(),
             description,
-            parameters,
+            parameters: parameters.into(),
         };
         let full = spec(tool.description().to_string(), schema.clone());
         let compact = spec(

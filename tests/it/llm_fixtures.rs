@@ -276,7 +276,7 @@ fn openai_request_matches_the_documented_shape() {
         tools: vec![ToolSpec {
             name: tool["name"].as_str().unwrap_or_default().into(),
             description: tool["description"].as_str().unwrap_or_default().into(),
-            parameters: tool["parameters"].clone(),
+            parameters: tool["parameters"].clone().into(),
         }],
         ..Default::default()
     });
@@ -510,7 +510,8 @@ fn sample_request() -> ChatRequest {
         tools: vec![ToolSpec {
             name: "get_weather".into(),
             description: "weather".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                .into(),
         }],
         temperature: Some(0.0),
         max_output_tokens: None,

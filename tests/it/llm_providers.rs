@@ -65,12 +65,13 @@ fn tools() -> Vec<ToolSpec> {
                 "properties": {"size": {"type": "string"}, "material": {"type": "string", "enum": ["cu", "al"]}},
                 "required": ["size"],
                 "additionalProperties": false
-            }),
+            })
+            .into(),
         },
         ToolSpec {
             name: "voltage_drop".into(),
             description: "Voltage drop of a circuit".into(),
-            parameters: json!({"type": "object", "properties": {"amps": {"type": "number"}, "feet": {"type": "number"}}}),
+            parameters: json!({"type": "object", "properties": {"amps": {"type": "number"}, "feet": {"type": "number"}}}).into(),
         },
     ]
 }
@@ -577,7 +578,7 @@ async fn fake_is_strict_about_unanswered_calls_and_bad_schemas() {
             "{dialect:?}: {err:?}"
         );
         let mut bad_schema = request(vec![ChatMessage::user("q")]);
-        bad_schema.tools[0].parameters = json!({"type": "string"});
+        bad_schema.tools[0].parameters = json!({"type": "string"}).into();
         let err = p.stream(&bad_schema).await.err();
         assert!(
             matches!(err, Some(LlmError::InvalidRequest(ref m)) if m.contains("object")),
