@@ -4,6 +4,8 @@
 //! byte-identical from turn to turn; what changes with every question (the project data it
 //! names) travels with the latest user message, after the history.
 
+use std::borrow::Cow;
+
 use super::context::{self, ContextPolicy, ToolOffer};
 use super::session::Session;
 use super::turn_project::TurnProject;
@@ -22,8 +24,10 @@ const UNBOUNDED: usize = usize::MAX / 4;
 
 /// Builds the request for the next model call of `session` from `history`, the turn's view
 /// of the thread. `model` writes the summary of turns leaving the window when the policy asks
-/// for one; `history` keeps it for the caller to store ([`window::TurnHistory::save_summary`]). `project`, when given, is the turn's read of the bound project (read through it
-/// at most once per turn).
+/// for one; `history` keeps it for the caller to store
+/// ([`window::TurnHistory::save_summary`]). `project`, when given, is the turn's read of the
+/// bound project (read through it at most once per turn), and `views` what the turn's
+/// requests showed of it.
 #[allow(clippy::too_many_arguments)]
 pub async fn build(
     store: &dyn Store,
@@ -35,6 +39,7 @@ pub async fn build(
     temperature: Option<f32>,
     model: Option<&dyn ChatProvider>,
     project: Option<&TurnProject>,
+    views: &mut context::ProjectViews,
 ) -> Result<ChatRequest, StoreError> {
     let budget = if policy.whole_history {
         UNBOUNDED
@@ -101,10 +106,18 @@ pub async fn build(
     match session.project_id {
         Some(p) => match read_project(store, project, p).await {
             Ok(data) => {
-                let view = context::project_view(&data, policy.project, &latest);
+                // The turn's own read is the same project for every request; a fresh read
+                // (no turn project) is rendered as read.
+                let view = match data {
+                    Cow::Borrowed(data) => views.view(data, policy.project, &latest),
+                    Cow::Owned(data) => {
+                        *views = context::ProjectViews::default();
+                        views.view(&data, policy.project, &latest)
+                    }
+                };
                 system.push_str("\n\n# Project\n");
                 system.push_str(&view.stable);
-                attached = view.relevant;
+                attached = view.relevant.clone();
             }
             Err(StoreError::NotFound(_)) => {
                 system.push_str("\n\nThe bound project no longer exists.")
@@ -140,16 +153,16 @@ pub async fn build(
 }
 
 /// The bound project: the turn's read of it when there is one, else a fresh read.
-async fn read_project(
+async fn read_project<'t>(
     store: &dyn Store,
-    turn: Option<&TurnProject>,
+    turn: Option<&'t TurnProject>,
     id: i64,
-) -> Result<ProjectData, StoreError> {
+) -> Result<Cow<'t, ProjectData>, StoreError> {
     match turn.filter(|t| t.id() == id) {
-        Some(t) => {
-            t.get_or_load(|id, seen| store.load_project_seen(id, seen))
-                .await
-        }
-        None => store.load_project(id).await,
+        Some(t) => t
+            .read(|id, seen| store.load_project_seen(id, seen))
+            .await
+            .map(Cow::Borrowed),
+        None => store.load_project(id).await.map(Cow::Owned),
     }
 }
