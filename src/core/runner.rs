@@ -95,12 +95,8 @@ impl ToolRunner {
         let outcome = match self.tools.check_rate(&call.name) {
             Err(e) => Err(e),
             Ok(()) => {
-                let task_args = args.clone();
-                let task_ctx = ctx.clone();
-                self.guarded(&call.name, "running", async move {
-                    tool.execute(task_args, &task_ctx).await
-                })
-                .await
+                self.guarded(&call.name, "running", tool.execute(args.clone(), ctx))
+                    .await
             }
         };
         let (content, is_error) = match outcome {
@@ -132,12 +128,8 @@ impl ToolRunner {
         let outcome = match self.tools.check_rate(&call.name) {
             Err(e) => Err(e),
             Ok(()) => {
-                let task_args = args.clone();
-                let task_ctx = ctx.clone();
-                self.guarded(&call.name, "preparing the change of", async move {
-                    tool.plan(&task_args, &task_ctx).await
-                })
-                .await
+                self.guarded(&call.name, "preparing the change of", tool.plan(args, ctx))
+                    .await
             }
         };
         if let Err(e) = &outcome {
@@ -180,32 +172,27 @@ impl ToolRunner {
             .await
     }
 
-    /// Runs `work` on its own task with the timeout: a panic or a hang becomes an error.
-    async fn guarded<T: Send + 'static>(
+    /// Runs `work` with the timeout and its panics caught: a panic or a hang becomes an
+    /// error. It runs on the caller's task: a tool is mostly microseconds of work or an await
+    /// on the store, and a task of its own cost a spawn and a wake-up per call, often on the
+    /// other worker. A hang is dropped at the timeout either way.
+    async fn guarded<T>(
         &self,
         name: &str,
         doing: &str,
-        work: impl std::future::Future<Output = Result<T, ToolError>> + Send + 'static,
+        work: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let task = tokio::spawn(work);
-        let abort = task.abort_handle();
-        match tokio::time::timeout(self.timeout, task).await {
+        use futures::FutureExt;
+        let caught = std::panic::AssertUnwindSafe(work).catch_unwind();
+        match tokio::time::timeout(self.timeout, caught).await {
             Ok(Ok(r)) => r,
-            Ok(Err(join)) => Err(ToolError::Failed(format!(
-                "the tool {name} crashed ({}) while {doing} it; nothing else was affected",
-                if join.is_panic() {
-                    "panic"
-                } else {
-                    "cancelled"
-                }
+            Ok(Err(_panic)) => Err(ToolError::Failed(format!(
+                "the tool {name} crashed (panic) while {doing} it; nothing else was affected"
             ))),
-            Err(_) => {
-                abort.abort();
-                Err(ToolError::Failed(format!(
-                    "the tool {name} did not finish within {} s ({doing} it)",
-                    self.timeout.as_secs()
-                )))
-            }
+            Err(_) => Err(ToolError::Failed(format!(
+                "the tool {name} did not finish within {} s ({doing} it)",
+                self.timeout.as_secs()
+            ))),
         }
     }
 
