@@ -665,7 +665,7 @@ impl Agent {
         // the turn's audit row in one statement, or before a proposal. A turn that fails
         // midway still stores what it did; one cut off by a crash is retold from its input.
         let mut unsaved = UnsavedSteps::default();
-        let mut project_views = super::context::ProjectViews::default();
+        let mut request_memo = request::TurnMemo::default();
         let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
             loop {
                 if model_calls >= self.cfg.max_model_calls_per_turn {
@@ -689,7 +689,7 @@ impl Agent {
                     self.temperature,
                     Some(provider.as_ref()),
                     turn_project.as_deref(),
-                    &mut project_views,
+                    &mut request_memo,
                 )
                 .await?;
                 files.attach(&mut request);

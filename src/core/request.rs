@@ -22,12 +22,21 @@ const RELEVANCE_MESSAGES: usize = 2;
 /// Whole history means no budget: the window keeps every message it scans.
 const UNBOUNDED: usize = usize::MAX / 4;
 
+/// What a turn's requests share of their building, kept from one request to the next.
+#[derive(Default)]
+pub struct TurnMemo {
+    /// The project as the latest questions show it.
+    pub project: context::ProjectViews,
+    /// The tools the latest questions chose.
+    pub rankings: tool_router::Rankings,
+}
+
 /// Builds the request for the next model call of `session` from `history`, the turn's view
 /// of the thread. `model` writes the summary of turns leaving the window when the policy asks
 /// for one; `history` keeps it for the caller to store
 /// ([`window::TurnHistory::save_summary`]). `project`, when given, is the turn's read of the
-/// bound project (read through it at most once per turn), and `views` what the turn's
-/// requests showed of it.
+/// bound project (read through it at most once per turn), and `memo` what the turn's earlier
+/// requests worked out.
 #[allow(clippy::too_many_arguments)]
 pub async fn build(
     store: &dyn Store,
@@ -39,7 +48,7 @@ pub async fn build(
     temperature: Option<f32>,
     model: Option<&dyn ChatProvider>,
     project: Option<&TurnProject>,
-    views: &mut context::ProjectViews,
+    memo: &mut TurnMemo,
 ) -> Result<ChatRequest, StoreError> {
     let budget = if policy.whole_history {
         UNBOUNDED
@@ -80,7 +89,12 @@ pub async fn build(
         .map(|c| c.name.as_str())
         .collect();
     let specs = if policy.tools == ToolOffer::Routed {
-        let routed = tool_router::route(session.mode, tools, &tool_router::History::of(&messages));
+        let routed = tool_router::route_with(
+            session.mode,
+            tools,
+            &tool_router::History::of(&messages),
+            &mut memo.rankings,
+        );
         tool_router::specs(tools, &routed, policy.compact_schemas)
     } else {
         let names = modes::tool_names(session.mode, tools);
@@ -109,10 +123,10 @@ pub async fn build(
                 // The turn's own read is the same project for every request; a fresh read
                 // (no turn project) is rendered as read.
                 let view = match data {
-                    Cow::Borrowed(data) => views.view(data, policy.project, &latest),
+                    Cow::Borrowed(data) => memo.project.view(data, policy.project, &latest),
                     Cow::Owned(data) => {
-                        *views = context::ProjectViews::default();
-                        views.view(&data, policy.project, &latest)
+                        memo.project = context::ProjectViews::default();
+                        memo.project.view(&data, policy.project, &latest)
                     }
                 };
                 system.push_str("\n\n# Project\n");

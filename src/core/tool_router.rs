@@ -147,8 +147,54 @@ impl<'a> History<'a> {
     }
 }
 
+/// The tools a turn's latest questions chose, kept between the turn's requests: ranking a
+/// question stems it and scores it against every tool, the same answer for the same text.
+#[derive(Default)]
+pub struct Rankings {
+    last: Option<(Mode, Vec<String>, Vec<&'static str>)>,
+}
+
+impl Rankings {
+    /// The tools the newest of `latest` that matches any tool chose.
+    fn chosen(
+        &mut self,
+        mode: Mode,
+        registry: &ToolRegistry,
+        latest: &[&str],
+    ) -> Vec<&'static str> {
+        if let Some((m, asked, chosen)) = &self.last {
+            if *m == mode && asked.iter().map(String::as_str).eq(latest.iter().copied()) {
+                return chosen.clone();
+            }
+        }
+        // The newest message that matches any tool decides: "and the one on LP-3?" keeps the
+        // tools of the question before.
+        let chosen: Vec<&'static str> = latest
+            .iter()
+            .map(|t| ranked(mode, registry, t))
+            .find(|r| !r.is_empty())
+            .unwrap_or_default();
+        self.last = Some((
+            mode,
+            latest.iter().map(|t| t.to_string()).collect(),
+            chosen.clone(),
+        ));
+        chosen
+    }
+}
+
 /// Routes the tools of `mode` for a request with this history.
 pub fn route(mode: Mode, registry: &ToolRegistry, h: &History<'_>) -> Routed {
+    route_with(mode, registry, h, &mut Rankings::default())
+}
+
+/// [`route`], with the rankings of the turn's earlier requests.
+pub fn route_with(
+    mode: Mode,
+    registry: &ToolRegistry,
+    h: &History<'_>,
+    rankings: &mut Rankings,
+) -> Routed {
     let names = modes::tool_names(mode, registry);
     if names.len() <= SMALL_MODE {
         return Routed {
@@ -156,14 +202,7 @@ pub fn route(mode: Mode, registry: &ToolRegistry, h: &History<'_>) -> Routed {
             ..Routed::default()
         };
     }
-    // The newest message that matches any tool decides: "and the one on LP-3?" keeps the
-    // tools of the question before.
-    let chosen: Vec<&'static str> = h
-        .latest
-        .iter()
-        .map(|t| ranked(mode, registry, t))
-        .find(|r| !r.is_empty())
-        .unwrap_or_default();
+    let chosen = rankings.chosen(mode, registry, &h.latest);
     let requested: BTreeSet<&str> = h.requested.iter().map(String::as_str).collect();
     let mut routed = Routed::default();
     for name in names {
@@ -292,6 +331,52 @@ mod tests {
             requested: vec![],
         };
         route(Mode::General, &r, &h)
+    }
+
+    #[test]
+    fn a_turns_rankings_are_kept_for_the_same_questions_only() {
+        let r = crate::tools::default_registry(10);
+        let history = |latest: Vec<&'static str>, recent: Vec<&'static str>| History {
+            latest,
+            recent,
+            earlier: vec![],
+            requested: vec![],
+        };
+        let mut rankings = Rankings::default();
+        let first = history(vec!["What's the voltage drop on MP circuit 12?"], vec![]);
+        assert_eq!(
+            route_with(Mode::General, &r, &first, &mut rankings),
+            route(Mode::General, &r, &first)
+        );
+        // The turn's second request: the same question, a tool used since.
+        let second = history(
+            vec!["What's the voltage drop on MP circuit 12?"],
+            vec!["describe_panel"],
+        );
+        assert_eq!(
+            route_with(Mode::General, &r, &second, &mut rankings),
+            route(Mode::General, &r, &second)
+        );
+        // What it keeps is what ranking that question gives.
+        let kept = rankings.last.as_ref().map(|(_, _, chosen)| chosen.clone());
+        assert_eq!(
+            kept,
+            Some(ranked(
+                Mode::General,
+                &r,
+                "What's the voltage drop on MP circuit 12?"
+            ))
+        );
+        // Another question is ranked for itself.
+        let other = history(vec!["Is the service big enough for the load?"], vec![]);
+        assert_eq!(
+            route_with(Mode::General, &r, &other, &mut rankings),
+            route(Mode::General, &r, &other)
+        );
+        assert_ne!(
+            route(Mode::General, &r, &other).full,
+            route(Mode::General, &r, &first).full
+        );
     }
 
     #[test]
