@@ -2,43 +2,24 @@
 //! JSON text written once.
 //!
 //! Every model request offers the tools again. With the schema as a plain `Value`, each
-//! request copied every offered schema (a tree of maps and strings) and wrote it out again;
-//! shared and kept as text, offering a tool costs a reference count and a copy of its text.
-
-use std::sync::{Arc, OnceLock};
+//! request copied every offered schema (a tree of maps and strings) and wrote it out again.
+//! A schema is kept the way a tool's result is ([`ToolOutput`]: the value behind an `Arc`,
+//! its text worked out once), so offering a tool costs a reference count and a copy of its
+//! text.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
 use serde_json::Value;
+
+use crate::domain::ToolOutput;
 
 /// A JSON Schema (draft 2020-12 subset) of a tool's arguments object. Reads as the `Value`
 /// it holds; writes as the same JSON a `Value` writes.
-#[derive(Clone)]
-pub struct ToolSchema(Arc<Inner>);
-
-struct Inner {
-    value: Value,
-    /// The value's compact JSON text, written the first time it is needed.
-    json: OnceLock<Option<Box<RawValue>>>,
-}
-
-impl ToolSchema {
-    /// The schema as compact JSON text (`None` only if it cannot be written, which a
-    /// `Value` always can).
-    fn json(&self) -> Option<&RawValue> {
-        self.0
-            .json
-            .get_or_init(|| serde_json::value::to_raw_value(&self.0.value).ok())
-            .as_deref()
-    }
-}
+#[derive(Clone, PartialEq)]
+pub struct ToolSchema(ToolOutput);
 
 impl From<Value> for ToolSchema {
     fn from(value: Value) -> Self {
-        Self(Arc::new(Inner {
-            value,
-            json: OnceLock::new(),
-        }))
+        Self(ToolOutput::from(value))
     }
 }
 
@@ -46,40 +27,31 @@ impl std::ops::Deref for ToolSchema {
     type Target = Value;
 
     fn deref(&self) -> &Value {
-        &self.0.value
+        &self.0
     }
 }
 
 impl AsRef<Value> for ToolSchema {
     fn as_ref(&self) -> &Value {
-        &self.0.value
-    }
-}
-
-impl PartialEq for ToolSchema {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.value == other.0.value
+        &self.0
     }
 }
 
 impl std::fmt::Debug for ToolSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.value.fmt(f)
+        self.0.fmt(f)
     }
 }
 
 impl Serialize for ToolSchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.json() {
-            Some(raw) => raw.serialize(s),
-            None => self.0.value.serialize(s),
-        }
+        self.0.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for ToolSchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Value::deserialize(d).map(Self::from)
+        ToolOutput::deserialize(d).map(Self)
     }
 }
 
@@ -94,7 +66,7 @@ mod tests {
             "description": "Panel \"name\", e.g. LP-1"}}, "required": ["panel"]});
         let schema = ToolSchema::from(value.clone());
         let copy = schema.clone();
-        assert!(Arc::ptr_eq(&schema.0, &copy.0));
+        assert!(std::ptr::eq::<Value>(&*schema, &*copy));
         assert_eq!(
             serde_json::to_string(&copy).unwrap(),
             serde_json::to_string(&value).unwrap()
