@@ -100,31 +100,19 @@ pub struct ProjectView {
 /// The project as a turn's requests show it, kept between them: rendered again only when the
 /// latest questions it was chosen for change (the turn's project itself does not).
 #[derive(Default)]
-pub struct ProjectViews {
-    last: Option<(Vec<String>, ProjectView)>,
-}
+pub struct ProjectViews(super::question_memo::ForQuestions<ProjectScope, ProjectView>);
 
 impl ProjectViews {
     /// The view of `data` for `latest`, rendered unless the last call was for the same
-    /// questions.
+    /// scope and questions.
     pub fn view(
         &mut self,
         data: &ProjectData,
         scope: ProjectScope,
         latest: &[&str],
     ) -> &ProjectView {
-        let fresh = match &self.last {
-            Some((asked, _)) => !asked.iter().map(String::as_str).eq(latest.iter().copied()),
-            None => true,
-        };
-        let (_, view) = match (&mut self.last, fresh) {
-            (Some(last), false) => last,
-            (last, _) => last.insert((
-                latest.iter().map(|s| s.to_string()).collect(),
-                project_view(data, scope, latest),
-            )),
-        };
-        view
+        self.0
+            .get_or(scope, latest, || project_view(data, scope, latest))
     }
 }
 

@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod limits;
 pub mod mention;
 pub mod modes;
+pub mod question_memo;
 pub mod request;
 pub mod runner;
 pub mod session;

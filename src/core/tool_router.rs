@@ -150,9 +150,7 @@ impl<'a> History<'a> {
 /// The tools a turn's latest questions chose, kept between the turn's requests: ranking a
 /// question stems it and scores it against every tool, the same answer for the same text.
 #[derive(Default)]
-pub struct Rankings {
-    last: Option<(Mode, Vec<String>, Vec<&'static str>)>,
-}
+pub struct Rankings(super::question_memo::ForQuestions<Mode, Vec<&'static str>>);
 
 impl Rankings {
     /// The tools the newest of `latest` that matches any tool chose.
@@ -162,24 +160,17 @@ impl Rankings {
         registry: &ToolRegistry,
         latest: &[&str],
     ) -> Vec<&'static str> {
-        if let Some((m, asked, chosen)) = &self.last {
-            if *m == mode && asked.iter().map(String::as_str).eq(latest.iter().copied()) {
-                return chosen.clone();
-            }
-        }
-        // The newest message that matches any tool decides: "and the one on LP-3?" keeps the
-        // tools of the question before.
-        let chosen: Vec<&'static str> = latest
-            .iter()
-            .map(|t| ranked(mode, registry, t))
-            .find(|r| !r.is_empty())
-            .unwrap_or_default();
-        self.last = Some((
-            mode,
-            latest.iter().map(|t| t.to_string()).collect(),
-            chosen.clone(),
-        ));
-        chosen
+        self.0
+            .get_or(mode, latest, || {
+                // The newest message that matches any tool decides: "and the one on LP-3?"
+                // keeps the tools of the question before.
+                latest
+                    .iter()
+                    .map(|t| ranked(mode, registry, t))
+                    .find(|r| !r.is_empty())
+                    .unwrap_or_default()
+            })
+            .clone()
     }
 }
 
@@ -358,7 +349,7 @@ mod tests {
             route(Mode::General, &r, &second)
         );
         // What it keeps is what ranking that question gives.
-        let kept = rankings.last.as_ref().map(|(_, _, chosen)| chosen.clone());
+        let kept = rankings.0.kept().cloned();
         assert_eq!(
             kept,
             Some(ranked(
