@@ -13,22 +13,22 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::errors::{self, ErrorDialect};
-use super::transport::{self, EventDecoder, LOCAL_CALL_ID_PREFIX};
+use super::transport::{self, Endpoint, EventDecoder, LOCAL_CALL_ID_PREFIX};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
     ToolCall, ToolSpec, Usage,
 };
 use crate::config::Secret;
+use reqwest::header::HeaderName;
 
 /// A Gemini API endpoint.
 #[derive(Debug, Clone)]
 pub struct GeminiProvider {
-    base_url: String,
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f32>,
     timeout: Duration,
-    client: reqwest::Client,
+    http: Endpoint,
 }
 
 impl GeminiProvider {
@@ -44,22 +44,24 @@ impl GeminiProvider {
         timeout: Duration,
     ) -> Self {
         let model: String = model.into();
+        let base_url = base_url.into().trim_end_matches('/').to_string();
+        let model = model.trim_start_matches("models/").to_string();
+        let http = Endpoint::new(
+            format!("{base_url}/models/{model}:streamGenerateContent?alt=sse"),
+            timeout,
+        );
         Self {
-            base_url: base_url.into().trim_end_matches('/').to_string(),
-            model: model.trim_start_matches("models/").to_string(),
+            model,
             api_key,
             temperature,
             timeout,
-            client: transport::client(timeout),
+            http,
         }
     }
 
     /// The streaming URL.
     pub fn endpoint(&self) -> String {
-        format!(
-            "{}/models/{}:streamGenerateContent?alt=sse",
-            self.base_url, self.model
-        )
+        self.http.url().to_string()
     }
 
     /// The JSON body sent for `request`.
@@ -238,17 +240,25 @@ impl ChatProvider for GeminiProvider {
 
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
         let body = self.encode_request(request);
-        let mut builder = self.client.post(self.endpoint()).json(&body);
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| LlmError::Protocol(format!("the request could not be written: {e}")))?;
+        let mut headers = Vec::new();
         if let Some(key) = &self.api_key {
-            builder = builder.header("x-goog-api-key", key.expose());
+            headers.push((
+                HeaderName::from_static("x-goog-api-key"),
+                transport::secret_header(key.expose())?,
+            ));
         }
-        let response = transport::send(builder, self.timeout, ErrorDialect::Gemini).await?;
-        if transport::is_json(&response) {
-            let value = transport::read_json(response, self.timeout).await?;
+        let response = self
+            .http
+            .post_json(&headers, body, self.timeout, ErrorDialect::Gemini)
+            .await?;
+        if response.is_json() {
+            let value = response.read_json(self.timeout).await?;
             return Ok(transport::ready_stream(decode_response(&value)?));
         }
         Ok(transport::decode_events(
-            transport::body_stream(response),
+            response.body_stream(),
             GeminiStreamDecoder::new(),
             Some(self.timeout),
         ))

@@ -322,6 +322,7 @@ pub trait ChatProvider: Send + Sync {
 
 pub mod errors;
 pub mod gemini;
+mod inline_http;
 mod message_wire;
 pub mod openai;
 mod openai_body;

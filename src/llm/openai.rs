@@ -16,12 +16,13 @@ use serde_json::{json, Map, Value};
 
 use super::errors::{self, ErrorDialect};
 use super::openai_body::{self, MaxKey};
-use super::transport::{self, EventDecoder};
+use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
     ToolCall, Usage,
 };
 use crate::config::Secret;
+use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
 
 /// A Chat Completions endpoint.
 #[derive(Debug, Clone)]
@@ -31,9 +32,7 @@ pub struct OpenAiProvider {
     api_key: Option<Secret>,
     temperature: Option<f32>,
     timeout: Duration,
-    client: reqwest::Client,
-    /// [`Self::endpoint`] parsed once (a URL that does not parse is refused per request).
-    url: Option<reqwest::Url>,
+    http: Endpoint,
 }
 
 impl OpenAiProvider {
@@ -49,21 +48,20 @@ impl OpenAiProvider {
         timeout: Duration,
     ) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&format!("{base_url}/chat/completions")).ok();
+        let http = Endpoint::new(format!("{base_url}/chat/completions"), timeout);
         Self {
             base_url,
             model: model.into(),
             api_key,
             temperature,
             timeout,
-            client: transport::client(timeout),
-            url,
+            http,
         }
     }
 
     /// The Chat Completions URL.
     pub fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        self.http.url().to_string()
     }
 
     /// The JSON body sent for `request`.
@@ -207,24 +205,23 @@ impl ChatProvider for OpenAiProvider {
 
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
         let body = self.encode_body(request);
-        let builder = match &self.url {
-            Some(url) => self.client.post(url.clone()),
-            None => self.client.post(self.endpoint()),
-        };
-        let mut builder = builder
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body);
+        let mut headers = vec![(ACCEPT, HeaderValue::from_static("text/event-stream"))];
         if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key.expose());
+            headers.push((
+                AUTHORIZATION,
+                transport::secret_header(&format!("Bearer {}", key.expose()))?,
+            ));
         }
-        let response = transport::send(builder, self.timeout, ErrorDialect::OpenAi).await?;
-        if transport::is_json(&response) {
-            let value = transport::read_json(response, self.timeout).await?;
+        let response = self
+            .http
+            .post_json(&headers, body, self.timeout, ErrorDialect::OpenAi)
+            .await?;
+        if response.is_json() {
+            let value = response.read_json(self.timeout).await?;
             return Ok(transport::ready_stream(decode_completion(&value)?));
         }
         Ok(transport::decode_events(
-            transport::body_stream(response),
+            response.body_stream(),
             OpenAiStreamDecoder::new(),
             Some(self.timeout),
         ))

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
 
 use super::errors::{self, ErrorDialect};
+use super::inline_http::{InlineHttp, InlineResponse};
 use super::sse::SseDecoder;
 use super::{ChatStream, LlmError, StreamEvent};
 
@@ -25,80 +27,208 @@ pub(crate) trait EventDecoder: Send + 'static {
 /// A byte stream of a response body, errors already mapped.
 pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> + Send>>;
 
-/// Builds the HTTP client for one provider. The whole-request timeout is not set here because
-/// it would cut long streams; `send` and `decode_events` apply their own deadlines.
-pub(crate) fn client(timeout: Duration) -> reqwest::Client {
+/// Where one provider's requests go. A plain-HTTP server reached directly (a model served on
+/// the same network: vLLM, Ollama, llama.cpp) gets connections its requests drive themselves
+/// ([`InlineHttp`]); HTTPS, or any server while a proxy is configured in the environment, goes
+/// through reqwest's pooled client (TLS, HTTP/2, proxies).
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    url: String,
+    /// `url` parsed once (a URL that does not parse is refused per request).
+    parsed: Option<reqwest::Url>,
+    pooled: reqwest::Client,
+    direct: Option<(InlineHttp, String)>,
+}
+
+impl Endpoint {
+    /// Requests to `url`; `timeout` bounds connecting. The whole-request timeout is not set
+    /// here because it would cut long streams: `send` and `decode_events` apply their own.
+    pub(crate) fn new(url: String, timeout: Duration) -> Self {
+        let parsed = reqwest::Url::parse(&url).ok();
+        let direct = parsed
+            .as_ref()
+            .filter(|u| u.scheme() == "http" && !proxy_configured())
+            .and_then(|u| direct(u, timeout));
+        Self {
+            url,
+            parsed,
+            pooled: pooled_client(timeout),
+            direct,
+        }
+    }
+
+    /// The URL requests go to.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// POSTs the JSON `body` with `headers`, waiting at most `timeout` for the response
+    /// headers, and maps an error status (with its body, read within the same deadline) to a
+    /// typed error.
+    pub(crate) async fn post_json(
+        &self,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Vec<u8>,
+        timeout: Duration,
+        dialect: ErrorDialect,
+    ) -> Result<Response, LlmError> {
+        let response = match &self.direct {
+            Some((http, path)) => {
+                let mut all = Vec::with_capacity(headers.len() + 2);
+                all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
+                all.push((USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE)));
+                all.extend_from_slice(headers);
+                match tokio::time::timeout(timeout, http.post(path, &all, Bytes::from(body))).await
+                {
+                    Err(_) => return Err(LlmError::Timeout),
+                    Ok(r) => Response::Direct(r?),
+                }
+            }
+            None => {
+                let request = match &self.parsed {
+                    Some(url) => self.pooled.post(url.clone()),
+                    None => self.pooled.post(&self.url),
+                };
+                let mut request = request.header(CONTENT_TYPE, "application/json").body(body);
+                for (name, value) in headers {
+                    request = request.header(name, value);
+                }
+                match tokio::time::timeout(timeout, request.send()).await {
+                    Err(_) => return Err(LlmError::Timeout),
+                    Ok(Err(e)) => return Err(errors::from_reqwest(&e)),
+                    Ok(Ok(r)) => Response::Pooled(r),
+                }
+            }
+        };
+        let status = response.status();
+        if (200..300).contains(&status) {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = match tokio::time::timeout(timeout, response.bytes()).await {
+            Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
+            _ => String::new(),
+        };
+        Err(errors::from_http_status(
+            dialect,
+            status,
+            retry_after.as_deref(),
+            &body,
+        ))
+    }
+}
+
+/// A header value carrying a credential: kept out of debug output, refused with a clear error
+/// when it holds characters a header cannot.
+pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, LlmError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        LlmError::Auth("the API key holds characters an HTTP header cannot carry".into())
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+const USER_AGENT_VALUE: &str = concat!("sparky/", env!("CARGO_PKG_VERSION"));
+
+fn pooled_client(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder()
         .connect_timeout(timeout)
-        .user_agent(concat!("sparky/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT_VALUE)
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
 }
 
-/// Sends a request, waiting at most `timeout` for the response headers, and maps an error
-/// status (with its body, read within the same deadline) to a typed error.
-pub(crate) async fn send(
-    request: reqwest::RequestBuilder,
-    timeout: Duration,
-    dialect: ErrorDialect,
-) -> Result<reqwest::Response, LlmError> {
-    let response = match tokio::time::timeout(timeout, request.send()).await {
-        Err(_) => return Err(LlmError::Timeout),
-        Ok(Err(e)) => return Err(errors::from_reqwest(&e)),
-        Ok(Ok(r)) => r,
+/// Whether the environment names a proxy for plain HTTP (as reqwest reads it), in which case
+/// requests go through reqwest, which honours it.
+fn proxy_configured() -> bool {
+    ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
+}
+
+fn direct(url: &reqwest::Url, timeout: Duration) -> Option<(InlineHttp, String)> {
+    let host = url.host_str()?;
+    let port = url.port_or_known_default()?;
+    let authority = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
     };
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    Some((InlineHttp::new(host, port, &authority, timeout)?, path))
+}
+
+/// A response from either kind of connection.
+pub(crate) enum Response {
+    Pooled(reqwest::Response),
+    Direct(InlineResponse),
+}
+
+impl Response {
+    fn status(&self) -> u16 {
+        match self {
+            Self::Pooled(r) => r.status().as_u16(),
+            Self::Direct(r) => r.status,
+        }
     }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let body = match tokio::time::timeout(timeout, response.bytes()).await {
-        Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
-        _ => String::new(),
-    };
-    Err(errors::from_http_status(
-        dialect,
-        status.as_u16(),
-        retry_after.as_deref(),
-        &body,
-    ))
-}
 
-/// Whether the response is a plain JSON document rather than an event stream (servers that
-/// ignore `stream: true`, or Gemini without `alt=sse`).
-pub(crate) fn is_json(response: &reqwest::Response) -> bool {
-    response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.trim_start().starts_with("application/json"))
-}
+    fn headers(&self) -> &HeaderMap {
+        match self {
+            Self::Pooled(r) => r.headers(),
+            Self::Direct(r) => &r.headers,
+        }
+    }
 
-/// Reads a whole JSON body within `timeout`.
-pub(crate) async fn read_json(
-    response: reqwest::Response,
-    timeout: Duration,
-) -> Result<serde_json::Value, LlmError> {
-    let bytes = match tokio::time::timeout(timeout, response.bytes()).await {
-        Err(_) => return Err(LlmError::Timeout),
-        Ok(Err(e)) => return Err(errors::from_reqwest(&e)),
-        Ok(Ok(b)) => b,
-    };
-    serde_json::from_slice(&bytes)
-        .map_err(|e| LlmError::Protocol(format!("invalid JSON body: {e}")))
-}
+    /// The whole body.
+    async fn bytes(self) -> Result<Bytes, LlmError> {
+        match self {
+            Self::Pooled(r) => r.bytes().await.map_err(|e| errors::from_reqwest(&e)),
+            Self::Direct(r) => {
+                let mut body = r.body;
+                let mut out = Vec::new();
+                while let Some(chunk) = body.next().await {
+                    let chunk = chunk.map_err(|e| LlmError::Transport(e.to_string()))?;
+                    out.extend_from_slice(&chunk);
+                }
+                Ok(Bytes::from(out))
+            }
+        }
+    }
 
-/// The body of a response as a byte stream with mapped errors.
-pub(crate) fn body_stream(response: reqwest::Response) -> ByteStream {
-    Box::pin(
-        response
-            .bytes_stream()
-            .map(|r| r.map_err(|e| stream_error(&e))),
-    )
+    /// Whether the body is a plain JSON document rather than an event stream (servers that
+    /// ignore `stream: true`, or Gemini without `alt=sse`).
+    pub(crate) fn is_json(&self) -> bool {
+        self.headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.trim_start().starts_with("application/json"))
+    }
+
+    /// Reads a whole JSON body within `timeout`.
+    pub(crate) async fn read_json(self, timeout: Duration) -> Result<serde_json::Value, LlmError> {
+        let bytes = match tokio::time::timeout(timeout, self.bytes()).await {
+            Err(_) => return Err(LlmError::Timeout),
+            Ok(r) => r?,
+        };
+        serde_json::from_slice(&bytes)
+            .map_err(|e| LlmError::Protocol(format!("invalid JSON body: {e}")))
+    }
+
+    /// The body as a byte stream with mapped errors.
+    pub(crate) fn body_stream(self) -> ByteStream {
+        match self {
+            Self::Pooled(r) => Box::pin(r.bytes_stream().map(|r| r.map_err(|e| stream_error(&e)))),
+            Self::Direct(r) => Box::pin(r.body.map(|r| {
+                r.map_err(|e| LlmError::Transport(format!("the stream was interrupted: {e}")))
+            })),
+        }
+    }
 }
 
 /// A failure while reading a body that had started: the connection broke mid-stream.

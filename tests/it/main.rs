@@ -17,6 +17,7 @@ mod injection;
 mod input_ledger;
 mod intake;
 mod jurisdiction;
+mod llm_connections;
 mod llm_fixtures;
 mod llm_providers;
 mod outbound_policy;
