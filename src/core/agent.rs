@@ -130,6 +130,8 @@ pub struct Agent {
     ledger: Ledger,
     /// Project-bound threads opened here: their inputs are queued without opening them again.
     threads: super::thread_ids::ThreadIds,
+    /// Digests of the threads' older tool results, worked out once per stored result.
+    digests: super::digest_memo::DigestMemo,
 }
 
 /// What one streamed model call produced.
@@ -178,6 +180,7 @@ impl Agent {
             context: ContextPolicy::default(),
             intake: super::inbound::FileIntake::default(),
             threads: super::thread_ids::ThreadIds::default(),
+            digests: super::digest_memo::DigestMemo::default(),
         }
     }
 
@@ -649,7 +652,7 @@ impl Agent {
         ctx.turn_project = turn_project.clone();
         if self.context.digest_old_results {
             // What the requests would send of old results is all this turn keeps of them.
-            history.digest_old_results(super::request::WHOLE_RESULT_TURNS);
+            history.digest_old_results(super::request::WHOLE_RESULT_TURNS, &self.digests);
         }
         // A read call repeated in the turn (same tool, same arguments) gets the first call's
         // result, found by that call's id in the turn's results.

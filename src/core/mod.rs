@@ -10,6 +10,7 @@ pub mod allow;
 pub mod cards;
 pub mod commands;
 pub mod context;
+pub mod digest_memo;
 pub mod effects;
 pub mod gate;
 pub mod history;

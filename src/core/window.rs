@@ -10,6 +10,7 @@ use crate::domain::digest::clip;
 use crate::llm::{ChatMessage, ToolResult};
 use crate::store::{AskedThread, NewMessage, Store, StoreResult, StoredMessage};
 
+use super::digest_memo::DigestMemo;
 use super::history::PastMessage;
 
 use super::session::Session;
@@ -109,15 +110,29 @@ impl TurnHistory {
 
     /// Keeps the large tool results older than the latest `keep_turns` user messages as
     /// digests only (what [`digest_old_results`] sends of them), so a turn does not hold
-    /// whole results it will never send. Token estimates stay those of the stored messages,
-    /// so the window rolls at the same points.
-    pub fn digest_old_results(&mut self, keep_turns: usize) {
+    /// whole results it will never send; the digests of stored messages come from `memo`
+    /// after the first turn that needed them. Token estimates stay those of the stored
+    /// messages, so the window rolls at the same points.
+    pub fn digest_old_results(&mut self, keep_turns: usize, memo: &DigestMemo) {
         let Some(boundary) = user_boundary(self.stored.iter().map(|p| &p.message), keep_turns)
         else {
             return;
         };
         for past in &mut self.stored[..boundary] {
-            digest_results(&mut past.message);
+            let ChatMessage::Tool { results } = &mut past.message else {
+                continue;
+            };
+            for (index, r) in results.iter_mut().enumerate() {
+                // A message this turn wrote has no id yet.
+                let digest = if past.id == 0 {
+                    r.content.digest().cloned()
+                } else {
+                    memo.digest(past.id, index, &r.content)
+                };
+                if let Some(d) = digest {
+                    r.content = d;
+                }
+            }
         }
     }
 
@@ -632,7 +647,10 @@ mod tests {
                 .collect(),
         };
         let tokens: Vec<usize> = history.stored.iter().map(|p| p.tokens).collect();
-        history.digest_old_results(2);
+        let memo = DigestMemo::default();
+        // The next turn reads the thread again: its digests come from the memo, the same.
+        let mut next_turn = history.stored.clone();
+        history.digest_old_results(2, &memo);
         let ChatMessage::Tool { results } = &history.stored[2].message else {
             panic!("expected results")
         };
@@ -657,6 +675,9 @@ mod tests {
             sent_after, sent_before,
             "requests send what they sent before"
         );
+        std::mem::swap(&mut history.stored, &mut next_turn);
+        history.digest_old_results(2, &memo);
+        assert_eq!(history.stored, next_turn, "a later turn digests the same");
     }
 
     #[test]
