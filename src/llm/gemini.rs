@@ -249,19 +249,16 @@ impl ChatProvider for GeminiProvider {
                 transport::secret_header(key.expose())?,
             ));
         }
-        let response = self
-            .http
-            .post_json(&headers, body, self.timeout, ErrorDialect::Gemini)
-            .await?;
-        if response.is_json() {
-            let value = response.read_json(self.timeout).await?;
-            return Ok(transport::ready_stream(decode_response(&value)?));
-        }
-        Ok(transport::decode_events(
-            response.body_stream(),
-            GeminiStreamDecoder::new(),
-            Some(self.timeout),
-        ))
+        self.http
+            .stream(
+                &headers,
+                body,
+                self.timeout,
+                ErrorDialect::Gemini,
+                GeminiStreamDecoder::new(),
+                decode_response,
+            )
+            .await
     }
 }
 

@@ -212,19 +212,16 @@ impl ChatProvider for OpenAiProvider {
                 transport::secret_header(&format!("Bearer {}", key.expose()))?,
             ));
         }
-        let response = self
-            .http
-            .post_json(&headers, body, self.timeout, ErrorDialect::OpenAi)
-            .await?;
-        if response.is_json() {
-            let value = response.read_json(self.timeout).await?;
-            return Ok(transport::ready_stream(decode_completion(&value)?));
-        }
-        Ok(transport::decode_events(
-            response.body_stream(),
-            OpenAiStreamDecoder::new(),
-            Some(self.timeout),
-        ))
+        self.http
+            .stream(
+                &headers,
+                body,
+                self.timeout,
+                ErrorDialect::OpenAi,
+                OpenAiStreamDecoder::new(),
+                decode_completion,
+            )
+            .await
     }
 }
 

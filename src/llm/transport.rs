@@ -62,10 +62,34 @@ impl Endpoint {
         &self.url
     }
 
+    /// POSTs the JSON `body` with `headers` and decodes the answer: an event stream through
+    /// `decoder` (a gap longer than `timeout` ends it with `Err(Timeout)`), or a whole JSON
+    /// document (a server that ignored streaming) through `whole`.
+    pub(crate) async fn stream<D: EventDecoder>(
+        &self,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Vec<u8>,
+        timeout: Duration,
+        dialect: ErrorDialect,
+        decoder: D,
+        whole: impl FnOnce(&serde_json::Value) -> Result<Vec<StreamEvent>, LlmError>,
+    ) -> Result<ChatStream, LlmError> {
+        let response = self.post_json(headers, body, timeout, dialect).await?;
+        if response.is_json() {
+            let value = response.read_json(timeout).await?;
+            return Ok(ready_stream(whole(&value)?));
+        }
+        Ok(decode_events(
+            response.body_stream(),
+            decoder,
+            Some(timeout),
+        ))
+    }
+
     /// POSTs the JSON `body` with `headers`, waiting at most `timeout` for the response
     /// headers, and maps an error status (with its body, read within the same deadline) to a
     /// typed error.
-    pub(crate) async fn post_json(
+    async fn post_json(
         &self,
         headers: &[(HeaderName, HeaderValue)],
         body: Vec<u8>,
@@ -203,7 +227,7 @@ impl Response {
 
     /// Whether the body is a plain JSON document rather than an event stream (servers that
     /// ignore `stream: true`, or Gemini without `alt=sse`).
-    pub(crate) fn is_json(&self) -> bool {
+    fn is_json(&self) -> bool {
         self.headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -211,7 +235,7 @@ impl Response {
     }
 
     /// Reads a whole JSON body within `timeout`.
-    pub(crate) async fn read_json(self, timeout: Duration) -> Result<serde_json::Value, LlmError> {
+    async fn read_json(self, timeout: Duration) -> Result<serde_json::Value, LlmError> {
         let bytes = match tokio::time::timeout(timeout, self.bytes()).await {
             Err(_) => return Err(LlmError::Timeout),
             Ok(r) => r?,
@@ -221,7 +245,7 @@ impl Response {
     }
 
     /// The body as a byte stream with mapped errors.
-    pub(crate) fn body_stream(self) -> ByteStream {
+    fn body_stream(self) -> ByteStream {
         match self {
             Self::Pooled(r) => Box::pin(r.bytes_stream().map(|r| r.map_err(|e| stream_error(&e)))),
             Self::Direct(r) => Box::pin(r.body.map(|r| {
