@@ -119,17 +119,16 @@ impl TurnHistory {
             return;
         };
         for past in &mut self.stored[..boundary] {
+            // A message this turn wrote has no id to remember it by.
+            if past.id == 0 {
+                digest_results(&mut past.message);
+                continue;
+            }
             let ChatMessage::Tool { results } = &mut past.message else {
                 continue;
             };
             for (index, r) in results.iter_mut().enumerate() {
-                // A message this turn wrote has no id yet.
-                let digest = if past.id == 0 {
-                    r.content.digest().cloned()
-                } else {
-                    memo.digest(past.id, index, &r.content)
-                };
-                if let Some(d) = digest {
+                if let Some(d) = memo.digest(past.id, index, &r.content) {
                     r.content = d;
                 }
             }

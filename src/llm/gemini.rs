@@ -27,7 +27,6 @@ pub struct GeminiProvider {
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f32>,
-    timeout: Duration,
     http: Endpoint,
 }
 
@@ -54,7 +53,6 @@ impl GeminiProvider {
             model,
             api_key,
             temperature,
-            timeout,
             http,
         }
     }
@@ -253,7 +251,6 @@ impl ChatProvider for GeminiProvider {
             .stream(
                 &headers,
                 body,
-                self.timeout,
                 ErrorDialect::Gemini,
                 GeminiStreamDecoder::new(),
                 decode_response,

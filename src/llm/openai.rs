@@ -31,7 +31,6 @@ pub struct OpenAiProvider {
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f32>,
-    timeout: Duration,
     http: Endpoint,
 }
 
@@ -54,7 +53,6 @@ impl OpenAiProvider {
             model: model.into(),
             api_key,
             temperature,
-            timeout,
             http,
         }
     }
@@ -216,7 +214,6 @@ impl ChatProvider for OpenAiProvider {
             .stream(
                 &headers,
                 body,
-                self.timeout,
                 ErrorDialect::OpenAi,
                 OpenAiStreamDecoder::new(),
                 decode_completion,

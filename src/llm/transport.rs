@@ -34,26 +34,37 @@ pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> 
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     url: String,
-    /// `url` parsed once (a URL that does not parse is refused per request).
-    parsed: Option<reqwest::Url>,
-    pooled: reqwest::Client,
-    direct: Option<(InlineHttp, String)>,
+    route: Route,
+    /// Bounds connecting, the wait for the response headers and every gap in a stream.
+    timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Route {
+    /// Connections driven by the requests, and the URL's path and query.
+    Direct(InlineHttp, String),
+    /// reqwest's pool, with the URL parsed once (a URL that does not parse is refused per
+    /// request).
+    Pooled(reqwest::Client, Option<reqwest::Url>),
 }
 
 impl Endpoint {
-    /// Requests to `url`; `timeout` bounds connecting. The whole-request timeout is not set
-    /// here because it would cut long streams: `send` and `decode_events` apply their own.
+    /// Requests to `url`. The whole-request timeout is not `timeout`, which would cut long
+    /// streams: the wait for the headers and each gap of a stream are bounded by it instead.
     pub(crate) fn new(url: String, timeout: Duration) -> Self {
         let parsed = reqwest::Url::parse(&url).ok();
         let direct = parsed
             .as_ref()
             .filter(|u| u.scheme() == "http" && !proxy_configured())
             .and_then(|u| direct(u, timeout));
+        let route = match direct {
+            Some((http, path)) => Route::Direct(http, path),
+            None => Route::Pooled(pooled_client(timeout), parsed),
+        };
         Self {
             url,
-            parsed,
-            pooled: pooled_client(timeout),
-            direct,
+            route,
+            timeout,
         }
     }
 
@@ -63,18 +74,18 @@ impl Endpoint {
     }
 
     /// POSTs the JSON `body` with `headers` and decodes the answer: an event stream through
-    /// `decoder` (a gap longer than `timeout` ends it with `Err(Timeout)`), or a whole JSON
+    /// `decoder` (a gap longer than the timeout ends it with `Err(Timeout)`), or a whole JSON
     /// document (a server that ignored streaming) through `whole`.
     pub(crate) async fn stream<D: EventDecoder>(
         &self,
         headers: &[(HeaderName, HeaderValue)],
         body: Vec<u8>,
-        timeout: Duration,
         dialect: ErrorDialect,
         decoder: D,
         whole: impl FnOnce(&serde_json::Value) -> Result<Vec<StreamEvent>, LlmError>,
     ) -> Result<ChatStream, LlmError> {
-        let response = self.post_json(headers, body, timeout, dialect).await?;
+        let timeout = self.timeout;
+        let response = self.post_json(headers, body, dialect).await?;
         if response.is_json() {
             let value = response.read_json(timeout).await?;
             return Ok(ready_stream(whole(&value)?));
@@ -86,18 +97,18 @@ impl Endpoint {
         ))
     }
 
-    /// POSTs the JSON `body` with `headers`, waiting at most `timeout` for the response
+    /// POSTs the JSON `body` with `headers`, waiting at most the timeout for the response
     /// headers, and maps an error status (with its body, read within the same deadline) to a
     /// typed error.
     async fn post_json(
         &self,
         headers: &[(HeaderName, HeaderValue)],
         body: Vec<u8>,
-        timeout: Duration,
         dialect: ErrorDialect,
     ) -> Result<Response, LlmError> {
-        let response = match &self.direct {
-            Some((http, path)) => {
+        let timeout = self.timeout;
+        let response = match &self.route {
+            Route::Direct(http, path) => {
                 let mut all = Vec::with_capacity(headers.len() + 2);
                 all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
                 all.push((USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE)));
@@ -108,10 +119,10 @@ impl Endpoint {
                     Ok(r) => Response::Direct(r?),
                 }
             }
-            None => {
-                let request = match &self.parsed {
-                    Some(url) => self.pooled.post(url.clone()),
-                    None => self.pooled.post(&self.url),
+            Route::Pooled(client, parsed) => {
+                let request = match parsed {
+                    Some(url) => client.post(url.clone()),
+                    None => client.post(&self.url),
                 };
                 let mut request = request.header(CONTENT_TYPE, "application/json").body(body);
                 for (name, value) in headers {
