@@ -78,10 +78,18 @@ impl App {
     }
 }
 
-/// Attached-file intake: default limits, `llm.vision`, and Slack's bot token for
-/// `url_private` downloads.
+/// Attached-file intake: default limits, `llm.vision`, each platform's file hosts, and Slack's
+/// bot token for `url_private` downloads (sent to those hosts only).
 pub fn file_intake(config: &Config) -> crate::core::FileIntake {
-    let intake = crate::core::FileIntake::new(crate::intake::Limits::default(), config.llm.vision);
+    let intake = crate::core::FileIntake::new(crate::intake::Limits::default(), config.llm.vision)
+        .with_hosts(
+            crate::platforms::slack::PLATFORM,
+            config.slack.file_hosts.clone(),
+        )
+        .with_hosts(
+            crate::platforms::discord::PLATFORM,
+            config.discord.file_hosts.clone(),
+        );
     match &config.secrets.slack_bot_token {
         Some(token) => intake.with_token(crate::platforms::slack::PLATFORM, token.clone()),
         None => intake,

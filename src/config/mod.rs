@@ -3,6 +3,7 @@
 //!
 //! Layer: foundation. Imports only `domain` (for the policies it names); every layer may read it.
 
+mod file_host;
 mod secrets;
 
 use std::collections::BTreeMap;
@@ -11,13 +12,14 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+pub use file_host::FileHost;
 pub use secrets::{Secret, Secrets};
 
 /// The shipped configuration file: the documented defaults every other file is layered on.
 pub const DEFAULT_CONFIG: &str = include_str!("../../bot-config.toml");
 
-/// `[database]`.
-#[derive(Debug, Clone, Deserialize)]
+/// `[database]`. Its `Debug` shows the URL without its password.
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseConfig {
     /// Postgres URL; empty selects SQLite.
@@ -26,6 +28,30 @@ pub struct DatabaseConfig {
     pub sqlite_path: String,
     /// Pool size.
     pub max_connections: u32,
+}
+
+impl std::fmt::Debug for DatabaseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseConfig")
+            .field("url", &redacted_url(&self.url))
+            .field("sqlite_path", &self.sqlite_path)
+            .field("max_connections", &self.max_connections)
+            .finish()
+    }
+}
+
+/// `url` with any password replaced, for logs and messages; text that does not parse as a URL
+/// is withheld whole, since it may be a connection string with a password in it.
+pub fn redacted_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("redacted"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) if url.is_empty() => String::new(),
+        Err(_) => "[not a URL; withheld]".to_string(),
+    }
 }
 
 /// Which model provider.
@@ -216,6 +242,9 @@ pub struct DiscordConfig {
     pub interactions_max_age_secs: u64,
     /// Minutes of inactivity before the threads the bot starts are archived.
     pub thread_auto_archive_minutes: u16,
+    /// Origins attachments are downloaded from (Discord's CDN).
+    #[serde(deserialize_with = "origin_list")]
+    pub file_hosts: Vec<FileHost>,
 }
 
 /// Slack transport.
@@ -249,6 +278,14 @@ fn id_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Err
         .collect())
 }
 
+/// A list of file-host origins, written like every allow-list.
+fn origin_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<FileHost>, D::Error> {
+    id_list(d)?
+        .iter()
+        .map(|o| FileHost::parse(o).map_err(serde::de::Error::custom))
+        .collect()
+}
+
 /// `[slack]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -275,6 +312,9 @@ pub struct SlackConfig {
     pub slash_command: String,
     /// Use Slack's chat streaming API (falls back to chat.update).
     pub streaming: bool,
+    /// Origins `url_private` files are downloaded from, with the bot token.
+    #[serde(deserialize_with = "origin_list")]
+    pub file_hosts: Vec<FileHost>,
 }
 
 /// The whole validated configuration.

@@ -15,6 +15,7 @@ use super::effects::{Effect, EffectSink};
 use super::session::{Mode, Session};
 use super::untrusted;
 use crate::config::Secret;
+use crate::intake::file_hosts::{self, FileHost};
 use crate::intake::{self, human_size, Content, Limits};
 use crate::llm::{ChatMessage, ChatRequest, ImagePart};
 
@@ -30,6 +31,8 @@ pub struct FileIntake {
     limits: Limits,
     /// Bearer token per platform (Slack's `url_private` needs the bot token).
     tokens: HashMap<String, Secret>,
+    /// The origins each platform serves files from; a platform not listed has none.
+    hosts: HashMap<String, Vec<FileHost>>,
     vision: bool,
 }
 
@@ -44,6 +47,7 @@ impl std::fmt::Debug for FileIntake {
         f.debug_struct("FileIntake")
             .field("limits", &self.limits)
             .field("token_platforms", &self.tokens.keys().collect::<Vec<_>>())
+            .field("hosts", &self.hosts)
             .field("vision", &self.vision)
             .finish()
     }
@@ -51,22 +55,27 @@ impl std::fmt::Debug for FileIntake {
 
 impl FileIntake {
     /// Intake within `limits`; `vision` when the configured models read images.
+    /// Files come from each platform's own file hosts ([`file_hosts::DEFAULT_HOSTS`]) until
+    /// [`Self::with_hosts`] says otherwise.
     pub fn new(limits: Limits, vision: bool) -> Self {
-        let client = reqwest::Client::builder()
-            .timeout(DOWNLOAD_TIMEOUT)
-            .build()
-            .unwrap_or_default();
         Self {
-            client,
+            client: intake::download::client(DOWNLOAD_TIMEOUT),
             limits,
             tokens: HashMap::new(),
+            hosts: file_hosts::default_hosts(),
             vision,
         }
     }
 
-    /// Sends `token` as the bearer when downloading files of `platform`.
+    /// Sends `token` as the bearer when downloading files of `platform` (only to its hosts).
     pub fn with_token(mut self, platform: &str, token: Secret) -> Self {
         self.tokens.insert(platform.to_string(), token);
+        self
+    }
+
+    /// Downloads files of `platform` only from `hosts`.
+    pub fn with_hosts(mut self, platform: &str, hosts: Vec<FileHost>) -> Self {
+        self.hosts.insert(platform.to_string(), hosts);
         self
     }
 
@@ -179,9 +188,15 @@ impl Agent {
             refusals.push(format!("{e}; send them in smaller batches"));
             placeholders.extend(files.iter().map(|f| format!("[not read: {}]", f.name)));
         } else {
-            let token = intake.tokens.get(&input.key.platform).map(Secret::expose);
+            let source = intake::download::Source {
+                hosts: intake
+                    .hosts
+                    .get(&input.key.platform)
+                    .map_or(&[], Vec::as_slice),
+                bearer: intake.tokens.get(&input.key.platform).map(Secret::expose),
+            };
             for f in files {
-                let got = intake::download::fetch(&intake.client, f, token, &intake.limits).await;
+                let got = intake::download::fetch(&intake.client, f, source, &intake.limits).await;
                 let mut scan_bytes = Vec::new();
                 let read = got.and_then(|file| {
                     let size = file.bytes.len();

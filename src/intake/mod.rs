@@ -9,6 +9,7 @@
 //! platform.
 
 pub mod download;
+pub mod file_hosts;
 pub mod pages;
 
 use serde_json::{json, Value};
@@ -90,6 +91,17 @@ pub enum IntakeError {
         name: String,
         /// Why.
         reason: String,
+    },
+    /// The file's link points somewhere other than the platform's file hosts: nothing was
+    /// requested, and no token sent.
+    #[error("{name} was not downloaded: its link points to {host}, and files are only downloaded from {allowed}")]
+    ForeignHost {
+        /// File name.
+        name: String,
+        /// The host the link named.
+        host: String,
+        /// The platform's file hosts.
+        allowed: String,
     },
 }
 

@@ -9,11 +9,13 @@ use base64::Engine;
 use resvg::tiny_skia::{Color, Pixmap};
 use serde_json::{json, Value};
 use slack_morphism::prelude::{SlackEventCallbackBody, SlackPushEventCallback};
-use sparky::intake::download::{fetch, FileRef};
+use sparky::config::FileHost;
+use sparky::intake::download::{self, fetch, FileRef, Source};
 use sparky::intake::{
     classify, gemini_part, openai_part, Content, InboundFile, IntakeError, Limits,
 };
 use sparky::platforms::{discord, slack};
+use std::time::Duration;
 use support::fake_slack::{fixture_json, FakeSlack, BOT_TOKEN};
 
 /// A real 40 × 30 PNG.
@@ -52,9 +54,14 @@ async fn a_slack_mention_with_a_photo_is_downloaded_with_the_bot_token_and_encod
     assert_eq!(refs[0].mime, "image/png");
     assert_eq!(refs[0].url, url);
 
-    let client = reqwest::Client::new();
+    let client = download::client(Duration::from_secs(10));
     let limits = Limits::default();
-    let file = fetch(&client, &refs[0], Some(BOT_TOKEN), &limits)
+    let hosts = [slack.file_host()];
+    let with_token = Source {
+        hosts: &hosts,
+        bearer: Some(BOT_TOKEN),
+    };
+    let file = fetch(&client, &refs[0], with_token, &limits)
         .await
         .expect("download");
     assert_eq!(file.bytes, photo);
@@ -76,14 +83,20 @@ async fn a_slack_mention_with_a_photo_is_downloaded_with_the_bot_token_and_encod
     assert_eq!(g["inline_data"]["mime_type"], "image/png");
 
     // Without the token Slack sends its sign-in page: refused with the likely cause.
-    let e = fetch(&client, &refs[0], None, &limits).await.unwrap_err();
+    let without = Source {
+        hosts: &hosts,
+        bearer: None,
+    };
+    let e = fetch(&client, &refs[0], without, &limits)
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("files:read"), "{e}");
     // A photo over the limit is cut off while downloading.
     let small = Limits {
         max_bytes: 64,
         ..Limits::default()
     };
-    let e = fetch(&client, &refs[0], Some(BOT_TOKEN), &small)
+    let e = fetch(&client, &refs[0], with_token, &small)
         .await
         .unwrap_err();
     assert!(matches!(e, IntakeError::TooLarge { .. }), "{e}");
@@ -124,8 +137,13 @@ async fn a_discord_attachment_is_fetched_and_an_oversize_one_is_refused_before_d
     let refs = discord::inbound_files::attachment_refs(&msg.attachments);
     assert_eq!(refs[0].name, "LP-2 directory.png");
     assert_eq!(refs[0].size, photo.len());
-    let client = reqwest::Client::new();
-    let file = fetch(&client, &refs[0], None, &Limits::default())
+    let client = download::client(Duration::from_secs(10));
+    let hosts = [FileHost::parse(&format!("http://{addr}")).expect("origin")];
+    let cdn = Source {
+        hosts: &hosts,
+        bearer: None,
+    };
+    let file = fetch(&client, &refs[0], cdn, &Limits::default())
         .await
         .expect("download");
     assert!(matches!(
@@ -141,7 +159,7 @@ async fn a_discord_attachment_is_fetched_and_an_oversize_one_is_refused_before_d
         size: 50 * 1024 * 1024,
         ..refs[0].clone()
     };
-    let e = fetch(&client, &big, None, &Limits::default())
+    let e = fetch(&client, &big, cdn, &Limits::default())
         .await
         .unwrap_err();
     assert!(matches!(e, IntakeError::TooLarge { .. }), "{e}");

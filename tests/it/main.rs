@@ -10,6 +10,7 @@ mod console_agent;
 mod context_economy;
 mod discord_gateway;
 mod discord_http;
+mod file_hosts;
 mod fuzz;
 mod gate;
 mod gate_crash;

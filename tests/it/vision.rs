@@ -65,6 +65,7 @@ async fn harness(fake: &FakeLlm, db: Db, intake: FileIntake) -> Harness {
     }
     let config = Config::load(None, &env).expect("config");
     let store = sparky::app::connect_store(&config).await.expect("store");
+    let slack = FakeSlack::start().await;
     let agent = Agent::new(
         store.clone(),
         sparky::llm::resilient::build_provider(&config),
@@ -72,7 +73,11 @@ async fn harness(fake: &FakeLlm, db: Db, intake: FileIntake) -> Harness {
         config.agent.clone(),
         &config.limits,
     )
-    .with_file_intake(intake.with_token("slack", Secret::new(BOT_TOKEN)));
+    .with_file_intake(
+        intake
+            .with_token("slack", Secret::new(BOT_TOKEN))
+            .with_hosts("slack", vec![slack.file_host()]),
+    );
     let project = tools_fixture::seed_in(&store, &Workspace::new("slack", TEAM), "Shop").await;
     store
         .bind_channel("slack", TEAM, CHANNEL, project)
@@ -81,7 +86,7 @@ async fn harness(fake: &FakeLlm, db: Db, intake: FileIntake) -> Harness {
     Harness {
         agent,
         store,
-        slack: FakeSlack::start().await,
+        slack,
         project,
         _dir: dir,
     }
@@ -442,6 +447,7 @@ async fn wrong_type_and_oversize_files_are_refused_with_a_message_and_nothing_is
     );
 
     // Over the limit while downloading (Slack's event carries no size here).
+    let small_slack = FakeSlack::start().await;
     let small = Harness {
         agent: Agent::new(
             h.store.clone(),
@@ -461,10 +467,11 @@ async fn wrong_type_and_oversize_files_are_refused_with_a_message_and_nothing_is
                 },
                 true,
             )
-            .with_token("slack", Secret::new(BOT_TOKEN)),
+            .with_token("slack", Secret::new(BOT_TOKEN))
+            .with_hosts("slack", vec![small_slack.file_host()]),
         ),
         store: h.store.clone(),
-        slack: FakeSlack::start().await,
+        slack: small_slack,
         project: h.project,
         _dir: tempfile::tempdir().expect("dir"),
     };
@@ -517,6 +524,53 @@ async fn wrong_type_and_oversize_files_are_refused_with_a_message_and_nothing_is
         "{e}"
     );
     assert!(fake.requests().is_empty());
+}
+
+/// A file object whose `url_private` names another host (here another server on the bot's own
+/// machine): nothing is fetched from it, the person is told why, the message is kept.
+async fn a_file_link_off_the_file_host_is_refused(db: Db) {
+    let fake = FakeLlm::start(Dialect::Gemini).await;
+    let h = harness(&fake, db, vision()).await;
+    let elsewhere = FakeSlack::start().await;
+    let mut payload = file_share(
+        &h,
+        "read this",
+        "panel.png",
+        "image/png",
+        png(),
+        "1770242050.000100",
+    );
+    let foreign = elsewhere.host_file("T111-F0X/panel.png", "image/png", png());
+    payload["event"]["files"][0]["url_private"] = json!(foreign);
+    let effects = run(&h, input_of(payload)).await;
+    let e = errors(&effects);
+    assert!(
+        e.contains("panel.png was not downloaded: its link points to 127.0.0.1:"),
+        "{e}"
+    );
+    assert!(
+        e.contains(&h.slack.file_origin()),
+        "names the allowed host: {e}"
+    );
+    assert!(
+        fake.requests().is_empty(),
+        "nothing was read, so no model call"
+    );
+    let stored = serde_json::to_string(&history(&h).await).expect("json");
+    assert!(
+        stored.contains("read this") && stored.contains("[not read: panel.png]"),
+        "the message is kept: {stored}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_link_off_the_file_host_is_refused_sqlite() {
+    a_file_link_off_the_file_host_is_refused(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_file_link_off_the_file_host_is_refused_postgres() {
+    a_file_link_off_the_file_host_is_refused(Db::Postgres).await;
 }
 
 #[tokio::test]

@@ -202,6 +202,16 @@ impl FakeSlack {
         format!("http://{}/api", self.http)
     }
 
+    /// `slack.file_hosts` for the bot: the origin `url_private` files are served from.
+    pub fn file_origin(&self) -> String {
+        format!("http://{}", self.http)
+    }
+
+    /// [`Self::file_origin`], parsed.
+    pub fn file_host(&self) -> sparky::config::FileHost {
+        sparky::config::FileHost::parse(&self.file_origin()).expect("an origin")
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         match self.inner.lock() {
             Ok(g) => g,
@@ -976,6 +986,7 @@ impl SlackBot {
             env.insert(k.into(), v.into());
         }
         env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+        env.insert("SPARKY_SLACK__FILE_HOSTS".into(), slack.file_origin());
         for (k, v) in extra {
             env.insert(k.to_string(), v.to_string());
         }
