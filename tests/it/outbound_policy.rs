@@ -404,3 +404,144 @@ async fn embedding_requests_retry_server_errors_but_not_bad_requests() {
     assert!(matches!(err, EmbedError::BadRequest(_)), "{err}");
     assert_eq!(server.count(key), 4);
 }
+
+/// Everything the process logs (every level) while `f` runs on this thread's runtime.
+async fn logs_of<F: std::future::Future<Output = ()>>(f: F) -> String {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    f.await;
+    drop(guard);
+    let bytes = captured.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    String::from_utf8_lossy(&bytes).to_string()
+}
+
+#[tokio::test]
+async fn no_token_reaches_the_logs_through_429s_5xxs_and_timeouts_on_every_route() {
+    const BOT: &str = "discord-bot-token-SECRET";
+    const INTERACTION: &str = "aW50ZXJhY3Rpb246SECRET";
+    const SLACK_BOT: &str = "xoxb-slack-SECRET";
+    let server = Scripted::start().await;
+    let routes = [
+        (
+            "POST",
+            format!("/interactions/1200000000000000001/{INTERACTION}/callback"),
+        ),
+        (
+            "PATCH",
+            format!("/webhooks/1100/{INTERACTION}/messages/@original"),
+        ),
+        ("POST", format!("/webhooks/1100/{INTERACTION}")),
+        ("POST", "/channels/C1/messages".to_string()),
+    ];
+    // Each route: rate limited, then a server error, then silence past the client's timeout.
+    let trouble = || {
+        vec![
+            reply(
+                429,
+                json!({"message": "You are being rate limited.", "retry_after": 0.01}),
+            )
+            .header("retry-after", "1"),
+            reply(500, json!({"message": "500: Internal Server Error"})),
+            reply(200, message("1")).after(Duration::from_millis(800)),
+        ]
+    };
+    for (method, path) in &routes {
+        server.queue(&format!("{method} {path}"), trouble());
+    }
+    for method in ["chat.postMessage", "chat.update"] {
+        server.queue(
+            &format!("POST /api/{method}"),
+            vec![
+                reply(429, json!({"ok": false, "error": "ratelimited"})).header("retry-after", "0"),
+                reply(500, json!({"ok": false, "error": "internal_error"})),
+                reply(200, posted()).after(Duration::from_millis(800)),
+            ],
+        );
+    }
+    let logs = logs_of(async {
+        let rest = Rest::with_timeout(&server.url, BOT, Duration::from_millis(300))
+            .expect("client")
+            .with_policy(quick());
+        // Twice per route: a POST is not repeated after a 5xx, so its second call meets the
+        // silence.
+        for _ in 0..2 {
+            for (method, path) in &routes {
+                let method: reqwest::Method = method.parse().expect("method");
+                let got = rest
+                    .call(method, path, Some(&json!({"content": "x"})))
+                    .await;
+                tracing::debug!(outcome = ?got, "the adapter logs what a call returned");
+            }
+        }
+        let api = SlackApi::new(&format!("{}/api", server.url), SLACK_BOT)
+            .with_policy(quick())
+            .with_timeout(Duration::from_millis(300));
+        let posted = api.post("C1", Some("1700000000.000100"), "x", vec![]).await;
+        tracing::debug!(outcome = ?posted, "posted");
+        let updated = api.update("C1", "1700000000.000100", "x", vec![]).await;
+        tracing::debug!(outcome = ?updated, "updated");
+    })
+    .await;
+    assert!(
+        logs.contains("retrying"),
+        "the failures were logged: {logs}"
+    );
+    assert!(
+        logs.contains("{token}"),
+        "routes are named with the token left out: {logs}"
+    );
+    for secret in [BOT, INTERACTION, SLACK_BOT] {
+        assert!(!logs.contains(secret), "{secret} in the logs:\n{logs}");
+    }
+    // Every scripted failure was met: each route was sent at least three times.
+    for (method, path) in &routes {
+        assert!(server.count(&format!("{method} {path}")) >= 3, "{path}");
+    }
+}
+
+#[test]
+fn secrets_print_redacted() {
+    let handle = sparky::platforms::discord::surface::InteractionHandle {
+        app_id: "1100".into(),
+        token: "aW50ZXJhY3Rpb246SECRET".into(),
+        received: std::time::Instant::now(),
+    };
+    assert!(!format!("{handle:?}").contains("SECRET"));
+    let env = std::collections::BTreeMap::from([
+        (
+            "DATABASE_URL".to_string(),
+            "postgres://sparky:pg-password-SECRET@db:5432/sparky".to_string(),
+        ),
+        (
+            "SLACK_SIGNING_SECRET".to_string(),
+            "signing-SECRET".to_string(),
+        ),
+        ("OPENAI_API_KEY".to_string(), "sk-SECRET".to_string()),
+    ]);
+    let config = sparky::config::Config::load(None, &env).expect("config");
+    let shown = format!("{config:?}");
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(
+        shown.contains("postgres://sparky:redacted@db:5432/sparky"),
+        "{shown}"
+    );
+}

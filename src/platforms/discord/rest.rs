@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::config::Secret;
 use crate::http_policy::{Failure, Replay, RetryPolicy};
 use crate::platforms::surface::SurfaceError;
 use crate::server_wait;
@@ -23,8 +24,39 @@ pub const DISCORD_API: &str = "https://discord.com/api/v10";
 pub struct Rest {
     client: reqwest::Client,
     base: String,
-    token: String,
+    token: Secret,
     policy: RetryPolicy,
+}
+
+/// `path` as logs and errors may show it: the interaction or webhook token that Discord puts
+/// in the path (`/interactions/{id}/{token}/callback`, `/webhooks/{app}/{token}/…`) lets
+/// anyone post as the bot for 15 minutes, so it is replaced by `{token}`.
+pub fn route(path: &str) -> String {
+    let token = path_token(path);
+    path.split('/')
+        .map(|segment| match token {
+            Some(t) if segment == t => "{token}",
+            _ => segment,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The token segment of an interaction or webhook path.
+fn path_token(path: &str) -> Option<&str> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let at = segments
+        .iter()
+        .position(|s| *s == "interactions" || *s == "webhooks")?;
+    segments.get(at + 2).copied().filter(|t| !t.is_empty())
+}
+
+/// `text` (an error body, which a server may echo the path into) without the path's token.
+fn without_token(text: &str, path: &str) -> String {
+    match path_token(path) {
+        Some(token) => text.replace(token, "{token}"),
+        None => text.to_string(),
+    }
 }
 
 /// A failed attempt: the error to report and how the policy should read it.
@@ -123,7 +155,7 @@ impl Rest {
         Ok(Self {
             client,
             base: base.trim_end_matches('/').to_string(),
-            token: token.to_string(),
+            token: Secret::new(token),
             policy: POLICY,
         })
     }
@@ -170,12 +202,13 @@ impl Rest {
             (_, p) if p.ends_with("/typing") => Replay::Safe,
             (m, _) => Replay::of_method(m),
         };
+        let route = route(path);
         self.policy
             .run(
-                path,
+                &route,
                 replay,
                 |e: &Attempt| e.failure.clone(),
-                || self.attempt(method.clone(), path, body),
+                || self.attempt(method.clone(), path, &route, body),
             )
             .await
             .map_err(|e| e.error)
@@ -198,12 +231,18 @@ impl Rest {
     }
 
     /// One attempt, its failure classified for the policy.
-    async fn attempt(&self, method: Method, path: &str, body: &Body<'_>) -> Result<Value, Attempt> {
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        route: &str,
+        body: &Body<'_>,
+    ) -> Result<Value, Attempt> {
         let url = format!("{}{}", self.base, path);
         let mut req = self
             .client
             .request(method.clone(), &url)
-            .header("Authorization", format!("Bot {}", self.token));
+            .header("Authorization", format!("Bot {}", self.token.expose()));
         req = match body {
             Body::Json(b) => req.json(b),
             Body::Multipart {
@@ -216,7 +255,7 @@ impl Rest {
         };
         let resp = req.send().await.map_err(|e| Attempt {
             failure: Failure::of_reqwest(&e),
-            error: SurfaceError::Failed(format!("{method} {path}: {e}")),
+            error: SurfaceError::Failed(format!("{method} {route}: {}", e.without_url())),
         })?;
         let status = resp.status();
         let header_wait = resp
@@ -245,12 +284,13 @@ impl Rest {
                 .ok()
                 .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or(text);
+            let message = without_token(&message, path);
             return Err(Attempt {
                 failure: Failure::Status {
                     status: status.as_u16(),
                     wait: header_wait,
                 },
-                error: SurfaceError::Failed(format!("{method} {path}: {status}: {message}")),
+                error: SurfaceError::Failed(format!("{method} {route}: {status}: {message}")),
             });
         }
         if text.trim().is_empty() {
@@ -258,7 +298,7 @@ impl Rest {
         }
         serde_json::from_str(&text).map_err(|e| Attempt {
             failure: Failure::Permanent,
-            error: SurfaceError::Failed(format!("{method} {path}: bad JSON: {e}")),
+            error: SurfaceError::Failed(format!("{method} {route}: bad JSON: {e}")),
         })
     }
 
@@ -419,6 +459,24 @@ pub fn thread_name(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_leave_interaction_and_webhook_tokens_out() {
+        assert_eq!(
+            route("/interactions/123/tok.en-X/callback"),
+            "/interactions/123/{token}/callback"
+        );
+        assert_eq!(
+            route("/webhooks/1100/tok.en-X/messages/@original"),
+            "/webhooks/1100/{token}/messages/@original"
+        );
+        assert_eq!(route("/webhooks/1100/tok.en-X"), "/webhooks/1100/{token}");
+        assert_eq!(route("/channels/5/messages"), "/channels/5/messages");
+        assert_eq!(
+            without_token("unknown path /webhooks/1/tok.en-X", "/webhooks/1/tok.en-X"),
+            "unknown path /webhooks/1/{token}"
+        );
+    }
 
     #[test]
     fn thread_names_are_short_single_lines() {

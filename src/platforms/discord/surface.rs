@@ -26,8 +26,9 @@ const TYPING_EVERY: Duration = Duration::from_secs(8);
 /// Embed colour of a pending confirmation (amber).
 const PENDING_COLOUR: u32 = 0x00F1_C40F;
 
-/// An interaction whose token may still be used for follow-ups.
-#[derive(Debug, Clone)]
+/// An interaction whose token may still be used for follow-ups. Its `Debug` leaves the token
+/// out: it lets anyone post as the bot for 15 minutes.
+#[derive(Clone)]
 pub struct InteractionHandle {
     /// Application id (from the interaction).
     pub app_id: String,
@@ -35,6 +36,16 @@ pub struct InteractionHandle {
     pub token: String,
     /// When the interaction arrived.
     pub received: Instant,
+}
+
+impl std::fmt::Debug for InteractionHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractionHandle")
+            .field("app_id", &self.app_id)
+            .field("token", &"[redacted]")
+            .field("received", &self.received)
+            .finish()
+    }
 }
 
 impl InteractionHandle {
