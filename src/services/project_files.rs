@@ -488,7 +488,27 @@ fn parse_nameplates(
     Ok((motor, appliance))
 }
 
+/// Characters that make a spreadsheet read a cell as a formula.
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A CSV cell for text people wrote: quoted where needed, and a leading formula character
+/// escaped with `'` so a spreadsheet shows the text instead of running it.
 fn csv_field(s: &str) -> String {
+    if s.starts_with(FORMULA_START) {
+        return csv_quoted(&format!("'{s}"));
+    }
+    csv_quoted(s)
+}
+
+/// Text written by [`csv_field`], back as it was.
+fn csv_text(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(FORMULA_START) => rest,
+        _ => cell,
+    }
+}
+
+fn csv_quoted(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -632,7 +652,7 @@ pub fn parse_schedule_csv(text: &str, panel: &str) -> Result<Vec<CircuitSpec>, I
         let get = |name: &str| -> &str {
             col.get(name)
                 .and_then(|&k| r.get(k))
-                .map(|s| s.trim())
+                .map(|s| csv_text(s.trim()))
                 .unwrap_or("")
         };
         let mut bad = |what: String| problems.push(format!("row {line}: {what}"));
@@ -945,6 +965,25 @@ mod tests {
         assert_eq!(rows[1][1], "multi\nline");
         assert_eq!(csv_field("x, \"y\""), "\"x, \"\"y\"\"\"");
         assert!(parse_csv("\"open").is_err());
+    }
+
+    #[test]
+    fn text_a_spreadsheet_would_run_is_escaped_and_reads_back() {
+        for text in [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+1",
+            "-5 spare",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+        ] {
+            let cell = csv_field(text);
+            let rows = parse_csv(&format!("description\r\n{cell}\r\n")).unwrap();
+            assert!(rows[1][0].starts_with('\''), "{text:?} -> {cell:?}");
+            assert_eq!(csv_text(&rows[1][0]), text);
+        }
+        assert_eq!(csv_field("Lights"), "Lights");
+        assert_eq!(csv_text("'quoted by hand"), "'quoted by hand");
     }
 
     #[test]
