@@ -142,8 +142,9 @@ enum Cmd {
         /// Confirm the proposed change without asking (as --user, and audited so).
         #[arg(long)]
         yes: bool,
-        /// The local user the run is done and audited as.
-        #[arg(long, default_value = "cli")]
+        /// The local user the run is done and audited as (the same default as `chat`, so a
+        /// project made in a chat can be changed from a script by its owner).
+        #[arg(long, env = "USER", default_value = "local")]
         user: String,
         /// List the tools instead.
         #[arg(long)]

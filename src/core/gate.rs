@@ -170,11 +170,7 @@ impl Agent {
         prior_results: Vec<ToolResult>,
         sink: &dyn EffectSink,
     ) -> Result<Option<PendingAction>, CoreError> {
-        let policy = match session.project_id {
-            Some(p) => self.store.project(p).await?.and_then(|p| p.confirm_policy),
-            None => None,
-        }
-        .unwrap_or(self.cfg.confirm_policy);
+        let policy = self.policy_for(session, user).await?;
         let planned_version = match session.project_id {
             Some(p) => match self.store.project_version(p).await {
                 Ok(v) => Some(v),
@@ -277,6 +273,19 @@ impl Agent {
             ))
             .into());
         };
+        if !same_thread(&session.key, &input.key) {
+            // A button id is no secret once a card was seen: a click (or a forged payload)
+            // naming it from another thread or workspace resolves nothing.
+            sink.emit(Effect::Refusal {
+                action_id: Some(action.id.clone()),
+                user: input.user.clone(),
+                message: "That change was proposed in another thread; confirm or cancel it \
+                          there. Nothing was changed."
+                    .into(),
+            })
+            .await;
+            return Ok(());
+        }
         // Re-read as the thread's lease holder: another replica may have resolved it meanwhile.
         let Some(action) = self.store.pending(&action.id).await? else {
             return Ok(());
@@ -578,6 +587,38 @@ impl Agent {
         Ok(())
     }
 
+    /// The policy a new action of `user` is held to: the project's (or the configured) one,
+    /// raised to [`ConfirmPolicy::Editors`] when the project has members and `user` is neither
+    /// an editor nor an owner, so a viewer's (or an outsider's) request waits for an editor.
+    async fn policy_for(&self, session: &Session, user: &str) -> Result<ConfirmPolicy, CoreError> {
+        let Some(p) = session.project_id else {
+            return Ok(self.cfg.confirm_policy);
+        };
+        let policy = self
+            .store
+            .project(p)
+            .await?
+            .and_then(|p| p.confirm_policy)
+            .unwrap_or(self.cfg.confirm_policy);
+        if policy != ConfirmPolicy::Requester || self.may_write(session, user).await? {
+            return Ok(policy);
+        }
+        Ok(ConfirmPolicy::Editors)
+    }
+
+    /// Whether `user` may apply changes to the session's project on their own: an editor or
+    /// owner, or anyone in a project nobody holds a role in yet (claimed by its first binder).
+    async fn may_write(&self, session: &Session, user: &str) -> Result<bool, CoreError> {
+        let Some(p) = session.project_id else {
+            return Ok(true);
+        };
+        let members = self.store.members(p).await?;
+        Ok(members.is_empty()
+            || members
+                .iter()
+                .any(|(u, r)| u == user && matches!(r, MemberRole::Editor | MemberRole::Owner)))
+    }
+
     pub(super) async fn may_resolve(
         &self,
         action: &PendingAction,
@@ -593,7 +634,10 @@ impl Agent {
             None => None,
         };
         Ok(match action.rule.policy {
-            ConfirmPolicy::Requester => user == action.rule.requester,
+            // A requester whose role was taken away since the card was shown no longer may.
+            ConfirmPolicy::Requester => {
+                user == action.rule.requester && self.may_write(session, user).await?
+            }
             ConfirmPolicy::AnyMember => {
                 user == action.rule.requester || session.project_id.is_none() || role.is_some()
             }
@@ -789,6 +833,15 @@ async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, cl
         message,
     })
     .await;
+}
+
+/// Whether a click from `from` concerns the thread `of`. A Discord click whose parent channel
+/// could not be looked up names the thread as its channel; a thread id is unique there.
+fn same_thread(of: &crate::domain::SessionKey, from: &crate::domain::SessionKey) -> bool {
+    of.platform == from.platform
+        && of.workspace == from.workspace
+        && of.thread == from.thread
+        && (of.channel == from.channel || from.channel == from.thread)
 }
 
 /// Who may confirm, in words.

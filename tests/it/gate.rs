@@ -428,3 +428,144 @@ async fn a_failed_write_call_is_shown_to_the_person_and_the_model_sqlite() {
 async fn a_failed_write_call_is_shown_to_the_person_and_the_model_postgres() {
     a_failed_write_call_is_shown_to_the_person_and_the_model(Db::Postgres).await;
 }
+
+fn as_user(mut input: Input, user: &str) -> Input {
+    input.user = user.into();
+    input
+}
+
+/// What a Confirmation effect says about who may confirm.
+fn confirmers(effects: &[Effect]) -> String {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Confirmation { confirmers, .. } => Some(confirmers.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no confirmation in {effects:#?}"))
+}
+
+fn refused(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| {
+        matches!(
+            e,
+            Effect::Refusal {
+                action_id: Some(_),
+                ..
+            }
+        )
+    })
+}
+
+/// In a project people hold roles in, a write needs an editor or owner: a viewer's (or an
+/// outsider's) request gets a card only an editor can confirm, and cannot confirm it
+/// themselves; an editor confirms their own.
+async fn roles_govern_writes(db: Db) {
+    use sparky::project::MemberRole;
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    for (user, role) in [
+        ("alice", MemberRole::Owner),
+        ("erin", MemberRole::Editor),
+        ("vic", MemberRole::Viewer),
+    ] {
+        h.store
+            .set_member_role(h.project, "test", user, role)
+            .await
+            .unwrap();
+    }
+    let add = |d: &str| json!({"panel": "LP-1", "description": d, "load_va": 800});
+    for (thread, requester) in [("v1", "vic"), ("o1", "oscar")] {
+        fake.push(Reply::ToolCalls(vec![(
+            "add_circuit".into(),
+            add(&format!("Freezer {requester}")),
+        )]));
+        let effects = run(
+            &h,
+            as_user(say(thread, "add a freezer circuit to LP-1"), requester),
+        )
+        .await;
+        assert_eq!(confirmers(&effects), "project editors", "{requester}");
+        let (action, _, _) = card(&effects);
+        let effects = run(&h, as_user(confirm(thread, &action), requester)).await;
+        assert!(
+            refused(&effects),
+            "{requester} cannot confirm: {effects:#?}"
+        );
+        let pending = h.store.pending(&action).await.unwrap().unwrap();
+        assert_eq!(pending.state, PendingState::Pending, "{requester}");
+        fake.push(Reply::Text("Added.".into()));
+        let effects = run(&h, as_user(confirm(thread, &action), "erin")).await;
+        assert_eq!(resolved(&effects).0, Outcome::Executed, "{effects:#?}");
+    }
+    let project = h.store.load_project(h.project).await.unwrap();
+    assert_eq!(circuits_named(&project, "Freezer vic").len(), 1);
+    assert_eq!(circuits_named(&project, "Freezer oscar").len(), 1);
+
+    // An editor's own request: only they confirm it, as before.
+    fake.push(Reply::ToolCalls(vec![(
+        "add_circuit".into(),
+        add("Freezer erin"),
+    )]));
+    let effects = run(
+        &h,
+        as_user(say("e1", "add a freezer circuit to LP-1"), "erin"),
+    )
+    .await;
+    assert!(confirmers(&effects).contains("erin"), "{effects:#?}");
+    let (action, _, _) = card(&effects);
+    let effects = run(&h, as_user(confirm("e1", &action), "alice")).await;
+    assert!(refused(&effects), "{effects:#?}");
+    // Her role is taken away before she clicks: the card no longer applies for her.
+    h.store
+        .set_member_role(h.project, "test", "erin", MemberRole::Viewer)
+        .await
+        .unwrap();
+    let effects = run(&h, as_user(confirm("e1", &action), "erin")).await;
+    assert!(refused(&effects), "{effects:#?}");
+    let project = h.store.load_project(h.project).await.unwrap();
+    assert!(circuits_named(&project, "Freezer erin").is_empty());
+}
+
+#[tokio::test]
+async fn roles_govern_writes_sqlite() {
+    roles_govern_writes(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn roles_govern_writes_postgres() {
+    roles_govern_writes(Db::Postgres).await;
+}
+
+/// A click naming a card from another thread (or another workspace) resolves nothing.
+async fn a_click_from_another_thread_is_refused(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "add_circuit".into(),
+        json!({"panel": "LP-1", "description": "Kiln", "load_va": 800}),
+    )]));
+    let (action, _, _) = card(&run(&h, say("k1", "add a kiln circuit to LP-1")).await);
+    let mut elsewhere = confirm("k2", &action);
+    let effects = run(&h, elsewhere.clone()).await;
+    assert!(refused(&effects), "{effects:#?}");
+    elsewhere.key = SessionKey::new("test", "other-workspace", "c", "k1");
+    let effects = run(&h, elsewhere).await;
+    assert!(refused(&effects), "{effects:#?}");
+    let pending = h.store.pending(&action).await.unwrap().unwrap();
+    assert_eq!(pending.state, PendingState::Pending);
+    // From its own thread it applies.
+    fake.push(Reply::Text("Added.".into()));
+    let effects = run(&h, confirm("k1", &action)).await;
+    assert_eq!(resolved(&effects).0, Outcome::Executed, "{effects:#?}");
+}
+
+#[tokio::test]
+async fn a_click_from_another_thread_is_refused_sqlite() {
+    a_click_from_another_thread_is_refused(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_click_from_another_thread_is_refused_postgres() {
+    a_click_from_another_thread_is_refused(Db::Postgres).await;
+}

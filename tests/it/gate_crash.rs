@@ -67,6 +67,8 @@ async fn a_crash_before_commit_leaves_all_or_nothing(db: Db) {
         "--project",
         "Shop",
         "--yes",
+        "--user",
+        "cli",
         "--args",
         args,
     ];
@@ -109,11 +111,18 @@ async fn a_crash_before_commit_leaves_all_or_nothing(db: Db) {
     );
     let action = text(&bot, db, "SELECT id FROM pending_actions").await;
 
-    // The proposal left behind is confirmed after the restart: its plan applies once.
+    // The proposal left behind is confirmed after the restart, in its own conversation: its
+    // plan applies once.
+    let thread = text(
+        &bot,
+        db,
+        "SELECT s.thread FROM sessions s JOIN pending_actions a ON a.session_id = s.id",
+    )
+    .await;
     let lines = bot
         .chat(
             "cli",
-            &["--project", "Shop"],
+            &["--project", "Shop", "--thread", &thread],
             &format!("/confirm {action}\n"),
         )
         .await;
