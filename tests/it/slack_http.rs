@@ -616,6 +616,20 @@ async fn slash_commands_are_acknowledged_and_answered_in_a_thread() {
     assert!(header.section_text().contains("<@U0ALICE>"));
     reply_containing(&bot, &header.ts, "Shop").await;
 
+    // A signed request for another command is answered and not run.
+    let other = slash_command_form(TEAM, CHANNEL, ALICE, "project show", "cmd.other")
+        .replace("command=%2Fsparky", "command=%2Fdeploy");
+    assert!(other.contains("command=%2Fdeploy"), "{other}");
+    let r = poster.command(&other).await;
+    assert_eq!(r.status, 200);
+    let ack: Value = serde_json::from_str(&r.body).unwrap();
+    assert!(
+        ack["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("/deploy is not a command of Sparky")),
+        "{ack}"
+    );
+
     // `ask` starts a conversation in a new thread under its header.
     bot.llm.push(Reply::Text(
         "A 60 A circuit needs a 10 AWG copper EGC.".into(),
@@ -640,6 +654,13 @@ async fn slash_commands_are_acknowledged_and_answered_in_a_thread() {
     reply_containing(&bot, &header.ts, "10 AWG copper EGC").await;
     let req = bot.llm.requests()[0].to_string();
     assert!(req.contains("EGC for 60 A?"), "{req}");
+    let shown = bot
+        .slack
+        .messages()
+        .into_iter()
+        .filter(|m| m.thread_ts.is_none() && m.section_text().contains("project show"))
+        .count();
+    assert_eq!(shown, 1, "the /deploy request ran nothing");
 
     // A command in a channel outside the allow-list... is allowed here (empty list); a usage
     // error is answered in the thread.

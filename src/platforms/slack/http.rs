@@ -165,6 +165,13 @@ fn command(st: &HttpState, body: &[u8]) -> Response {
 
 /// Starts a slash command and returns the immediate (ephemeral) answer.
 pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serde_json::Value {
+    // A signed request for another command of the same app is not run as this one.
+    if cmd.command.0 != shared.cfg.slash_command {
+        return json!({
+            "response_type": "ephemeral",
+            "text": format!("{} is not a command of Sparky; use {}.", cmd.command.0, shared.cfg.slash_command)
+        });
+    }
     match events::job_from_command(cmd, &shared.gate) {
         Some(job) => {
             shared.spawn_job(job);

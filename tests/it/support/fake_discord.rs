@@ -327,6 +327,11 @@ impl FakeDiscord {
             ("DISCORD_TOKEN".into(), TOKEN.into()),
             ("SPARKY_DISCORD__ENABLED".into(), "true".into()),
             ("SPARKY_DISCORD__API_BASE_URL".into(), self.api_base()),
+            // Attachments the fake hosts are served from its own origin (its CDN).
+            (
+                "SPARKY_DISCORD__FILE_HOSTS".into(),
+                format!("http://{}", self.rest),
+            ),
         ]
     }
 
