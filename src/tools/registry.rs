@@ -135,9 +135,16 @@ fn compact_text(text: &str) -> String {
 /// Every tool by name, with compiled schemas and an execution rate limiter.
 pub struct ToolRegistry {
     tools: BTreeMap<&'static str, Entry>,
-    limiter: DefaultKeyedRateLimiter<&'static str>,
+    /// One bucket per workspace and tool, so one busy team never starves another.
+    limiter: DefaultKeyedRateLimiter<(String, &'static str)>,
+    /// When the limiter's idle keys were last dropped.
+    pruned: Mutex<std::time::Instant>,
     derived: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
+
+/// How often keys whose bucket is full again are dropped, so the limiter holds only the
+/// workspaces active in the last minutes instead of every one ever seen.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl ToolRegistry {
     /// An empty registry allowing `per_minute` executions of each tool.
@@ -146,6 +153,7 @@ impl ToolRegistry {
         Self {
             tools: BTreeMap::new(),
             limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+            pruned: Mutex::new(std::time::Instant::now()),
             derived: Mutex::new(HashMap::new()),
         }
     }
@@ -383,12 +391,15 @@ impl ToolRegistry {
         })
     }
 
-    /// Takes one execution slot for `name`; the error says how long to wait.
-    pub fn check_rate(&self, name: &str) -> Result<(), ToolError> {
-        let Some((key, _)) = self.tools.get_key_value(name) else {
+    /// Takes one execution slot of `name` for `workspace` (`None`: a run outside any
+    /// workspace, such as the local CLI); the error says how long to wait.
+    pub fn check_rate(&self, workspace: Option<&str>, name: &str) -> Result<(), ToolError> {
+        let Some((tool, _)) = self.tools.get_key_value(name) else {
             return Ok(());
         };
-        self.limiter.check_key(key).map_err(|not_until| {
+        self.prune_idle();
+        let key = (workspace.unwrap_or_default().to_string(), *tool);
+        self.limiter.check_key(&key).map_err(|not_until| {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(
                 &governor::clock::DefaultClock::default(),
             ));
@@ -400,8 +411,52 @@ impl ToolRegistry {
     }
 }
 
+impl ToolRegistry {
+    /// Drops the limiter's keys whose bucket is full again, at most once per [`PRUNE_EVERY`].
+    fn prune_idle(&self) {
+        let mut last = self.pruned.lock().unwrap_or_else(|p| p.into_inner());
+        if last.elapsed() >= PRUNE_EVERY {
+            *last = std::time::Instant::now();
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
+    }
+
+    /// Keys the limiter holds (workspaces and tools with recent calls).
+    pub fn limited_keys(&self) -> usize {
+        self.limiter.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// One workspace using up a tool's quota leaves every other workspace's quota whole.
+    #[test]
+    fn each_workspace_has_its_own_tool_limit() {
+        let registry = super::super::default_registry(2);
+        for _ in 0..2 {
+            assert!(registry.check_rate(Some("slack:T1"), "calculator").is_ok());
+        }
+        let e = registry
+            .check_rate(Some("slack:T1"), "calculator")
+            .expect_err("the busy workspace is limited");
+        assert!(
+            e.to_string()
+                .contains("calculator is being called too often"),
+            "{e}"
+        );
+        assert!(registry.check_rate(Some("slack:T2"), "calculator").is_ok());
+        assert!(registry.check_rate(None, "calculator").is_ok());
+        assert!(registry
+            .check_rate(Some("slack:T1"), "lookup_table")
+            .is_ok());
+        assert_eq!(registry.limited_keys(), 4);
+        // A prune keeps a limited key limited.
+        *registry.pruned.lock().expect("lock") -= super::PRUNE_EVERY;
+        registry.prune_idle();
+        assert!(registry.check_rate(Some("slack:T1"), "calculator").is_err());
+    }
+
     /// A value outside a documented enum names the allowed values, wherever the enum sits
     /// (nested object, `Option`, `$ref`), so the model can correct it in one step.
     #[test]
