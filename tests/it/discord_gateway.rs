@@ -706,6 +706,64 @@ async fn project_commands_answer_through_the_interaction() {
     bot.stop().await;
 }
 
+/// Each person's direct messages are their own workspace: a project made in one DM is not
+/// listed in another person's.
+#[tokio::test]
+async fn a_project_made_in_one_dm_is_not_listed_in_anothers() {
+    let w = world(Db::Sqlite).await;
+    let bot = w.start_bot().await;
+    let run = |dm: &'static str, user: &'static str, sub: Value| {
+        let (payload, token) = w.discord.dm_command_payload(
+            dm,
+            user,
+            json!([
+                {"type": 2, "name": "project", "options": [sub]}
+            ]),
+        );
+        w.discord.dispatch("INTERACTION_CREATE", payload);
+        token
+    };
+    let created = run(
+        "1500000000000000001",
+        "1400000000000000001",
+        json!({"type": 1, "name": "create", "options": [{"type": 3, "name": "name", "value": "Garage"}]}),
+    );
+    w.discord
+        .wait_until(10, "the project is created", |d| {
+            d.interaction_messages(&created)
+                .first()
+                .is_some_and(|m| m.content().contains("Garage"))
+        })
+        .await;
+    let mine = run(
+        "1500000000000000001",
+        "1400000000000000001",
+        json!({"type": 1, "name": "list", "options": []}),
+    );
+    let theirs = run(
+        "1500000000000000002",
+        "1400000000000000002",
+        json!({"type": 1, "name": "list", "options": []}),
+    );
+    let text = |token: &str| {
+        w.discord
+            .interaction_messages(token)
+            .iter()
+            .map(|m| m.content())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Each list is answered (a deferred reply is edited with the text).
+    w.discord
+        .wait_until(10, "both lists answered", |_| {
+            text(&mine).contains("Garage") && text(&theirs).to_lowercase().contains("project")
+        })
+        .await;
+    assert!(text(&mine).contains("Garage"), "{}", text(&mine));
+    assert!(!text(&theirs).contains("Garage"), "{}", text(&theirs));
+    bot.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn messages_outside_bot_threads_need_a_mention() {
     let w = world(Db::Sqlite).await;

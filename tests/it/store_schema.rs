@@ -130,3 +130,72 @@ db::both_backends!(
     reopening_is_idempotent,
     connect_follows_the_configuration,
 );
+
+/// Discord DMs used to share one workspace ("dm"). Rows written that way move to the
+/// workspace of the DM's own user ("dm-<id>"): sessions by who wrote in them, projects by their
+/// owner, bindings with their channel's sessions; nothing of one person is left in another's.
+async fn dm_rows_move_to_their_users_workspace(db: TestDb) {
+    use sparky::project::{MemberRole, Workspace};
+    use sparky::store::NewMessage;
+    let store = db.store();
+    let shared = Workspace::new("discord", "dm");
+    let mut projects = Vec::new();
+    for (user, channel, name) in [("U1", "DA", "Alpha"), ("U2", "DB", "Beta")] {
+        let p = store
+            .create_project(&shared, name, Edition::Nec2023)
+            .await
+            .expect("project");
+        store
+            .set_member_role(p.id, "discord", user, MemberRole::Owner)
+            .await
+            .expect("owner");
+        store
+            .bind_channel("discord", "dm", channel, p.id)
+            .await
+            .expect("bind");
+        let key = sparky::core::session::SessionKey::new("discord", "dm", channel, channel);
+        let session = store
+            .open_session(&key, Default::default(), None)
+            .await
+            .expect("session");
+        let said = NewMessage {
+            author: Some(user.to_string()),
+            ..db::user_msg(&format!("hello from {user}"))
+        };
+        store
+            .append_message(session.id, &said)
+            .await
+            .expect("message");
+        projects.push((user, channel, p.id, session.id));
+    }
+    let migration = match db.backend() {
+        Backend::Sqlite => include_str!("../../migrations/sqlite/0014_dm_workspaces.sql"),
+        Backend::Postgres => include_str!("../../migrations/postgres/0014_dm_workspaces.sql"),
+    };
+    db.execute(migration).await;
+    assert!(store.list_projects(&shared).await.expect("list").is_empty());
+    for (user, channel, project, session) in projects {
+        let own = format!("dm-{user}");
+        let listed = store
+            .list_projects(&Workspace::new("discord", own.as_str()))
+            .await
+            .expect("list");
+        assert_eq!(listed.len(), 1, "{user}: {listed:?}");
+        assert_eq!(listed[0].id, project);
+        assert_eq!(
+            store
+                .channel_project("discord", &own, channel)
+                .await
+                .expect("binding"),
+            Some(project)
+        );
+        let key = sparky::core::session::SessionKey::new("discord", &own, channel, channel);
+        let again = store
+            .open_session(&key, Default::default(), None)
+            .await
+            .expect("session");
+        assert_eq!(again.id, session, "the conversation continues");
+    }
+}
+
+db::both_backends!(dm_rows_move_to_their_users_workspace);

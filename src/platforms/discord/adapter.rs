@@ -26,8 +26,11 @@ use crate::platforms::surface::{ChatSurface, SurfaceSink};
 
 /// Platform name in session keys.
 pub const PLATFORM: &str = "discord";
-/// Workspace of direct-message sessions.
-pub const DM_WORKSPACE: &str = "dm";
+/// The workspace of `user`'s direct messages with the bot: a DM belongs to its user, so what
+/// one person creates in a DM is never listed in another's.
+pub fn dm_workspace(user: &str) -> String {
+    format!("dm-{user}")
+}
 /// Most messages one command answer is split into (a project export can be long).
 const MAX_PARTS: usize = 8;
 
@@ -216,7 +219,7 @@ impl Discord {
             action: InputAction::message(text.clone(), None, files.clone()),
         };
         let Some(guild) = guild else {
-            let key = SessionKey::new(PLATFORM, DM_WORKSPACE, &channel, &channel);
+            let key = SessionKey::new(PLATFORM, &dm_workspace(&user), &channel, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
             return self.converse(input(key), surface).await;
         };
@@ -376,7 +379,7 @@ impl Discord {
         let workspace = comp
             .guild_id
             .map(|g| g.to_string())
-            .unwrap_or_else(|| DM_WORKSPACE.to_string());
+            .unwrap_or_else(|| dm_workspace(&comp.user.id.to_string()));
         let parent = match comp.channel.as_ref().and_then(|c| c.parent_id) {
             Some(p) => p.to_string(),
             None if comp.guild_id.is_some() => self
@@ -428,7 +431,9 @@ impl Discord {
             .filter(|i| i.is_thread())
             .and_then(|i| i.parent_id.clone())
             .unwrap_or_else(|| channel.clone());
-        let workspace = guild.clone().unwrap_or_else(|| DM_WORKSPACE.to_string());
+        let workspace = guild
+            .clone()
+            .unwrap_or_else(|| dm_workspace(&cmd.user.id.to_string()));
         let key = SessionKey::new(PLATFORM, &workspace, &parent, &channel);
         let mut tool = None;
         let (text, mode) = match slash {

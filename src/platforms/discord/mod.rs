@@ -3,7 +3,7 @@
 //! `/sparky` command registration.
 //!
 //! It only translates: a Discord event becomes a core [`Input`](crate::core::Input) keyed by
-//! `(discord, guild or "dm", parent channel, thread)`, and the core's effects are rendered on
+//! `(discord, guild or "dm-<user>", parent channel, thread)`, and the core's effects are rendered on
 //! the thread by the shared [`SurfaceSink`](crate::platforms::surface::SurfaceSink) (streamed
 //! edits at most once a second, 2000-character split, confirmation buttons, 429 retries).
 //! Every interaction is acknowledged within Discord's 3 s (deferred), then answered through its
@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serenity::all::{ClientBuilder, Command as DiscordCommand, GuildId, Http, HttpBuilder};
 
-pub use adapter::{strip_mention, Discord, Settings, Work, DM_WORKSPACE, PLATFORM};
+pub use adapter::{dm_workspace, strip_mention, Discord, Settings, Work, PLATFORM};
 pub use endpoint::{parse_public_key, PATH as INTERACTIONS_PATH};
 pub use gateway::intents;
 use rest::DISCORD_API;

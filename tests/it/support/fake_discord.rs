@@ -573,6 +573,26 @@ impl FakeDiscord {
         (p, token)
     }
 
+    /// A `/sparky` command in `user`'s direct messages (`dm_channel`): no guild, and the
+    /// invoking `user` instead of a guild `member`, as Discord sends it there.
+    pub fn dm_command_payload(
+        &self,
+        dm_channel: &str,
+        user: &str,
+        options: Value,
+    ) -> (Value, String) {
+        let (mut p, token) = self.command_payload(dm_channel, user, options);
+        if let Some(o) = p.as_object_mut() {
+            for k in ["guild_id", "guild", "guild_locale", "member"] {
+                o.remove(k);
+            }
+        }
+        p["user"] = user_json(user, "person");
+        p["channel"] = json!({"id": dm_channel, "type": 1});
+        p["context"] = json!(1);
+        (p, token)
+    }
+
     /// A button click on `message` (custom id `custom_id`) by `user`, in the recorded shape.
     /// Returns (payload, token).
     pub fn click_payload(
