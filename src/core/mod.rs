@@ -29,6 +29,7 @@ pub mod summary;
 pub mod thread_ids;
 pub mod tool_router;
 pub mod window;
+pub mod write_intent;
 
 // Moved under the core (tool results carry files and the turn's project read; the model's
 // view of untrusted text is the model layer's); their core paths stay valid.
