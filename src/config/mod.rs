@@ -65,7 +65,7 @@ pub struct LlmConfig {
     /// First backoff delay.
     pub retry_base_delay_ms: u64,
     /// Sampling temperature.
-    pub temperature: f32,
+    pub temperature: f64,
     /// Whether the configured models read images (photos of a panel directory, scanned
     /// pages). Off: a photo is answered with how to type or import the circuits instead.
     #[serde(default)]

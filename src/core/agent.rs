@@ -118,7 +118,7 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     pub(super) runner: ToolRunner,
     pub(super) cfg: AgentConfig,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     limiter: TurnLimiter,
     admission: Admission,
     /// Every turn and every platform task that leads to one, so shutdown can wait for them
@@ -198,7 +198,7 @@ impl Agent {
     }
 
     /// Sets the sampling temperature sent to the model.
-    pub fn with_temperature(mut self, t: f32) -> Self {
+    pub fn with_temperature(mut self, t: f64) -> Self {
         self.temperature = Some(t);
         self
     }

@@ -26,7 +26,7 @@ use reqwest::header::HeaderName;
 pub struct GeminiProvider {
     model: String,
     api_key: Option<Secret>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     http: Endpoint,
 }
 
@@ -39,7 +39,7 @@ impl GeminiProvider {
         base_url: impl Into<String>,
         model: impl Into<String>,
         api_key: Option<Secret>,
-        temperature: Option<f32>,
+        temperature: Option<f64>,
         timeout: Duration,
     ) -> Self {
         let model: String = model.into();

@@ -174,7 +174,7 @@ pub struct ChatRequest {
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// Sampling temperature, if the caller wants one.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Upper bound on generated tokens.
     pub max_output_tokens: Option<u32>,
 }

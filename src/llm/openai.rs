@@ -30,7 +30,7 @@ pub struct OpenAiProvider {
     base_url: String,
     model: String,
     api_key: Option<Secret>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     http: Endpoint,
 }
 
@@ -43,7 +43,7 @@ impl OpenAiProvider {
         base_url: impl Into<String>,
         model: impl Into<String>,
         api_key: Option<Secret>,
-        temperature: Option<f32>,
+        temperature: Option<f64>,
         timeout: Duration,
     ) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_string();

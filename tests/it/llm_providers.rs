@@ -750,6 +750,38 @@ async fn build_provider_reaches_the_fake_from_env() {
     }
 }
 
+/// The configured temperature (0.2 in the shipped configuration) and one a request sets go
+/// out as written, on both wire formats: `0.2`, not the `0.20000000298023224` of an `f32`
+/// widened on the way.
+#[tokio::test]
+async fn temperature_goes_out_as_written() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        fake.push(Reply::Text("one".into()));
+        fake.push(Reply::Text("two".into()));
+        let mut env: std::collections::BTreeMap<String, String> = fake.env().into_iter().collect();
+        env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
+        let config = Config::load(None, &env).unwrap_or_else(|e| panic!("{e}"));
+        let p = build_provider(&config).expect("a provider");
+        let mut asked = request(vec![ChatMessage::user("hi")]);
+        for temperature in [None, Some(0.7)] {
+            asked.temperature = temperature;
+            let stream = p.stream(&asked).await.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(collect(stream).await.1, None, "{dialect:?}");
+        }
+        let raw = fake.raw_requests();
+        assert_eq!(raw.len(), 2, "{dialect:?}");
+        for (body, written) in raw.iter().zip(["0.2", "0.7"]) {
+            let sent = format!("\"temperature\":{written}");
+            let at = body
+                .find(&sent)
+                .unwrap_or_else(|| panic!("{dialect:?}: no {sent} in {body}"));
+            let next = body[at + sent.len()..].chars().next();
+            assert!(matches!(next, Some(',' | '}')), "{dialect:?}: {body}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn empty_script_answers_500() {
     for dialect in DIALECTS {
