@@ -981,9 +981,17 @@ impl Agent {
         request: ChatRequest,
         sink: &dyn EffectSink,
     ) -> Result<ModelTurn, LlmError> {
-        let mut stream = provider.stream(&request).await?;
+        // Until the first event, the person is told now and then that the model is awaited.
+        let every = Duration::from_secs(self.cfg.waiting_status_secs.max(1));
+        let started = async {
+            let mut stream = provider.stream(&request).await?;
+            let first = stream.next().await;
+            Ok::<_, LlmError>((first, stream))
+        };
+        let (first, rest) = while_waiting(started, every, sink).await?;
         // Sent: the copy of the history it holds is not kept while the answer streams.
         drop(request);
+        let mut stream = futures::stream::iter(first).chain(rest);
         let mut turn = ModelTurn {
             text: String::new(),
             calls: Vec::new(),
@@ -1017,6 +1025,31 @@ impl Agent {
             }
         }
         Ok(turn)
+    }
+}
+
+/// Runs `work`, emitting "waiting for the model (N s)…" every `every` until it ends: a
+/// model server on a CPU may read a long prompt for minutes before its first token, and a
+/// person seeing nothing for that long takes the bot for dead.
+async fn while_waiting<T>(
+    work: impl std::future::Future<Output = T>,
+    every: Duration,
+    sink: &dyn EffectSink,
+) -> T {
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = ticks.tick() => {
+                let secs = started.elapsed().as_secs();
+                sink.emit(Effect::Status {
+                    text: format!("waiting for the model ({secs} s)…"),
+                })
+                .await;
+            }
+        }
     }
 }
 
@@ -1116,8 +1149,25 @@ fn user_message(e: &LlmError) -> String {
             "This conversation is too long for the model. Start a new thread; your project data is unaffected.".into()
         }
         LlmError::Auth(_) => "The language model refused our credentials; an administrator needs to check the API key.".into(),
+        LlmError::Timeout(t) => timeout_message(t),
         other => format!("The language model failed ({other}). Your message is saved; please try again."),
     }
+}
+
+/// What the person is told when a model call ran out of time: which bound, and which
+/// setting raises it when the server is only slow.
+fn timeout_message(t: &crate::llm::TimedOut) -> String {
+    let raise = match t.stage.setting() {
+        Some(setting) => format!(
+            " If the model server is just slow (a local model on a CPU can take minutes), an \
+             administrator can raise {setting} in bot-config.toml."
+        ),
+        None => String::new(),
+    };
+    format!(
+        "The language model did not answer in time: {t}. Your message is saved; please try \
+         again.{raise}"
+    )
 }
 
 fn citation_list(citations: &BTreeSet<(String, Option<i32>, String)>) -> Vec<Citation> {

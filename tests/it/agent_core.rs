@@ -910,3 +910,71 @@ async fn a_rolled_window_stores_its_summary_sqlite() {
 async fn a_rolled_window_stores_its_summary_postgres() {
     a_rolled_window_stores_its_summary(Db::Postgres).await;
 }
+
+/// While a model call has produced nothing, the person is told it is still awaited.
+#[tokio::test]
+async fn a_slow_model_is_announced_while_it_is_awaited() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness_with(
+        &fake,
+        Db::Sqlite,
+        &[("SPARKY_AGENT__WAITING_STATUS_SECS", "1")],
+    )
+    .await;
+    fake.push(Reply::After(
+        std::time::Duration::from_millis(2_500),
+        Box::new(Reply::Text("Here it is.".into())),
+    ));
+    let effects = run(&h, say("slow one")).await;
+    let waiting: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Status { text } if text.starts_with("waiting for the model") => {
+                Some(text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        waiting,
+        vec![
+            "waiting for the model (1 s)…",
+            "waiting for the model (2 s)…"
+        ],
+        "{effects:#?}"
+    );
+    assert_eq!(final_text(&effects).as_deref(), Some("Here it is."));
+}
+
+/// A server that sends nothing within the first-byte bound is asked twice, not four times,
+/// and the person is told which bound it was and which setting raises it.
+#[tokio::test]
+async fn a_first_byte_timeout_tells_the_person_which_setting_raises_it() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness_with(
+        &fake,
+        Db::Sqlite,
+        &[
+            ("SPARKY_LLM__FIRST_BYTE_TIMEOUT_SECS", "1"),
+            ("SPARKY_LLM__MAX_RETRIES", "3"),
+            ("SPARKY_LLM__RETRY_BASE_DELAY_MS", "10"),
+        ],
+    )
+    .await;
+    for _ in 0..4 {
+        fake.push(Reply::After(
+            std::time::Duration::from_secs(4),
+            Box::new(Reply::Text("too late".into())),
+        ));
+    }
+    let effects = run(&h, say("hello")).await;
+    assert_eq!(fake.requests().len(), 2);
+    let errors = errors_of(&effects);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("llm.first_byte_timeout_secs"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].contains("within 1 s"), "{}", errors[0]);
+}
