@@ -669,6 +669,8 @@ impl Agent {
         // midway still stores what it did; one cut off by a crash is retold from its input.
         let mut unsaved = UnsavedSteps::default();
         let mut request_memo = request::TurnMemo::default();
+        // Calls that failed in this turn: sent again unchanged, they are not run again.
+        let mut failed_calls = super::repeats::FailedCalls::default();
         let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
             loop {
                 if model_calls >= self.cfg.max_model_calls_per_turn {
@@ -784,6 +786,8 @@ impl Agent {
                     session_id: Some(session.id),
                     actor: user,
                 };
+                // Set when the model sent a failed call unchanged a second time.
+                let mut give_up: Option<String> = None;
                 for call in &turn.calls {
                     if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
                         results.push(error_result(
@@ -795,12 +799,25 @@ impl Agent {
                         ));
                         continue;
                     }
+                    match failed_calls.verdict(call, self.tools.schema(&call.name)) {
+                        super::repeats::Verdict::Run => {}
+                        super::repeats::Verdict::Instruct(r) => {
+                            results.push(r);
+                            continue;
+                        }
+                        super::repeats::Verdict::Stop { result, message } => {
+                            results.push(result);
+                            give_up.get_or_insert(message);
+                            continue;
+                        }
+                    }
                     tool_calls_used += 1;
                     let validated = match self.runner.validate(Some(session.mode), call) {
                         Ok(v) => v,
                         Err(e) => {
                             self.runner.audit_refused(call, &e, who).await?;
                             let r = error_result(call, &e);
+                            failed_calls.record(call, &r);
                             if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
                                 rejected.push(r.clone());
                             }
@@ -830,6 +847,7 @@ impl Agent {
                                 }),
                                 Err(e) => {
                                     let r = error_result(call, &e);
+                                    failed_calls.record(call, &r);
                                     rejected.push(r.clone());
                                     results.push(r);
                                 }
@@ -876,6 +894,7 @@ impl Agent {
                             r
                         }
                     };
+                    failed_calls.record(call, &result);
                     collect_citations(&result.content, &mut citations);
                     // The rest of the turn sends and stores the result as text.
                     results.push(ToolResult {
@@ -884,6 +903,11 @@ impl Agent {
                     });
                 }
 
+                // The person hears once why the turn stops, before any proposal of the step.
+                let stop = give_up.is_some();
+                if let Some(message) = give_up {
+                    sink.emit(Effect::Error { message }).await;
+                }
                 if !writes.is_empty() {
                     // The proposal is stored after the steps that led to it.
                     unsaved.messages.push(assistant);
@@ -922,6 +946,9 @@ impl Agent {
                     .push(super::history::new_message(&tool_message, None, None));
                 unsaved.audits.extend(audits);
                 history.extend([said, tool_message]);
+                if stop {
+                    break;
+                }
             }
             Ok(None)
         }

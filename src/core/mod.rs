@@ -22,6 +22,7 @@ pub mod limits;
 pub mod mention;
 pub mod modes;
 pub mod question_memo;
+pub(crate) mod repeats;
 pub mod request;
 pub mod runner;
 pub mod session;

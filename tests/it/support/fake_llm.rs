@@ -1261,10 +1261,17 @@ fn check_signature(issued: &[IssuedTurn], i: usize, call_parts: &[&Value]) -> Re
             }
         }
     }
-    if let Some((_, signature)) = issued.iter().rev().find(|(calls, _)| *calls == sent) {
+    // The same calls may have been issued in several turns (a model repeating itself): the
+    // signature of any of them is theirs.
+    let issued_with: Vec<&str> = issued
+        .iter()
+        .filter(|(calls, _)| *calls == sent)
+        .map(|(_, s)| s.as_str())
+        .collect();
+    if !issued_with.is_empty() {
         let first =
             field(call_parts[0], "thoughtSignature", "thought_signature").and_then(Value::as_str);
-        if first != Some(signature.as_str()) {
+        if !first.is_some_and(|f| issued_with.contains(&f)) {
             return Err(format!(
                 "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
                 sent[0].0,
