@@ -84,14 +84,25 @@ pub struct LlmConfig {
     pub provider: ProviderKind,
     /// Optional fallback provider ("" for none).
     pub fallback: String,
-    /// Seconds for one request including its stream.
-    pub request_timeout_secs: u64,
+    /// Seconds allowed to open a connection to the model server.
+    pub connect_timeout_secs: u64,
+    /// Seconds from sending a request to the first byte of the answer (a server on a CPU
+    /// reads a long prompt for minutes before it answers).
+    pub first_byte_timeout_secs: u64,
+    /// Longest silence, in seconds, between two chunks of an answer that streams.
+    pub idle_timeout_secs: u64,
+    /// Seconds for a whole model call, its retries and its stream included.
+    pub overall_timeout_secs: u64,
+    /// Deprecated name of `overall_timeout_secs` (it once bounded the whole stream alone);
+    /// when a configuration still sets it, it wins.
+    #[serde(default)]
+    pub request_timeout_secs: Option<u64>,
     /// Retries for transient failures.
     pub max_retries: u32,
     /// First backoff delay.
     pub retry_base_delay_ms: u64,
     /// Sampling temperature.
-    pub temperature: f32,
+    pub temperature: f64,
     /// Whether the configured models read images (photos of a panel directory, scanned
     /// pages). Off: a photo is answered with how to type or import the circuits instead.
     #[serde(default)]
@@ -103,6 +114,13 @@ pub struct LlmConfig {
 }
 
 impl LlmConfig {
+    /// Seconds for a whole model call: `overall_timeout_secs`, or the deprecated
+    /// `request_timeout_secs` where a configuration still sets it.
+    pub fn overall_timeout(&self) -> u64 {
+        self.request_timeout_secs
+            .unwrap_or(self.overall_timeout_secs)
+    }
+
     /// The fallback provider, if one is configured.
     pub fn fallback_kind(&self) -> Option<ProviderKind> {
         match self.fallback.trim() {
@@ -165,6 +183,9 @@ pub struct AgentConfig {
     /// Hours the ids of inputs already taken are remembered (to drop redeliveries); older
     /// ids are purged.
     pub event_retention_hours: u64,
+    /// Seconds between two "waiting for the model" statuses while a model call has produced
+    /// nothing yet.
+    pub waiting_status_secs: u64,
 }
 
 /// `[limits]`.
@@ -472,8 +493,19 @@ impl Config {
         if self.rag.embedder == EmbedderKind::Gemini && self.secrets.gemini_api_key.is_none() {
             problems.push("rag.embedder is \"gemini\" but GEMINI_API_KEY is not set".into());
         }
-        if self.llm.request_timeout_secs == 0 {
-            problems.push("llm.request_timeout_secs must be at least 1".into());
+        for (key, secs) in [
+            ("connect_timeout_secs", Some(self.llm.connect_timeout_secs)),
+            (
+                "first_byte_timeout_secs",
+                Some(self.llm.first_byte_timeout_secs),
+            ),
+            ("idle_timeout_secs", Some(self.llm.idle_timeout_secs)),
+            ("overall_timeout_secs", Some(self.llm.overall_timeout_secs)),
+            ("request_timeout_secs", self.llm.request_timeout_secs),
+        ] {
+            if secs == Some(0) {
+                problems.push(format!("llm.{key} must be at least 1"));
+            }
         }
         if !(0.0..=2.0).contains(&self.llm.temperature) {
             problems.push("llm.temperature must be between 0 and 2".into());
@@ -484,6 +516,9 @@ impl Config {
         }
         if a.max_tool_calls_per_turn == 0 {
             problems.push("agent.max_tool_calls_per_turn must be at least 1".into());
+        }
+        if a.waiting_status_secs == 0 {
+            problems.push("agent.waiting_status_secs must be at least 1".into());
         }
         if a.tool_timeout_secs == 0 {
             problems.push("agent.tool_timeout_secs must be at least 1".into());
@@ -669,6 +704,9 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
+/// Settings still read under an old name, absent from the shipped defaults.
+const DEPRECATED_INTEGER_KEYS: &[&str] = &["llm.request_timeout_secs"];
+
 /// `SPARKY_LLM__OPENAI__MODEL=x` sets `llm.openai.model`. Values are read as TOML when they
 /// parse as a TOML scalar of the same type as the existing key, else as strings.
 fn apply_env_overrides(
@@ -691,7 +729,12 @@ fn apply_env_overrides(
             continue;
         };
         let Some(last) = keys.last() else { continue };
-        let value = match table.get(last) {
+        // A deprecated key has no default to take its type from: it is a whole number.
+        let whole_number = toml::Value::Integer(0);
+        let known = table.get(last).or(DEPRECATED_INTEGER_KEYS
+            .contains(&dotted.as_str())
+            .then_some(&whole_number));
+        let value = match known {
             Some(toml::Value::String(_)) => toml::Value::String(raw.clone()),
             Some(toml::Value::Boolean(_)) => match raw.trim().to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" => toml::Value::Boolean(true),
@@ -757,6 +800,36 @@ mod tests {
         assert_eq!(c.llm.provider, ProviderKind::None);
         assert_eq!(c.agent.max_model_calls_per_turn, 10);
         assert!(c.database.url.is_empty());
+    }
+
+    /// The stage bounds default to what a model on a CPU needs, and the deprecated
+    /// `request_timeout_secs`, from a file or the environment, still caps the whole call.
+    #[test]
+    fn model_timeouts_default_for_a_slow_server_and_the_old_name_still_caps() {
+        use crate::llm::StreamTimeouts;
+        use std::time::Duration;
+        let c = Config::load(None, &env(&[])).unwrap();
+        let t = StreamTimeouts::from_config(&c.llm);
+        assert_eq!(t.connect, Duration::from_secs(10));
+        assert_eq!(t.first_byte, Duration::from_secs(300));
+        assert_eq!(t.idle, Duration::from_secs(120));
+        assert_eq!(t.overall, Duration::from_secs(900));
+        let c = Config::load(None, &env(&[("SPARKY_LLM__REQUEST_TIMEOUT_SECS", "30")])).unwrap();
+        let t = StreamTimeouts::from_config(&c.llm);
+        assert_eq!(t.overall, Duration::from_secs(30));
+        assert_eq!(t.first_byte, Duration::from_secs(30));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.toml");
+        std::fs::write(&path, "[llm]\nrequest_timeout_secs = 90\n").unwrap();
+        let c = Config::load(Some(&path), &env(&[])).unwrap();
+        assert_eq!(c.llm.overall_timeout(), 90);
+        let e = Config::load(None, &env(&[("SPARKY_LLM__FIRST_BYTE_TIMEOUT_SECS", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("llm.first_byte_timeout_secs must be at least 1"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     pub(super) runner: ToolRunner,
     pub(super) cfg: AgentConfig,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     limiter: TurnLimiter,
     admission: Admission,
     /// Every turn and every platform task that leads to one, so shutdown can wait for them
@@ -198,7 +198,7 @@ impl Agent {
     }
 
     /// Sets the sampling temperature sent to the model.
-    pub fn with_temperature(mut self, t: f32) -> Self {
+    pub fn with_temperature(mut self, t: f64) -> Self {
         self.temperature = Some(t);
         self
     }
@@ -669,6 +669,8 @@ impl Agent {
         // midway still stores what it did; one cut off by a crash is retold from its input.
         let mut unsaved = UnsavedSteps::default();
         let mut request_memo = request::TurnMemo::default();
+        // Calls that failed in this turn: sent again unchanged, they are not run again.
+        let mut failed_calls = super::repeats::FailedCalls::default();
         let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
             loop {
                 if model_calls >= self.cfg.max_model_calls_per_turn {
@@ -784,6 +786,8 @@ impl Agent {
                     session_id: Some(session.id),
                     actor: user,
                 };
+                // Set when the model sent a failed call unchanged a second time.
+                let mut give_up: Option<String> = None;
                 for call in &turn.calls {
                     if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
                         results.push(error_result(
@@ -795,12 +799,25 @@ impl Agent {
                         ));
                         continue;
                     }
+                    match failed_calls.verdict(call, self.tools.schema(&call.name)) {
+                        super::repeats::Verdict::Run => {}
+                        super::repeats::Verdict::Instruct(r) => {
+                            results.push(r);
+                            continue;
+                        }
+                        super::repeats::Verdict::Stop { result, message } => {
+                            results.push(result);
+                            give_up.get_or_insert(message);
+                            continue;
+                        }
+                    }
                     tool_calls_used += 1;
                     let validated = match self.runner.validate(Some(session.mode), call) {
                         Ok(v) => v,
                         Err(e) => {
                             self.runner.audit_refused(call, &e, who).await?;
                             let r = error_result(call, &e);
+                            failed_calls.record(call, &r);
                             if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
                                 rejected.push(r.clone());
                             }
@@ -830,6 +847,7 @@ impl Agent {
                                 }),
                                 Err(e) => {
                                     let r = error_result(call, &e);
+                                    failed_calls.record(call, &r);
                                     rejected.push(r.clone());
                                     results.push(r);
                                 }
@@ -876,6 +894,7 @@ impl Agent {
                             r
                         }
                     };
+                    failed_calls.record(call, &result);
                     collect_citations(&result.content, &mut citations);
                     // The rest of the turn sends and stores the result as text.
                     results.push(ToolResult {
@@ -884,6 +903,11 @@ impl Agent {
                     });
                 }
 
+                // The person hears once why the turn stops, before any proposal of the step.
+                let stop = give_up.is_some();
+                if let Some(message) = give_up {
+                    sink.emit(Effect::Error { message }).await;
+                }
                 if !writes.is_empty() {
                     // The proposal is stored after the steps that led to it.
                     unsaved.messages.push(assistant);
@@ -922,6 +946,9 @@ impl Agent {
                     .push(super::history::new_message(&tool_message, None, None));
                 unsaved.audits.extend(audits);
                 history.extend([said, tool_message]);
+                if stop {
+                    break;
+                }
             }
             Ok(None)
         }
@@ -981,9 +1008,17 @@ impl Agent {
         request: ChatRequest,
         sink: &dyn EffectSink,
     ) -> Result<ModelTurn, LlmError> {
-        let mut stream = provider.stream(&request).await?;
+        // Until the first event, the person is told now and then that the model is awaited.
+        let every = Duration::from_secs(self.cfg.waiting_status_secs.max(1));
+        let started = async {
+            let mut stream = provider.stream(&request).await?;
+            let first = stream.next().await;
+            Ok::<_, LlmError>((first, stream))
+        };
+        let (first, rest) = while_waiting(started, every, sink).await?;
         // Sent: the copy of the history it holds is not kept while the answer streams.
         drop(request);
+        let mut stream = futures::stream::iter(first).chain(rest);
         let mut turn = ModelTurn {
             text: String::new(),
             calls: Vec::new(),
@@ -1017,6 +1052,31 @@ impl Agent {
             }
         }
         Ok(turn)
+    }
+}
+
+/// Runs `work`, emitting "waiting for the model (N s)…" every `every` until it ends: a
+/// model server on a CPU may read a long prompt for minutes before its first token, and a
+/// person seeing nothing for that long takes the bot for dead.
+async fn while_waiting<T>(
+    work: impl std::future::Future<Output = T>,
+    every: Duration,
+    sink: &dyn EffectSink,
+) -> T {
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = ticks.tick() => {
+                let secs = started.elapsed().as_secs();
+                sink.emit(Effect::Status {
+                    text: format!("waiting for the model ({secs} s)…"),
+                })
+                .await;
+            }
+        }
     }
 }
 
@@ -1116,8 +1176,25 @@ fn user_message(e: &LlmError) -> String {
             "This conversation is too long for the model. Start a new thread; your project data is unaffected.".into()
         }
         LlmError::Auth(_) => "The language model refused our credentials; an administrator needs to check the API key.".into(),
+        LlmError::Timeout(t) => timeout_message(t),
         other => format!("The language model failed ({other}). Your message is saved; please try again."),
     }
+}
+
+/// What the person is told when a model call ran out of time: which bound, and which
+/// setting raises it when the server is only slow.
+fn timeout_message(t: &crate::llm::TimedOut) -> String {
+    let raise = match t.stage.setting() {
+        Some(setting) => format!(
+            " If the model server is just slow (a local model on a CPU can take minutes), an \
+             administrator can raise {setting} in bot-config.toml."
+        ),
+        None => String::new(),
+    };
+    format!(
+        "The language model did not answer in time: {t}. Your message is saved; please try \
+         again.{raise}"
+    )
 }
 
 fn citation_list(citations: &BTreeSet<(String, Option<i32>, String)>) -> Vec<Citation> {

@@ -22,6 +22,7 @@ pub mod limits;
 pub mod mention;
 pub mod modes;
 pub mod question_memo;
+pub(crate) mod repeats;
 pub mod request;
 pub mod runner;
 pub mod session;
@@ -29,6 +30,7 @@ pub mod summary;
 pub mod thread_ids;
 pub mod tool_router;
 pub mod window;
+pub mod write_intent;
 
 // Moved under the core (tool results carry files and the turn's project read; the model's
 // view of untrusted text is the model layer's); their core paths stay valid.

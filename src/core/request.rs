@@ -45,7 +45,7 @@ pub async fn build(
     history: &mut window::TurnHistory,
     history_budget: usize,
     policy: &ContextPolicy,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     model: Option<&dyn ChatProvider>,
     project: Option<&TurnProject>,
     memo: &mut TurnMemo,

@@ -271,12 +271,21 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     // A tool far behind the best is noise, not a second candidate.
     let best = ranked.first().map(|(_, s)| *s).unwrap_or(0.0);
-    ranked
+    let by_words = ranked
         .into_iter()
         .filter(|(_, s)| *s >= best / 4.0)
-        .take(ROUTED_MAX)
-        .map(|(i, _)| docs[i])
-        .collect()
+        .map(|(i, _)| docs[i]);
+    // A request to change the project always gets the write tool it names: it goes first.
+    let asked = super::write_intent::tools(text)
+        .into_iter()
+        .filter_map(|t| docs.iter().copied().find(|d| *d == t));
+    let mut chosen: Vec<&'static str> = Vec::with_capacity(ROUTED_MAX);
+    for name in asked.chain(by_words) {
+        if chosen.len() < ROUTED_MAX && !chosen.contains(&name) {
+            chosen.push(name);
+        }
+    }
+    chosen
 }
 
 fn phrases(tool: &str) -> &'static [&'static str] {
@@ -416,6 +425,47 @@ mod tests {
             assert!(r.full.contains(&tool), "{q}: {r:?}");
             assert!(r.full.len() <= ROUTED_MAX, "{q}: {r:?}");
             assert!(r.hidden.len() > 20, "{q}: {r:?}");
+        }
+    }
+
+    /// Requests to add, change or remove something, typed as electricians type them, are
+    /// offered the write tool that does it in full.
+    #[test]
+    fn a_request_to_change_the_project_is_offered_its_write_tool() {
+        for (q, tool) in [
+            (
+                "add a 20A circuit to panel LP-1 for the break room receptacles",
+                "add_circuit",
+            ),
+            (
+                "need a new 20a ckt in LP-1 for the breakroom recepts",
+                "add_circuit",
+            ),
+            (
+                "put a 30 amp 2 pole breaker in LP-1 for the dryer",
+                "add_circuit",
+            ),
+            ("LP-1 needs another circuit for the copier", "add_circuit"),
+            ("swap ckt 7 to a 30A 2-pole", "update_circuit"),
+            (
+                "upsize circuit 3 on MP to #10 for the longer run",
+                "update_circuit",
+            ),
+            ("move ckt 14 over to LP-2", "update_circuit"),
+            ("pull circuit 12 out of panel A", "remove_circuit"),
+            (
+                "circuit 12 on LP-1 is abandoned, delete it",
+                "remove_circuit",
+            ),
+            ("drop ckt 9 from MP, the sign is gone", "remove_circuit"),
+            ("add a 225A panel LP-2 fed from MDP", "add_panel"),
+            ("install a 45 kVA xfmr T1 fed from MDP", "add_transformer"),
+            ("add a feeder from MDP to LP-2, 3 sets of 4/0", "add_feeder"),
+            ("upgrade the service to 400A 120/208 3ph", "set_service"),
+        ] {
+            let r = route_text(&[q], &[], &[]);
+            assert!(r.full.contains(&tool), "{q}: {r:?}");
+            assert!(r.full.len() <= ROUTED_MAX, "{q}: {r:?}");
         }
     }
 

@@ -113,7 +113,10 @@ fn classify(
         {
             LlmError::Auth(message)
         }
-        408 => LlmError::Timeout,
+        408 => LlmError::Timeout(super::TimedOut {
+            stage: super::TimeoutStage::Server,
+            after: Duration::ZERO,
+        }),
         400..=499 => LlmError::InvalidRequest(message),
         _ => LlmError::Overloaded(message),
     }
@@ -160,11 +163,10 @@ pub fn parse_proto_duration(text: &str) -> Option<Duration> {
     crate::server_wait::parse_secs(text.trim().strip_suffix('s')?)
 }
 
-/// Maps a reqwest failure (sending, or reading the body) to a typed error.
+/// Maps a reqwest failure (sending, or reading the body) to a typed error. The only timeout
+/// reqwest is given is the connect timeout, which the caller maps itself (it knows the bound).
 pub fn from_reqwest(err: &reqwest::Error) -> LlmError {
-    if err.is_timeout() {
-        LlmError::Timeout
-    } else if err.is_connect() {
+    if err.is_connect() {
         LlmError::Transport(format!("connect: {}", error_chain(err)))
     } else if err.is_decode() {
         LlmError::Protocol(error_chain(err))

@@ -7,8 +7,6 @@
 //! is `STOP` even when the turn called functions, so we report `ToolCalls` when calls came.
 //! `usageMetadata` is cumulative; the last one is reported once at the end of the turn.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
@@ -16,7 +14,7 @@ use super::errors::{self, ErrorDialect};
 use super::transport::{self, Endpoint, EventDecoder, LOCAL_CALL_ID_PREFIX};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
-    ToolCall, ToolSpec, Usage,
+    StreamTimeouts, ToolCall, ToolSpec, Usage,
 };
 use crate::config::Secret;
 use reqwest::header::HeaderName;
@@ -26,28 +24,29 @@ use reqwest::header::HeaderName;
 pub struct GeminiProvider {
     model: String,
     api_key: Option<Secret>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     http: Endpoint,
 }
 
 impl GeminiProvider {
     /// A provider for `base_url` (e.g. `https://generativelanguage.googleapis.com/v1beta`) and
     /// `model` (with or without the `models/` prefix). The key goes in `x-goog-api-key`; the
-    /// real service requires it. `temperature` is used when the request sets none. `timeout`
-    /// bounds connecting, the wait for the response headers and every gap in the stream.
+    /// real service requires it. `temperature` is used when the request sets none. `timeouts`
+    /// bound connecting, the first byte, every gap in the stream and the whole stream (a
+    /// [`std::time::Duration`] bounds each).
     pub fn new(
         base_url: impl Into<String>,
         model: impl Into<String>,
         api_key: Option<Secret>,
-        temperature: Option<f32>,
-        timeout: Duration,
+        temperature: Option<f64>,
+        timeouts: impl Into<StreamTimeouts>,
     ) -> Self {
         let model: String = model.into();
         let base_url = base_url.into().trim_end_matches('/').to_string();
         let model = model.trim_start_matches("models/").to_string();
         let http = Endpoint::new(
             format!("{base_url}/models/{model}:streamGenerateContent?alt=sse"),
-            timeout,
+            timeouts.into(),
         );
         Self {
             model,
@@ -448,6 +447,7 @@ fn map_finish(reason: &str) -> FinishReason {
 mod tests {
     use super::*;
     use crate::llm::ToolResult;
+    use std::time::Duration;
 
     #[test]
     fn schema_sanitizing_keeps_property_names_and_adds_type() {

@@ -23,7 +23,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue, HOST};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use super::LlmError;
+use super::{LlmError, TimedOut, TimeoutStage};
 
 /// Idle connections kept per server: as many as turns usually wait on it at once.
 const MAX_IDLE: usize = 64;
@@ -144,7 +144,12 @@ impl InlineHttp {
         let tcp = match tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.addr))
             .await
         {
-            Err(_) => return Err(LlmError::Timeout),
+            Err(_) => {
+                return Err(LlmError::Timeout(TimedOut {
+                    stage: TimeoutStage::Connect,
+                    after: self.connect_timeout,
+                }))
+            }
             Ok(Err(e)) => return Err(LlmError::Transport(format!("connect: {e}"))),
             Ok(Ok(s)) => s,
         };

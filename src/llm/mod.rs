@@ -174,7 +174,7 @@ pub struct ChatRequest {
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// Sampling temperature, if the caller wants one.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Upper bound on generated tokens.
     pub max_output_tokens: Option<u32>,
 }
@@ -286,9 +286,10 @@ pub enum LlmError {
     /// Missing or wrong credentials, or a disabled service (401/403, Gemini's 400 API_KEY_INVALID).
     #[error("the model provider refused our credentials: {0}")]
     Auth(String),
-    /// The request or stream took longer than allowed.
-    #[error("the model provider timed out")]
-    Timeout,
+    /// A stage of the call (connecting, the first byte, a gap of the stream, the whole call)
+    /// took longer than allowed.
+    #[error("the model provider timed out: {0}")]
+    Timeout(TimedOut),
     /// The prompt is longer than the model's context window.
     #[error("the conversation is too long for the model's context window")]
     ContextTooLong,
@@ -305,7 +306,7 @@ impl LlmError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            Self::RateLimited { .. } | Self::Overloaded(_) | Self::Timeout | Self::Transport(_)
+            Self::RateLimited { .. } | Self::Overloaded(_) | Self::Timeout(_) | Self::Transport(_)
         )
     }
 }
@@ -329,6 +330,7 @@ mod openai_body;
 pub mod record;
 pub mod resilient;
 pub mod sse;
+pub mod timeouts;
 pub mod tls;
 pub mod tool_schema;
 mod transport;
@@ -336,4 +338,5 @@ pub mod untrusted;
 
 pub use crate::domain::ToolOutput;
 pub use resilient::{build_provider, Resilient, RetryPolicy};
+pub use timeouts::{StreamTimeouts, TimedOut, TimeoutStage};
 pub use tool_schema::ToolSchema;

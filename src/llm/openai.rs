@@ -9,7 +9,6 @@
 //! one chunk (Ollama), or that ignore `stream` and answer one JSON document, work too.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
@@ -19,7 +18,7 @@ use super::openai_body::{self, MaxKey};
 use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
-    ToolCall, Usage,
+    StreamTimeouts, ToolCall, Usage,
 };
 use crate::config::Secret;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
@@ -30,24 +29,24 @@ pub struct OpenAiProvider {
     base_url: String,
     model: String,
     api_key: Option<Secret>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     http: Endpoint,
 }
 
 impl OpenAiProvider {
     /// A provider for `base_url` (e.g. `https://api.openai.com/v1`, or a local server's `/v1`
     /// URL) and `model`. Without a key no `Authorization` header is sent. `temperature` is
-    /// used when the request sets none. `timeout` bounds connecting, the wait for the response
-    /// headers and every gap between two chunks of the stream.
+    /// used when the request sets none. `timeouts` bound connecting, the first byte, every gap
+    /// between two chunks of the stream and the whole stream (a [`std::time::Duration`] bounds each).
     pub fn new(
         base_url: impl Into<String>,
         model: impl Into<String>,
         api_key: Option<Secret>,
-        temperature: Option<f32>,
-        timeout: Duration,
+        temperature: Option<f64>,
+        timeouts: impl Into<StreamTimeouts>,
     ) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_string();
-        let http = Endpoint::new(format!("{base_url}/chat/completions"), timeout);
+        let http = Endpoint::new(format!("{base_url}/chat/completions"), timeouts.into());
         Self {
             base_url,
             model: model.into(),
@@ -482,6 +481,7 @@ fn map_finish(reason: &str) -> FinishReason {
 mod tests {
     use super::*;
     use crate::llm::{ToolResult, ToolSpec};
+    use std::time::Duration;
 
     fn provider() -> OpenAiProvider {
         OpenAiProvider::new("http://x/v1/", "m", None, Some(0.2), Duration::from_secs(5))

@@ -25,7 +25,8 @@ pub(crate) struct Body<'a> {
     pub model: &'a str,
     pub stream: bool,
     pub stream_options: StreamOptions,
-    /// Written as the `f64` the `Value` encoding gives an `f32`.
+    /// Kept as `f64` from the configuration on, so 0.2 goes out as `0.2` (an `f32` widened
+    /// on the way would print as 0.20000000298023224).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     #[serde(skip_serializing_if = "Tools::is_empty")]
@@ -250,7 +251,7 @@ impl Serialize for Messages<'_> {
 pub(crate) fn encode(
     request: &ChatRequest,
     model: &str,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     max_key: MaxKey,
 ) -> Vec<u8> {
     let max = request.max_output_tokens;
@@ -266,7 +267,7 @@ pub(crate) fn encode(
         stream_options: StreamOptions {
             include_usage: true,
         },
-        temperature: request.temperature.or(temperature).map(f64::from),
+        temperature: request.temperature.or(temperature),
         tools: Tools(&request.tools),
     };
     // Writing to a Vec fails only for a map key that is not a string, which these types

@@ -2,9 +2,12 @@
 //!
 //! Retries follow the shared outbound policy ([`crate::http_policy`]). A request may be
 //! retried only until its stream has delivered a first event: once text has reached the
-//! caller a retry would duplicate it, so later failures are passed on as they are.
+//! caller a retry would duplicate it, so later failures are passed on as they are. A server
+//! that sent nothing within the first-byte bound is tried once more at most: a slow server
+//! stays slow, and each try costs the person that whole wait again.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,15 +16,19 @@ use futures::{Stream, StreamExt};
 
 use super::gemini::GeminiProvider;
 use super::openai::OpenAiProvider;
-use super::{ChatProvider, ChatRequest, ChatStream, LlmError, StreamEvent};
+use super::timeouts::CallClock;
+use super::{
+    ChatProvider, ChatRequest, ChatStream, LlmError, StreamEvent, StreamTimeouts, TimedOut,
+    TimeoutStage,
+};
 use crate::config::{Config, LlmConfig, ProviderKind};
 use crate::http_policy::{self, Failure, Replay};
 
 /// How [`Resilient`] waits and retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Longest wait for the first event of a stream, and for each later event.
-    pub timeout: Duration,
+    /// Bounds of the first event of an attempt, of each later gap and of the whole call.
+    pub timeouts: StreamTimeouts,
     /// Retries after the first attempt, for transient errors only.
     pub max_retries: u32,
     /// First backoff delay; doubled on each retry, with jitter.
@@ -38,7 +45,7 @@ impl RetryPolicy {
     /// The policy of the `[llm]` configuration section.
     pub fn from_config(llm: &LlmConfig) -> Self {
         Self {
-            timeout: Duration::from_secs(llm.request_timeout_secs.max(1)),
+            timeouts: StreamTimeouts::from_config(llm),
             max_retries: llm.max_retries,
             base_delay: Duration::from_millis(llm.retry_base_delay_ms),
             max_delay: Self::DEFAULT_MAX_DELAY,
@@ -55,8 +62,12 @@ impl RetryPolicy {
     }
 }
 
-/// How a model request failed, for the outbound policy. Only transient errors are retried.
-fn failure(e: &LlmError) -> Failure {
+/// First-byte timeouts of one call that are retried: one more try, not `max_retries`.
+const FIRST_BYTE_RETRIES: u32 = 1;
+
+/// How a model request failed, for the outbound policy. Only transient errors are retried;
+/// `first_byte_timeouts` counts the call's first-byte timeouts so far (this one included).
+fn failure(e: &LlmError, first_byte_timeouts: u32) -> Failure {
     match e {
         LlmError::RateLimited { retry_after } => Failure::Status {
             status: 429,
@@ -66,9 +77,33 @@ fn failure(e: &LlmError) -> Failure {
             status: 503,
             wait: None,
         },
-        LlmError::Timeout | LlmError::Transport(_) => Failure::Unknown,
+        LlmError::Timeout(TimedOut { stage, .. }) => match stage {
+            TimeoutStage::Connect => Failure::NotSent,
+            TimeoutStage::FirstByte if first_byte_timeouts > FIRST_BYTE_RETRIES => {
+                Failure::Permanent
+            }
+            TimeoutStage::FirstByte | TimeoutStage::Idle => Failure::Unknown,
+            TimeoutStage::Server => Failure::Status {
+                status: 408,
+                wait: None,
+            },
+            // The cap of the whole call: nothing is left to retry with.
+            TimeoutStage::Overall => Failure::Permanent,
+        },
+        LlmError::Transport(_) => Failure::Unknown,
         _ => Failure::Permanent,
     }
+}
+
+/// Whether `e` is a timeout waiting for the first byte.
+fn is_first_byte_timeout(e: &LlmError) -> bool {
+    matches!(
+        e,
+        LlmError::Timeout(TimedOut {
+            stage: TimeoutStage::FirstByte,
+            ..
+        })
+    )
 }
 
 /// A provider wrapped with a timeout, retries with backoff for transient errors, and an
@@ -101,29 +136,40 @@ impl Resilient {
         self.policy
     }
 
-    /// Starts a stream under the outbound policy. A completion changes nothing on the
-    /// server, so it is safe to send again after a timeout.
+    /// Starts a stream under the outbound policy, every attempt within `clock`'s cap. A
+    /// completion changes nothing on the server, so it is safe to send again after a timeout.
     async fn with_retries(
         &self,
         provider: &dyn ChatProvider,
         request: &ChatRequest,
+        clock: CallClock,
     ) -> Result<ChatStream, LlmError> {
         let name = provider.name();
+        let first_byte_timeouts = AtomicU32::new(0);
+        let classify = |e: &LlmError| {
+            let seen = if is_first_byte_timeout(e) {
+                first_byte_timeouts.fetch_add(1, Ordering::Relaxed) + 1
+            } else {
+                first_byte_timeouts.load(Ordering::Relaxed)
+            };
+            failure(e, seen)
+        };
         self.policy
             .outbound()
-            .run(&name, Replay::Safe, failure, || {
-                first_event(provider, request, self.policy.timeout)
+            .run(&name, Replay::Safe, classify, || {
+                first_event(provider, request, clock.attempt())
             })
             .await
     }
 }
 
-/// Starts a stream and waits (within `timeout` overall) for its first event. Returns the
-/// stream with that event put back in front and an idle timeout on the rest.
+/// Starts a stream and waits (until `clock`'s first-byte deadline) for its first event.
+/// Returns the stream with that event put back in front and `clock`'s gap and cap on the
+/// rest.
 async fn first_event(
     provider: &dyn ChatProvider,
     request: &ChatRequest,
-    timeout: Duration,
+    mut clock: CallClock,
 ) -> Result<ChatStream, LlmError> {
     let start = async {
         let mut stream = provider.stream(request).await?;
@@ -135,17 +181,17 @@ async fn first_event(
             )),
         }
     };
-    let (first, rest) = tokio::time::timeout(timeout, start)
-        .await
-        .map_err(|_| LlmError::Timeout)??;
+    let (first, rest) = clock.within(start).await??;
+    clock.seen();
     let head = futures::stream::once(async move { Ok::<StreamEvent, LlmError>(first) });
-    Ok(Box::pin(head.chain(with_idle_timeout(rest, timeout))))
+    Ok(Box::pin(head.chain(bounded(rest, clock))))
 }
 
-/// Ends `stream` with `Err(Timeout)` when no item arrives for `idle`; stops after any error.
-pub fn with_idle_timeout(
+/// Ends `stream` with `Err(Timeout)` when no item arrives by `clock`'s next deadline (a gap
+/// longer than its idle bound, or its cap); stops after any error.
+fn bounded(
     stream: ChatStream,
-    idle: Duration,
+    clock: CallClock,
 ) -> Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>> {
     Box::pin(futures::stream::unfold(
         (stream, false),
@@ -153,11 +199,11 @@ pub fn with_idle_timeout(
             if stopped {
                 return None;
             }
-            match tokio::time::timeout(idle, stream.next()).await {
+            match clock.within(stream.next()).await {
                 Ok(Some(Ok(event))) => Some((Ok(event), (stream, false))),
                 Ok(Some(Err(e))) => Some((Err(e), (stream, true))),
                 Ok(None) => None,
-                Err(_) => Some((Err(LlmError::Timeout), (stream, true))),
+                Err(timeout) => Some((Err(timeout), (stream, true))),
             }
         },
     ))
@@ -173,7 +219,12 @@ impl ChatProvider for Resilient {
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
-        let error = match self.with_retries(self.primary.as_ref(), request).await {
+        // The cap covers the primary's tries and the fallback's.
+        let clock = CallClock::start(self.policy.timeouts);
+        let error = match self
+            .with_retries(self.primary.as_ref(), request, clock)
+            .await
+        {
             Ok(stream) => return Ok(stream),
             Err(e) => e,
         };
@@ -185,7 +236,7 @@ impl ChatProvider for Resilient {
                     error = %error,
                     "model provider failed; trying the fallback"
                 );
-                self.with_retries(fallback.as_ref(), request).await
+                self.with_retries(fallback.as_ref(), request, clock).await
             }
             _ => Err(error),
         }
@@ -196,7 +247,13 @@ impl ChatProvider for Resilient {
 /// `llm.provider` is `none`. A fallback equal to the primary is ignored.
 pub fn build_provider(config: &Config) -> Option<Arc<dyn ChatProvider>> {
     let llm = &config.llm;
-    let timeout = Duration::from_secs(llm.request_timeout_secs.max(1));
+    let timeouts = StreamTimeouts::from_config(llm);
+    if llm.request_timeout_secs.is_some() {
+        tracing::warn!(
+            "llm.request_timeout_secs is deprecated: it sets llm.overall_timeout_secs; \
+             see llm.first_byte_timeout_secs and llm.idle_timeout_secs for slow servers"
+        );
+    }
     let make = |kind: ProviderKind| -> Option<Arc<dyn ChatProvider>> {
         match kind {
             ProviderKind::None => None,
@@ -205,14 +262,14 @@ pub fn build_provider(config: &Config) -> Option<Arc<dyn ChatProvider>> {
                 llm.openai.model.clone(),
                 config.secrets.openai_api_key.clone(),
                 Some(llm.temperature),
-                timeout,
+                timeouts,
             ))),
             ProviderKind::Gemini => Some(Arc::new(GeminiProvider::new(
                 llm.gemini.base_url.clone(),
                 llm.gemini.model.clone(),
                 config.secrets.gemini_api_key.clone(),
                 Some(llm.temperature),
-                timeout,
+                timeouts,
             ))),
         }
     };
@@ -234,16 +291,18 @@ mod tests {
     #[test]
     fn only_transient_errors_are_retried_and_long_waits_reported() {
         let p = RetryPolicy {
-            timeout: Duration::from_secs(1),
+            timeouts: Duration::from_secs(1).into(),
             max_retries: 5,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
         }
         .outbound();
-        let verdict = |e: &LlmError| p.verdict(0, Replay::Safe, &failure(e));
+        let verdict = |e: &LlmError| p.verdict(0, Replay::Safe, &failure(e, 1));
+        let timeouts = StreamTimeouts::uniform(Duration::from_secs(1));
         for e in [
             LlmError::Overloaded("x".into()),
-            LlmError::Timeout,
+            timeouts.error(TimeoutStage::FirstByte),
+            timeouts.error(TimeoutStage::Connect),
             LlmError::Transport("reset".into()),
             LlmError::RateLimited { retry_after: None },
         ] {
@@ -252,6 +311,16 @@ mod tests {
                 "{e:?}"
             );
         }
+        // A second first-byte timeout of the same call, and the call's cap, are final.
+        let late = timeouts.error(TimeoutStage::FirstByte);
+        assert_eq!(
+            p.verdict(0, Replay::Safe, &failure(&late, 2)),
+            http_policy::Verdict::Stop
+        );
+        assert_eq!(
+            verdict(&timeouts.error(TimeoutStage::Overall)),
+            http_policy::Verdict::Stop
+        );
         assert_eq!(
             verdict(&LlmError::RateLimited {
                 retry_after: Some(Duration::from_millis(300))

@@ -12,7 +12,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AF
 use super::errors::{self, ErrorDialect};
 use super::inline_http::{InlineHttp, InlineResponse};
 use super::sse::SseDecoder;
-use super::{ChatStream, LlmError, StreamEvent};
+use super::timeouts::CallClock;
+use super::{ChatStream, LlmError, StreamEvent, StreamTimeouts, TimeoutStage};
 
 /// A wire format's decoder of SSE `data` payloads into neutral events.
 pub(crate) trait EventDecoder: Send + 'static {
@@ -35,8 +36,8 @@ pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> 
 pub(crate) struct Endpoint {
     url: String,
     route: Route,
-    /// Bounds connecting, the wait for the response headers and every gap in a stream.
-    timeout: Duration,
+    /// Bounds connecting, the first byte, every gap of a stream and the whole stream.
+    timeouts: StreamTimeouts,
 }
 
 #[derive(Debug, Clone)]
@@ -49,22 +50,22 @@ enum Route {
 }
 
 impl Endpoint {
-    /// Requests to `url`. The whole-request timeout is not `timeout`, which would cut long
-    /// streams: the wait for the headers and each gap of a stream are bounded by it instead.
-    pub(crate) fn new(url: String, timeout: Duration) -> Self {
+    /// Requests to `url`, each stage bounded by `timeouts` (applied here, around either kind
+    /// of connection, so both behave alike).
+    pub(crate) fn new(url: String, timeouts: StreamTimeouts) -> Self {
         let parsed = reqwest::Url::parse(&url).ok();
         let direct = parsed
             .as_ref()
             .filter(|u| u.scheme() == "http" && !proxy_configured())
-            .and_then(|u| direct(u, timeout));
+            .and_then(|u| direct(u, timeouts.connect));
         let route = match direct {
             Some((http, path)) => Route::Direct(http, path),
-            None => Route::Pooled(pooled_client(timeout), parsed),
+            None => Route::Pooled(pooled_client(timeouts.connect), parsed),
         };
         Self {
             url,
             route,
-            timeout,
+            timeouts,
         }
     }
 
@@ -74,8 +75,9 @@ impl Endpoint {
     }
 
     /// POSTs the JSON `body` with `headers` and decodes the answer: an event stream through
-    /// `decoder` (a gap longer than the timeout ends it with `Err(Timeout)`), or a whole JSON
-    /// document (a server that ignored streaming) through `whole`.
+    /// `decoder` (a late first byte, a long gap or a call past its cap ends it with
+    /// `Err(Timeout)` naming the bound), or a whole JSON document (a server that ignored
+    /// streaming) through `whole`.
     pub(crate) async fn stream<D: EventDecoder>(
         &self,
         headers: &[(HeaderName, HeaderValue)],
@@ -84,40 +86,36 @@ impl Endpoint {
         decoder: D,
         whole: impl FnOnce(&serde_json::Value) -> Result<Vec<StreamEvent>, LlmError>,
     ) -> Result<ChatStream, LlmError> {
-        let timeout = self.timeout;
-        let response = self.post_json(headers, body, dialect).await?;
+        let clock = CallClock::start(self.timeouts);
+        let response = self.post_json(headers, body, dialect, &clock).await?;
         if response.is_json() {
-            let value = response.read_json(timeout).await?;
+            let value = response.read_json(&clock).await?;
             return Ok(ready_stream(whole(&value)?));
         }
-        Ok(decode_events(
-            response.body_stream(),
-            decoder,
-            Some(timeout),
-        ))
+        Ok(decode_events(response.body_stream(), decoder, Some(clock)))
     }
 
-    /// POSTs the JSON `body` with `headers`, waiting at most the timeout for the response
-    /// headers, and maps an error status (with its body, read within the same deadline) to a
-    /// typed error.
+    /// POSTs the JSON `body` with `headers`, waiting for the response headers until the
+    /// first-byte deadline of `clock`, and maps an error status (with its body, read within
+    /// the same deadline) to a typed error.
     async fn post_json(
         &self,
         headers: &[(HeaderName, HeaderValue)],
         body: Vec<u8>,
         dialect: ErrorDialect,
+        clock: &CallClock,
     ) -> Result<Response, LlmError> {
-        let timeout = self.timeout;
         let response = match &self.route {
             Route::Direct(http, path) => {
                 let mut all = Vec::with_capacity(headers.len() + 2);
                 all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
                 all.push((USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE)));
                 all.extend_from_slice(headers);
-                match tokio::time::timeout(timeout, http.post(path, &all, Bytes::from(body))).await
-                {
-                    Err(_) => return Err(LlmError::Timeout),
-                    Ok(r) => Response::Direct(r?),
-                }
+                Response::Direct(
+                    clock
+                        .within(http.post(path, &all, Bytes::from(body)))
+                        .await??,
+                )
             }
             Route::Pooled(client, parsed) => {
                 let request = match parsed {
@@ -128,10 +126,13 @@ impl Endpoint {
                 for (name, value) in headers {
                     request = request.header(name, value);
                 }
-                match tokio::time::timeout(timeout, request.send()).await {
-                    Err(_) => return Err(LlmError::Timeout),
-                    Ok(Err(e)) => return Err(errors::from_reqwest(&e)),
-                    Ok(Ok(r)) => Response::Pooled(r),
+                match clock.within(request.send()).await? {
+                    // Connecting is the only stage reqwest itself bounds.
+                    Err(e) if e.is_timeout() => {
+                        return Err(self.timeouts.error(TimeoutStage::Connect))
+                    }
+                    Err(e) => return Err(errors::from_reqwest(&e)),
+                    Ok(r) => Response::Pooled(r),
                 }
             }
         };
@@ -144,7 +145,7 @@ impl Endpoint {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = match tokio::time::timeout(timeout, response.bytes()).await {
+        let body = match clock.within(response.bytes()).await {
             Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
             _ => String::new(),
         };
@@ -169,9 +170,9 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, LlmError> {
 
 const USER_AGENT_VALUE: &str = concat!("sparky/", env!("CARGO_PKG_VERSION"));
 
-fn pooled_client(timeout: Duration) -> reqwest::Client {
+fn pooled_client(connect: Duration) -> reqwest::Client {
     reqwest::Client::builder()
-        .connect_timeout(timeout)
+        .connect_timeout(connect)
         .user_agent(USER_AGENT_VALUE)
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
@@ -185,7 +186,7 @@ fn proxy_configured() -> bool {
         .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
 }
 
-fn direct(url: &reqwest::Url, timeout: Duration) -> Option<(InlineHttp, String)> {
+fn direct(url: &reqwest::Url, connect: Duration) -> Option<(InlineHttp, String)> {
     let host = url.host_str()?;
     let port = url.port_or_known_default()?;
     let authority = match url.port() {
@@ -196,7 +197,7 @@ fn direct(url: &reqwest::Url, timeout: Duration) -> Option<(InlineHttp, String)>
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_string(),
     };
-    Some((InlineHttp::new(host, port, &authority, timeout)?, path))
+    Some((InlineHttp::new(host, port, &authority, connect)?, path))
 }
 
 /// A response from either kind of connection.
@@ -245,12 +246,9 @@ impl Response {
             .is_some_and(|ct| ct.trim_start().starts_with("application/json"))
     }
 
-    /// Reads a whole JSON body within `timeout`.
-    async fn read_json(self, timeout: Duration) -> Result<serde_json::Value, LlmError> {
-        let bytes = match tokio::time::timeout(timeout, self.bytes()).await {
-            Err(_) => return Err(LlmError::Timeout),
-            Ok(r) => r?,
-        };
+    /// Reads a whole JSON body by the next deadline of `clock`.
+    async fn read_json(self, clock: &CallClock) -> Result<serde_json::Value, LlmError> {
+        let bytes = clock.within(self.bytes()).await??;
         serde_json::from_slice(&bytes)
             .map_err(|e| LlmError::Protocol(format!("invalid JSON body: {e}")))
     }
@@ -282,15 +280,16 @@ struct DecodeState<D> {
     decoder: D,
     queue: VecDeque<Result<StreamEvent, LlmError>>,
     finished: bool,
-    idle: Option<Duration>,
+    clock: Option<CallClock>,
 }
 
-/// Decodes an SSE byte stream with `decoder`. With `idle`, a gap between two chunks longer
-/// than it ends the stream with `Err(Timeout)`. After an error the stream ends.
+/// Decodes an SSE byte stream with `decoder`. With `clock`, a first chunk later than its
+/// first-byte deadline, a later gap longer than its idle bound, or a stream past its cap ends
+/// the stream with `Err(Timeout)` naming that bound. After an error the stream ends.
 pub(crate) fn decode_events<D: EventDecoder>(
     bytes: ByteStream,
     decoder: D,
-    idle: Option<Duration>,
+    clock: Option<CallClock>,
 ) -> ChatStream {
     let state = DecodeState {
         bytes,
@@ -298,7 +297,7 @@ pub(crate) fn decode_events<D: EventDecoder>(
         decoder,
         queue: VecDeque::new(),
         finished: false,
-        idle,
+        clock,
     };
     Box::pin(futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -308,11 +307,15 @@ pub(crate) fn decode_events<D: EventDecoder>(
             if st.finished {
                 return None;
             }
-            let next = match st.idle {
-                Some(idle) => match tokio::time::timeout(idle, st.bytes.next()).await {
-                    Ok(n) => n,
-                    Err(_) => Some(Err(LlmError::Timeout)),
-                },
+            let next = match st.clock.as_mut() {
+                Some(clock) => {
+                    let next = clock
+                        .within(st.bytes.next())
+                        .await
+                        .unwrap_or_else(|e| Some(Err(e)));
+                    clock.seen();
+                    next
+                }
                 None => st.bytes.next().await,
             };
             let mut out = Vec::new();

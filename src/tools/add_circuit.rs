@@ -32,6 +32,7 @@ struct AddCircuitArgs {
     number: Option<i32>,
     /// Poles: 1, 2 or 3 (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3))]
     poles: Option<u8>,
     /// What it feeds.
     description: String,

@@ -354,9 +354,18 @@ impl ToolRegistry {
                 "arguments must be a JSON object".into(),
             ));
         }
-        let problems: Vec<String> = entry
+        // Unknown keys first, each with the names allowed; the validator's own report of
+        // them (where the schema forbids extra keys) would only repeat it without the names.
+        let mut problems = super::schema::unknown_arguments(&entry.schema, &args);
+        let schema_problems = entry
             .validator
             .iter_errors(&args)
+            .filter(|e| {
+                !matches!(
+                    e.kind(),
+                    jsonschema::error::ValidationErrorKind::AdditionalProperties { .. }
+                )
+            })
             .map(|e| {
                 let path = e.instance_path().to_string();
                 let mut text = e.to_string();
@@ -380,8 +389,8 @@ impl ToolRegistry {
                 } else {
                     format!("{path}: {text}")
                 }
-            })
-            .collect();
+            });
+        problems.extend(schema_problems);
         if !problems.is_empty() {
             return Err(ToolError::InvalidArguments(problems.join("; ")));
         }
@@ -486,5 +495,50 @@ mod tests {
             text.contains("conductor_size") && text.contains("appliance"),
             "{text}"
         );
+    }
+
+    /// Every tool, the write tools above all, refuses an argument it does not know, naming it
+    /// and the names it takes, whatever its schema says about extra keys: the model corrects
+    /// it in one step instead of seeing a value silently dropped.
+    #[test]
+    fn every_tool_refuses_an_unknown_argument_with_the_allowed_names() {
+        let registry = super::super::default_registry(60);
+        let mut checked = 0;
+        for tool in registry.all() {
+            let name = tool.name();
+            let Some(props) = registry
+                .schema(name)
+                .and_then(|s| s.get("properties"))
+                .and_then(serde_json::Value::as_object)
+            else {
+                continue;
+            };
+            let Err(e) = registry.validate(name, r#"{"zzz_bogus": 1}"#) else {
+                panic!("{name} accepted an unknown argument");
+            };
+            let text = e.to_string();
+            assert!(
+                text.contains("unknown argument 'zzz_bogus'"),
+                "{name}: {text}"
+            );
+            for allowed in props.keys() {
+                assert!(
+                    text.contains(allowed.as_str()),
+                    "{name}: {allowed} missing from {text}"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked > 20, "only {checked} tools checked");
+        // Nested objects too, and a known argument is not reported.
+        let Err(e) = registry.validate(
+            "add_circuit",
+            r#"{"panel":"LP-1","description":"x","load_va":100,"motor":{"hp":1,"phase":"single","voltage":115,"colour":"red"}}"#,
+        ) else {
+            panic!("an unknown motor argument passed");
+        };
+        let text = e.to_string();
+        assert!(text.contains("'motor.colour'"), "{text}");
+        assert!(!text.contains("'panel'"), "{text}");
     }
 }

@@ -153,6 +153,231 @@ fn compact_node(node: &Value) -> Value {
     }
 }
 
+/// Arguments `args` holds that `schema` does not name, at every depth where the schema lists
+/// an object's properties, each as a message naming the key and the allowed names. A schema
+/// that says nothing about extra keys refuses them too: an argument the model invented is a
+/// mistake to correct, not a detail to drop (serde would drop it silently). Only a schema
+/// that allows extra keys outright (`additionalProperties` true or a schema,
+/// `patternProperties`) takes them.
+pub(crate) fn unknown_arguments(schema: &Value, args: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    unknown_at(schema, args, "", &mut out, 0);
+    out
+}
+
+fn unknown_at(schema: &Value, args: &Value, path: &str, out: &mut Vec<String>, depth: usize) {
+    let Some(node) = object_node(schema, depth) else {
+        return;
+    };
+    match args {
+        Value::Object(given) => {
+            let Some(props) = node.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let open = node.get("patternProperties").is_some()
+                || !matches!(
+                    node.get("additionalProperties"),
+                    None | Some(Value::Bool(false))
+                );
+            for (key, value) in given {
+                match props.get(key) {
+                    Some(sub) => unknown_at(sub, value, &format!("{path}{key}."), out, depth + 1),
+                    None if !open => out.push(unknown_message(path, key, props)),
+                    None => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = node.get("items") {
+                let base = path.trim_end_matches('.');
+                for (i, item) in items.iter().enumerate() {
+                    unknown_at(item_schema, item, &format!("{base}[{i}]."), out, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The node describing a value: itself, or the one non-null variant of an optional value
+/// (`anyOf`/`oneOf` of it and `null`). Several variants (a tagged enum) are left to the
+/// validator.
+fn object_node(schema: &Value, depth: usize) -> Option<&serde_json::Map<String, Value>> {
+    let map = schema.as_object()?;
+    if depth > 8 || map.contains_key("properties") || map.contains_key("items") {
+        return Some(map);
+    }
+    let variants = map.get("anyOf").or_else(|| map.get("oneOf"))?.as_array()?;
+    let mut non_null = variants.iter().filter(|v| !is_null_type(v));
+    match (non_null.next(), non_null.next()) {
+        (Some(only), None) => object_node(only, depth + 1),
+        _ => None,
+    }
+}
+
+fn unknown_message(path: &str, key: &str, props: &serde_json::Map<String, Value>) -> String {
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    let at = path.trim_end_matches('.');
+    let allowed = if names.is_empty() {
+        "it takes no arguments".to_string()
+    } else {
+        format!("allowed: {}", names.join(", "))
+    };
+    if at.is_empty() {
+        format!("unknown argument '{key}'; {allowed}")
+    } else {
+        format!("unknown argument '{at}.{key}' in {at}; {allowed}")
+    }
+}
+
+/// What each argument of `schema` takes, in words (type, allowed values, bounds): told to a
+/// model that sent an argument wrong, so it can correct it without guessing.
+pub fn allowed_arguments(schema: &Value) -> serde_json::Map<String, Value> {
+    let Some(props) = object_node(schema, 0)
+        .and_then(|n| n.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return serde_json::Map::new();
+    };
+    props
+        .iter()
+        .map(|(name, sub)| (name.clone(), Value::String(describe(schema, sub))))
+        .collect()
+}
+
+/// One argument's schema in words: "one of: 1, 2, 3", "integer from 1 to 3", "text".
+fn describe(root: &Value, node: &Value) -> String {
+    let node = single_variant(node).unwrap_or(node);
+    let mut values = Vec::new();
+    collect_values(root, node, &mut values, 0);
+    if !values.is_empty() {
+        let listed: Vec<String> = values.iter().map(value_text).collect();
+        return format!("one of: {}", listed.join(", "));
+    }
+    let ty = node
+        .get("type")
+        .map(without_null_type)
+        .and_then(|t| t.as_str().map(str::to_string))
+        .unwrap_or_else(|| "value".into());
+    let (min, max) = (node.get("minimum"), node.get("maximum"));
+    let bounds = match (min, max) {
+        (Some(lo), Some(hi)) if !is_type_max(hi) => format!(" from {lo} to {hi}"),
+        (Some(lo), _) => format!(" of at least {lo}"),
+        (None, Some(hi)) => format!(" of at most {hi}"),
+        (None, None) => String::new(),
+    };
+    match ty.as_str() {
+        "string" => "text".into(),
+        "boolean" => "true or false".into(),
+        "object" => match node.get("properties").and_then(Value::as_object) {
+            Some(p) => format!(
+                "object with: {}",
+                p.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+            None => "object".into(),
+        },
+        "array" => "list".into(),
+        other => format!("{other}{bounds}"),
+    }
+}
+
+/// The non-null variant of an optional value's `anyOf`/`oneOf` of it and `null`.
+fn single_variant(node: &Value) -> Option<&Value> {
+    let variants = node
+        .get("anyOf")
+        .or_else(|| node.get("oneOf"))?
+        .as_array()?;
+    let mut non_null = variants.iter().filter(|v| !is_null_type(v));
+    match (non_null.next(), non_null.next()) {
+        (Some(only), None) if variants.len() == 2 => Some(only),
+        _ => None,
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// Arguments valid for `schema` as far as each value goes: every required argument, and every
+/// known one `given` set, with `given`'s value where the schema takes it and else the first
+/// allowed value, the lower bound or a placeholder. Built for a model that keeps sending the
+/// same wrong call: its own call, corrected.
+pub fn example_arguments(schema: &Value, given: &Value) -> Value {
+    example_at(schema, schema, Some(given), 0)
+}
+
+fn example_at(root: &Value, node: &Value, given: Option<&Value>, depth: usize) -> Value {
+    let node = single_variant(node).unwrap_or(node);
+    if depth > 6 {
+        return Value::Null;
+    }
+    let mut values = Vec::new();
+    collect_values(root, node, &mut values, 0);
+    if !values.is_empty() {
+        return given
+            .filter(|g| values.contains(g))
+            .or(values.first())
+            .cloned()
+            .unwrap_or(Value::Null);
+    }
+    let ty = node.get("type").map(without_null_type);
+    match ty.as_ref().and_then(Value::as_str) {
+        Some("object") | None if node.get("properties").is_some() => {
+            example_object(root, node, given, depth)
+        }
+        Some("integer" | "number") => example_number(node, given),
+        Some("boolean") => given
+            .filter(|g| g.is_boolean())
+            .cloned()
+            .unwrap_or(Value::Bool(false)),
+        Some("array") => given
+            .filter(|g| g.is_array())
+            .cloned()
+            .unwrap_or(Value::Array(vec![])),
+        _ => given
+            .filter(|g| g.is_string())
+            .cloned()
+            .unwrap_or_else(|| Value::String("...".into())),
+    }
+}
+
+fn example_object(root: &Value, node: &Value, given: Option<&Value>, depth: usize) -> Value {
+    let props = node.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let given = given.and_then(Value::as_object);
+    let mut out = serde_json::Map::new();
+    for (name, sub) in props.into_iter().flatten() {
+        let set = given.and_then(|g| g.get(name));
+        if required.contains(&name.as_str()) || set.is_some() {
+            out.insert(name.clone(), example_at(root, sub, set, depth + 1));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `given` when it is a number within the bounds, else the lower bound (or 1).
+fn example_number(node: &Value, given: Option<&Value>) -> Value {
+    let min = node.get("minimum").and_then(Value::as_f64);
+    let max = node.get("maximum").and_then(Value::as_f64);
+    let within = |x: f64| min.is_none_or(|m| x >= m) && max.is_none_or(|m| x <= m);
+    if let Some(g) = given.filter(|g| g.as_f64().is_some_and(within)) {
+        return g.clone();
+    }
+    let pick = min
+        .unwrap_or(1.0)
+        .max(if within(1.0) { 1.0 } else { f64::MIN });
+    let pick = max.map_or(pick, |m| pick.min(m));
+    if pick.fract() == 0.0 && pick.abs() < 1e15 {
+        Value::from(pick as i64)
+    } else {
+        Value::from(pick)
+    }
+}
+
 /// The values a failed `oneOf`/`anyOf`/`enum` keyword allows, found at `schema_path` (a JSON
 /// pointer from a validation error, `$ref`s followed from `root`): what an error must list so the
 /// model can correct a value without guessing. `None` when the keyword is not a list of values.

@@ -37,6 +37,7 @@ struct CircuitChanges {
     number: Option<i32>,
     /// New poles.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3))]
     poles: Option<u8>,
     /// New description.
     #[serde(default)]

@@ -910,3 +910,151 @@ async fn a_rolled_window_stores_its_summary_sqlite() {
 async fn a_rolled_window_stores_its_summary_postgres() {
     a_rolled_window_stores_its_summary(Db::Postgres).await;
 }
+
+/// A call refused for its arguments and sent again unchanged is not run again: the model gets
+/// one instruction (what each argument takes, its call corrected), and a second repeat ends
+/// the turn with one message to the person instead of the same refusal three times.
+#[tokio::test]
+async fn a_failed_call_sent_again_unchanged_is_instructed_once_then_ends_the_turn() {
+    for dialect in [Dialect::OpenAi, Dialect::Gemini] {
+        let fake = FakeLlm::start(dialect).await;
+        let h = harness(&fake, Db::Sqlite).await;
+        let wrong =
+            json!({"panel": "LP-1", "poles": 20, "description": "break room", "load_va": 1000});
+        for _ in 0..3 {
+            fake.push(Reply::ToolCalls(vec![(
+                "add_circuit".into(),
+                wrong.clone(),
+            )]));
+        }
+        fake.push(Reply::Text("must not be asked for".into()));
+        let effects = run(&h, say("add a 20A circuit to LP-1 for the break room")).await;
+        assert_eq!(fake.requests().len(), 3, "{dialect:?}");
+        assert_eq!(fake.remaining(), 1, "{dialect:?}");
+        // The second request answers the first repeat with the instruction.
+        let third = fake.requests()[2].to_string();
+        assert!(third.contains("already failed in this turn"), "{third}");
+        assert!(third.contains("integer from 1 to 3"), "{third}");
+        let errors = errors_of(&effects);
+        let stopped: Vec<_> = errors.iter().filter(|m| m.contains("I stopped")).collect();
+        assert_eq!(stopped.len(), 1, "{dialect:?}: {errors:#?}");
+        assert!(stopped[0].contains("add_circuit"), "{}", stopped[0]);
+        assert!(stopped[0].contains("maximum"), "{}", stopped[0]);
+        let refusals = errors
+            .iter()
+            .filter(|m| m.contains("could not be prepared"));
+        assert!(refusals.count() <= 1, "{dialect:?}: {errors:#?}");
+        assert_eq!(final_text(&effects), None, "{dialect:?}");
+    }
+}
+
+/// An argument a write tool does not know goes back to the model as a tool error naming it
+/// and the arguments the tool takes, instead of being dropped.
+#[tokio::test]
+async fn an_unknown_argument_of_a_write_tool_is_refused_with_the_allowed_names() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    let args = json!({"name": "LP-2", "voltage": 208, "phase": "three", "bus_rating": 225,
+                      "fed_from": "service", "spaces": 42, "colour": "grey"});
+    fake.push(Reply::ToolCalls(vec![("add_panel".into(), args)]));
+    fake.push(Reply::Text(
+        "The colour is not something I can record.".into(),
+    ));
+    run(&h, say("add a 225A panel LP-2, grey")).await;
+    let second = fake.requests()[1].to_string();
+    assert!(second.contains("unknown argument 'colour'"), "{second}");
+    assert!(
+        second.contains("bus_rating") && second.contains("fed_from"),
+        "{second}"
+    );
+}
+
+/// While a model call has produced nothing, the person is told it is still awaited.
+#[tokio::test]
+async fn a_slow_model_is_announced_while_it_is_awaited() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness_with(
+        &fake,
+        Db::Sqlite,
+        &[("SPARKY_AGENT__WAITING_STATUS_SECS", "1")],
+    )
+    .await;
+    fake.push(Reply::After(
+        std::time::Duration::from_millis(2_500),
+        Box::new(Reply::Text("Here it is.".into())),
+    ));
+    let effects = run(&h, say("slow one")).await;
+    let waiting: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Status { text } if text.starts_with("waiting for the model") => {
+                Some(text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        waiting,
+        vec![
+            "waiting for the model (1 s)…",
+            "waiting for the model (2 s)…"
+        ],
+        "{effects:#?}"
+    );
+    assert_eq!(final_text(&effects).as_deref(), Some("Here it is."));
+}
+
+/// A server that sends nothing within the first-byte bound is asked twice, not four times,
+/// and the person is told which bound it was and which setting raises it.
+#[tokio::test]
+async fn a_first_byte_timeout_tells_the_person_which_setting_raises_it() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness_with(
+        &fake,
+        Db::Sqlite,
+        &[
+            ("SPARKY_LLM__FIRST_BYTE_TIMEOUT_SECS", "1"),
+            ("SPARKY_LLM__MAX_RETRIES", "3"),
+            ("SPARKY_LLM__RETRY_BASE_DELAY_MS", "10"),
+        ],
+    )
+    .await;
+    for _ in 0..4 {
+        fake.push(Reply::After(
+            std::time::Duration::from_secs(4),
+            Box::new(Reply::Text("too late".into())),
+        ));
+    }
+    let effects = run(&h, say("hello")).await;
+    assert_eq!(fake.requests().len(), 2);
+    let errors = errors_of(&effects);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("llm.first_byte_timeout_secs"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].contains("within 1 s"), "{}", errors[0]);
+}
+
+/// A plain request to change the project is offered the write tool that does it, in full.
+#[tokio::test]
+async fn a_request_for_a_new_circuit_is_offered_add_circuit() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    for text in [
+        "add a 20A circuit to panel LP-1 for the break room receptacles",
+        "need a new 20a ckt in LP-1 for the breakroom recepts",
+    ] {
+        fake.push(Reply::Text("ok".into()));
+        run(&h, say(text)).await;
+        let asked = fake.requests().last().cloned().unwrap_or_default();
+        let offered: Vec<&str> = asked["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        assert!(offered.contains(&"add_circuit"), "{text}: {offered:?}");
+    }
+}

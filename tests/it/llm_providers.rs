@@ -15,12 +15,14 @@ use sparky::llm::gemini::GeminiProvider;
 use sparky::llm::openai::OpenAiProvider;
 use sparky::llm::{
     build_provider, ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError,
-    Resilient, RetryPolicy, StreamEvent, ToolCall, ToolResult, ToolSpec,
+    Resilient, RetryPolicy, StreamEvent, StreamTimeouts, TimeoutStage, ToolCall, ToolResult,
+    ToolSpec,
 };
 
 const DIALECTS: [Dialect; 2] = [Dialect::OpenAi, Dialect::Gemini];
 
-fn provider(fake: &FakeLlm, timeout: Duration) -> Arc<dyn ChatProvider> {
+fn provider(fake: &FakeLlm, timeouts: impl Into<StreamTimeouts>) -> Arc<dyn ChatProvider> {
+    let timeouts = timeouts.into();
     let key = Some(Secret::new(FAKE_KEY));
     match fake.dialect() {
         Dialect::OpenAi => Arc::new(OpenAiProvider::new(
@@ -28,21 +30,21 @@ fn provider(fake: &FakeLlm, timeout: Duration) -> Arc<dyn ChatProvider> {
             FAKE_MODEL,
             key,
             Some(0.2),
-            timeout,
+            timeouts,
         )),
         Dialect::Gemini => Arc::new(GeminiProvider::new(
             fake.base_url(),
             FAKE_MODEL,
             key,
             Some(0.2),
-            timeout,
+            timeouts,
         )),
     }
 }
 
 fn policy(max_retries: u32, timeout: Duration) -> RetryPolicy {
     RetryPolicy {
-        timeout,
+        timeouts: timeout.into(),
         max_retries,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_secs(5),
@@ -450,7 +452,10 @@ async fn stall_times_out_within_the_configured_timeout() {
             .stream(&request(vec![ChatMessage::user("hi")]))
             .await
             .err();
-        assert_eq!(err, Some(LlmError::Timeout), "{dialect:?}");
+        assert!(
+            is_timeout(&err, TimeoutStage::FirstByte),
+            "{dialect:?}: {err:?}"
+        );
         let took = started.elapsed();
         assert!(took >= timeout && took < Duration::from_secs(3), "{took:?}");
         // The provider alone applies its own timeout too.
@@ -461,7 +466,141 @@ async fn stall_times_out_within_the_configured_timeout() {
             Err(e) => Some(e),
             Ok(s) => collect(s).await.1,
         };
-        assert_eq!(err, Some(LlmError::Timeout), "{dialect:?}");
+        assert!(
+            is_timeout(&err, TimeoutStage::FirstByte),
+            "{dialect:?}: {err:?}"
+        );
+    }
+}
+
+/// Whether `err` is a timeout of `stage`.
+fn is_timeout(err: &Option<LlmError>, stage: TimeoutStage) -> bool {
+    matches!(err, Some(LlmError::Timeout(t)) if t.stage == stage)
+}
+
+/// Bounds for the tests of the stages: each small, and told apart.
+fn staged(first_byte_ms: u64, idle_ms: u64, overall_ms: u64) -> StreamTimeouts {
+    StreamTimeouts {
+        connect: Duration::from_secs(2),
+        first_byte: Duration::from_millis(first_byte_ms),
+        idle: Duration::from_millis(idle_ms),
+        overall: Duration::from_millis(overall_ms),
+    }
+}
+
+/// A server that reads the prompt for longer than any gap of a stream may last, then streams,
+/// is waited for: the first byte has its own, longer bound (a local model on a CPU thinks for
+/// minutes before its first token). The provider alone and under `Resilient`.
+#[tokio::test]
+async fn a_slow_first_byte_is_waited_for_longer_than_a_gap() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let answer = || {
+            Reply::After(
+                Duration::from_millis(900),
+                Box::new(Reply::Text("230 A".into())),
+            )
+        };
+        fake.push(answer());
+        fake.push(answer());
+        let timeouts = staged(3_000, 300, 10_000);
+        let alone = provider(&fake, timeouts);
+        let wrapped = Resilient::new(
+            provider(&fake, timeouts),
+            RetryPolicy {
+                timeouts,
+                ..policy(0, timeouts.first_byte)
+            },
+        );
+        for p in [alone.as_ref(), &wrapped as &dyn ChatProvider] {
+            let stream = p
+                .stream(&request(vec![ChatMessage::user("hi")]))
+                .await
+                .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
+            let (events, err) = collect(stream).await;
+            assert_eq!(err, None, "{dialect:?}");
+            assert_eq!(text_of(&events), "230 A", "{dialect:?}");
+        }
+    }
+}
+
+/// A server that sends nothing within the first-byte bound is tried once more, not
+/// `max_retries` times, and the error names the bound and its setting.
+#[tokio::test]
+async fn a_first_byte_timeout_is_retried_once_and_names_its_setting() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        for _ in 0..4 {
+            fake.push(Reply::After(
+                Duration::from_secs(5),
+                Box::new(Reply::Text("late".into())),
+            ));
+        }
+        let timeouts = staged(400, 5_000, 20_000);
+        let r = Resilient::new(
+            provider(&fake, timeouts),
+            RetryPolicy {
+                timeouts,
+                ..policy(3, timeouts.first_byte)
+            },
+        );
+        let started = Instant::now();
+        let err = r
+            .stream(&request(vec![ChatMessage::user("hi")]))
+            .await
+            .err();
+        assert!(
+            is_timeout(&err, TimeoutStage::FirstByte),
+            "{dialect:?}: {err:?}"
+        );
+        assert_eq!(fake.requests().len(), 2, "{dialect:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("llm.first_byte_timeout_secs"), "{text}");
+    }
+}
+
+/// Once the answer streams, a silence longer than the idle bound ends it, and so does the
+/// whole call's cap however steadily it streams.
+#[tokio::test]
+async fn a_stream_is_bounded_by_its_gaps_and_by_its_cap() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let pieces = |n: usize| (0..n).map(|i| format!("{i} ")).collect::<Vec<_>>();
+        fake.push(Reply::PacedText {
+            pieces: pieces(3),
+            gap: Duration::from_millis(900),
+        });
+        fake.push(Reply::PacedText {
+            pieces: pieces(20),
+            gap: Duration::from_millis(150),
+        });
+        for (timeouts, stage) in [
+            (staged(3_000, 300, 10_000), TimeoutStage::Idle),
+            (staged(3_000, 1_000, 1_000), TimeoutStage::Overall),
+        ] {
+            let r = Resilient::new(
+                provider(&fake, timeouts),
+                RetryPolicy {
+                    timeouts,
+                    ..policy(0, timeouts.first_byte)
+                },
+            );
+            let stream = r
+                .stream(&request(vec![ChatMessage::user("hi")]))
+                .await
+                .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
+            let (events, err) = collect(stream).await;
+            assert!(
+                text_of(&events).starts_with("0 "),
+                "{dialect:?}: {events:?}"
+            );
+            assert!(is_timeout(&err, stage), "{dialect:?} {stage:?}: {err:?}");
+        }
     }
 }
 
@@ -492,7 +631,7 @@ async fn a_stream_stalling_mid_way_ends_with_timeout() {
         .unwrap_or_else(|e| panic!("{e}"));
     let (events, err) = collect(stream).await;
     assert_eq!(events, vec![StreamEvent::TextDelta("Hel".into())]);
-    assert_eq!(err, Some(LlmError::Timeout));
+    assert!(is_timeout(&err, TimeoutStage::Idle), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
@@ -747,6 +886,38 @@ async fn build_provider_reaches_the_fake_from_env() {
         .await;
         assert_eq!(err, None);
         assert_eq!(text_of(&events), "configured");
+    }
+}
+
+/// The configured temperature (0.2 in the shipped configuration) and one a request sets go
+/// out as written, on both wire formats: `0.2`, not the `0.20000000298023224` of an `f32`
+/// widened on the way.
+#[tokio::test]
+async fn temperature_goes_out_as_written() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        fake.push(Reply::Text("one".into()));
+        fake.push(Reply::Text("two".into()));
+        let mut env: std::collections::BTreeMap<String, String> = fake.env().into_iter().collect();
+        env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
+        let config = Config::load(None, &env).unwrap_or_else(|e| panic!("{e}"));
+        let p = build_provider(&config).expect("a provider");
+        let mut asked = request(vec![ChatMessage::user("hi")]);
+        for temperature in [None, Some(0.7)] {
+            asked.temperature = temperature;
+            let stream = p.stream(&asked).await.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(collect(stream).await.1, None, "{dialect:?}");
+        }
+        let raw = fake.raw_requests();
+        assert_eq!(raw.len(), 2, "{dialect:?}");
+        for (body, written) in raw.iter().zip(["0.2", "0.7"]) {
+            let sent = format!("\"temperature\":{written}");
+            let at = body
+                .find(&sent)
+                .unwrap_or_else(|| panic!("{dialect:?}: no {sent} in {body}"));
+            let next = body[at + sent.len()..].chars().next();
+            assert!(matches!(next, Some(',' | '}')), "{dialect:?}: {body}");
+        }
     }
 }
 

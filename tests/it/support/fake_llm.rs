@@ -102,6 +102,8 @@ struct Inner {
     dialect: Dialect,
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// The bodies as received, byte for byte.
+    raw: Mutex<Vec<Vec<u8>>>,
     headers: Mutex<Vec<HashMap<String, String>>>,
     /// Gemini: thought signature issued with each tool-call turn, keyed by the calls.
     issued: Mutex<Vec<IssuedTurn>>,
@@ -129,6 +131,7 @@ impl FakeLlm {
             dialect,
             script: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            raw: Mutex::new(Vec::new()),
             headers: Mutex::new(Vec::new()),
             issued: Mutex::new(Vec::new()),
             counter: Mutex::new(0),
@@ -166,6 +169,15 @@ impl FakeLlm {
     /// Every request body received, in order (rejected ones included).
     pub fn requests(&self) -> Vec<Value> {
         lock(&self.inner.requests).clone()
+    }
+
+    /// Every request body as the bytes received, in order (how numbers were written shows
+    /// here, not in the parsed [`Self::requests`]).
+    pub fn raw_requests(&self) -> Vec<String> {
+        lock(&self.inner.raw)
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect()
     }
 
     /// The headers (lower-case names) of every request received, in order.
@@ -360,6 +372,7 @@ fn random_alnum(n: usize) -> String {
 
 fn record(inner: &Inner, headers: &HeaderMap, body: &[u8]) -> Option<Value> {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    lock(&inner.raw).push(body.to_vec());
     lock(&inner.requests).push(
         parsed
             .clone()
@@ -1248,10 +1261,17 @@ fn check_signature(issued: &[IssuedTurn], i: usize, call_parts: &[&Value]) -> Re
             }
         }
     }
-    if let Some((_, signature)) = issued.iter().rev().find(|(calls, _)| *calls == sent) {
+    // The same calls may have been issued in several turns (a model repeating itself): the
+    // signature of any of them is theirs.
+    let issued_with: Vec<&str> = issued
+        .iter()
+        .filter(|(calls, _)| *calls == sent)
+        .map(|(_, s)| s.as_str())
+        .collect();
+    if !issued_with.is_empty() {
         let first =
             field(call_parts[0], "thoughtSignature", "thought_signature").and_then(Value::as_str);
-        if first != Some(signature.as_str()) {
+        if !first.is_some_and(|f| issued_with.contains(&f)) {
             return Err(format!(
                 "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
                 sent[0].0,
