@@ -208,6 +208,11 @@ pub struct ServerConfig {
     pub bind: String,
     /// Seconds granted to turns in flight at shutdown.
     pub shutdown_grace_secs: u64,
+    /// Seconds a client has to send a request's headers (also between requests on a kept-alive
+    /// connection) before the connection is closed.
+    pub header_timeout_secs: u64,
+    /// Seconds a request may take, its body included, before it is answered 408.
+    pub request_timeout_secs: u64,
 }
 
 /// Log output format.
@@ -611,6 +616,20 @@ impl Config {
             };
             if d.shard_range_start >= end || end > d.shard_count {
                 problems.push("discord.shard_range_start must be below shard_range_end, and shard_range_end at most shard_count".into());
+            }
+        }
+        for (key, secs) in [
+            (
+                "server.header_timeout_secs",
+                self.server.header_timeout_secs,
+            ),
+            (
+                "server.request_timeout_secs",
+                self.server.request_timeout_secs,
+            ),
+        ] {
+            if secs == 0 {
+                problems.push(format!("{key} must be at least 1"));
             }
         }
         if d.interactions_max_age_secs == 0 {

@@ -132,3 +132,86 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
         "the port is closed once serve returned"
     );
 }
+
+/// Slow clients cannot hold the server's connections: 40 connections that never finish their
+/// headers are closed after `server.header_timeout_secs`, a body that trickles in is answered
+/// 408 after `server.request_timeout_secs`, and `/healthz` answers all along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_and_slow_bodies_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    sparky::llm::tls::install_default_crypto_provider();
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let slack = FakeSlack::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    for (k, v) in [
+        ("SPARKY_RAG__EMBEDDER", "none"),
+        ("SPARKY_SLACK__ENABLED", "true"),
+        ("SPARKY_SLACK__TRANSPORT", "http"),
+        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
+        ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "1"),
+        ("SPARKY_SERVER__HEADER_TIMEOUT_SECS", "1"),
+        ("SPARKY_SERVER__REQUEST_TIMEOUT_SECS", "2"),
+        ("SLACK_BOT_TOKEN", BOT_TOKEN),
+        ("SLACK_APP_TOKEN", APP_TOKEN),
+        ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
+    ] {
+        env.insert(k.into(), v.into());
+    }
+    env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+    env.insert(
+        "SPARKY_DATABASE__SQLITE_PATH".into(),
+        dir.path().join("serve.db").display().to_string(),
+    );
+    let config = sparky::config::Config::load(None, &env).expect("config");
+    let server = Server::bind(config).await.expect("bind");
+    let addr = server.local_addr().expect("address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+
+    // Forty connections that send half a request line and then nothing.
+    let mut slow = Vec::new();
+    for _ in 0..40 {
+        let mut c = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("write");
+        slow.push(c);
+    }
+    let healthz = reqwest::get(format!("http://{addr}/healthz"))
+        .await
+        .expect("healthz while slow clients wait");
+    assert_eq!(healthz.status(), 200);
+    let started = Instant::now();
+    for mut c in slow {
+        let mut buf = [0u8; 256];
+        // Closed by the server (0 bytes, or a reset), well before the test's own bound.
+        let read = tokio::time::timeout(Duration::from_secs(10), c.read(&mut buf))
+            .await
+            .expect("the server closes a connection whose headers never end");
+        assert!(
+            matches!(read, Ok(0) | Err(_))
+                || read.is_ok_and(|n| buf[..n].starts_with(b"HTTP/1.1 408"))
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // A body announced as 1,000 bytes, of which 10 arrive.
+    let mut c = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    c.write_all(
+        b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"type\":\"",
+    )
+    .await
+    .expect("write");
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), c.read_to_end(&mut answer))
+        .await
+        .expect("the server answers a trickling body");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+
+    let _ = stop.send(());
+    serving.await.expect("join").expect("serve");
+}
