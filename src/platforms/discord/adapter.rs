@@ -219,7 +219,7 @@ impl Discord {
             action: InputAction::message(text.clone(), None, files.clone()),
         };
         let Some(guild) = guild else {
-            let key = SessionKey::new(PLATFORM, &dm_workspace(&user), &channel, &channel);
+            let key = SessionKey::new(PLATFORM, dm_workspace(&user), &channel, &channel);
             let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
             return self.converse(input(key), surface).await;
         };
