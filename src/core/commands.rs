@@ -295,7 +295,9 @@ pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String
             .and_then(Value::as_str)
             .map(|l| format!(" — {l}"))
             .unwrap_or_default();
-        let body = p.get("text").and_then(Value::as_str).unwrap_or("");
+        // The model's fence stays with the model: a person reads the passage itself.
+        let body =
+            crate::llm::untrusted::undelimit(p.get("text").and_then(Value::as_str).unwrap_or(""));
         let clipped: String = body.chars().take(max_chars).collect();
         let more = if body.chars().count() > max_chars {
             "…"
@@ -308,6 +310,29 @@ pub fn passages_text(passages: &[Value], max: usize, max_chars: usize) -> String
     }
     out
 }
+
+/// Every `/sparky` command as people type it: the first word, and each `project` command.
+/// The README, the Slack manifest and Discord's registration list exactly these (a test
+/// compares them).
+pub const COMMAND_LIST: &[&str] = &[
+    "ask",
+    "spec",
+    "project create",
+    "project use",
+    "project show",
+    "project export",
+    "project list",
+    "project members",
+    "project grant",
+    "project revoke",
+    "project set",
+    "project code",
+    "search",
+    "report",
+    "tools",
+    "tool",
+    "help",
+];
 
 /// Help text shared by every front end.
 pub fn help_text() -> String {
@@ -446,15 +471,12 @@ async fn run(
                     json!({"type": "project", "project": p}),
                 ));
             }
-            let members = store.members(p.id).await?;
-            let role = members.iter().find(|(u, _)| u == user).map(|(_, r)| *r);
-            if members.is_empty() {
-                // A project nobody holds a role in (imported, or older than roles) is claimed
-                // by the first person who binds it.
-                store
-                    .set_member_role(p.id, &key.platform, user, MemberRole::Owner)
-                    .await?;
-            } else if !matches!(role, Some(MemberRole::Editor | MemberRole::Owner)) {
+            // A project nobody holds a role in (imported, or older than roles) is claimed by
+            // the first person who binds it; of two at once, one.
+            let claimed = store.members(p.id).await?.is_empty()
+                && store.claim_ownerless(p.id, &key.platform, user).await?;
+            let role = store.member_role(p.id, &key.platform, user).await?;
+            if !claimed && !matches!(role, Some(MemberRole::Editor | MemberRole::Owner)) {
                 return Ok(CommandOutput::err(format!(
                     "Binding a channel to \"{}\" needs the editor or owner role; ask an owner to \
                      `project grant` you one.",

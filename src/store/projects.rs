@@ -55,6 +55,14 @@ pub trait ProjectStore: Send + Sync {
         user: &str,
         role: MemberRole,
     ) -> StoreResult<()>;
+    /// Makes `user` the owner of a project nobody holds a role in, atomically: of two people
+    /// claiming it at once, one becomes owner. Whether this call did.
+    async fn claim_ownerless(
+        &self,
+        project_id: i64,
+        platform: &str,
+        user: &str,
+    ) -> StoreResult<bool>;
     /// Removes a member's role; whether there was one.
     async fn remove_member(&self, project_id: i64, platform: &str, user: &str)
         -> StoreResult<bool>;
@@ -367,6 +375,42 @@ macro_rules! impl_projects {
                         violation(e, None, Some(format!("project {project_id} does not exist")))
                     })?;
                     Ok(())
+                }
+
+                async fn claim_ownerless(
+                    &self,
+                    project_id: i64,
+                    platform: &str,
+                    user: &str,
+                ) -> StoreResult<bool> {
+                    // The project's row lock (Postgres) or the write lock (SQLite) orders two
+                    // claims; the second one's statement then sees the first one's owner.
+                    let mut tx = self.begin_write().await.map_err(db)?;
+                    let lock = format!("SELECT id FROM projects WHERE id = $1{}", Self::FOR_UPDATE);
+                    let found: Option<i64> = sqlx::query_scalar(&lock)
+                        .bind(project_id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                    if found.is_none() {
+                        return Err(StoreError::NotFound(format!(
+                            "project {project_id} does not exist"
+                        )));
+                    }
+                    let done = sqlx::query(
+                        "INSERT INTO project_members (project_id, platform, user_id, role, updated_at) \
+                         SELECT $1, $2, $3, 'owner', $4 \
+                         WHERE NOT EXISTS (SELECT 1 FROM project_members WHERE project_id = $1)",
+                    )
+                    .bind(project_id)
+                    .bind(platform)
+                    .bind(user)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                    tx.commit().await.map_err(db)?;
+                    Ok(done.rows_affected() == 1)
                 }
 
                 async fn remove_member(

@@ -461,7 +461,48 @@ async fn projects_stay_in_their_workspace(db: TestDb) {
     assert_eq!(store.members(a.id).await.expect("members").len(), 1);
 }
 
+/// Eight people binding an ownerless project at the same moment: exactly one becomes its
+/// owner; a claim of a project that has one changes nothing.
+async fn an_ownerless_project_gets_one_owner(db: TestDb) {
+    let store = db.store();
+    let p = store
+        .create_project(
+            &sparky::project::Workspace::local(),
+            "Barn",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    let claims = (0..8).map(|i| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .claim_ownerless(p.id, "console", &format!("user{i}"))
+                .await
+                .expect("claim")
+        })
+    });
+    let won: Vec<bool> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(|r| r.expect("join"))
+        .collect();
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    let members = store.members(p.id).await.expect("members");
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(members[0].1, MemberRole::Owner);
+    assert!(!store
+        .claim_ownerless(p.id, "console", "late")
+        .await
+        .expect("claim"));
+    assert!(matches!(
+        store.claim_ownerless(p.id + 1000, "console", "x").await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
 db::both_backends!(
+    an_ownerless_project_gets_one_owner,
     backend_and_ping,
     projects_are_unique_case_insensitively,
     update_project_saves_edition_and_policy,
