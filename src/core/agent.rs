@@ -540,9 +540,14 @@ impl Agent {
                 "No language model is configured, so here are the most relevant passages:\n",
             );
             answer.push_str(&super::commands::passages_text(&passages, 3, 700));
-            answer.push('\n');
+            answer.push_str(
+                "\nTo get answers in conversation, configure a model (`llm.provider`); \
+                 `/tools` lists the calculations that run without one.",
+            );
         }
-        answer.push_str(&offline_reply());
+        if passages.is_empty() {
+            answer.push_str(&offline_reply());
+        }
         self.append(
             session.id,
             ChatMessage::assistant(answer.clone()),
@@ -790,13 +795,19 @@ impl Agent {
                 let mut give_up: Option<String> = None;
                 for call in &turn.calls {
                     if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
-                        results.push(error_result(
+                        let r = error_result(
                             call,
                             &ToolError::RateLimited(format!(
-                                "the limit of {} tool calls per turn is reached; answer with what you have",
+                                "left out: the limit of {} tool calls per turn was reached; answer with what you have",
                                 self.cfg.max_tool_calls_per_turn
                             )),
-                        ));
+                        );
+                        // A change left out is named on the card, so nobody takes the card
+                        // for the whole request.
+                        if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
+                            rejected.push(r.clone());
+                        }
+                        results.push(r);
                         continue;
                     }
                     match failed_calls.verdict(call, self.tools.schema(&call.name)) {

@@ -232,7 +232,7 @@ impl Agent {
         sink.emit(Effect::Confirmation {
             action_id: action.id.clone(),
             items: action.items.clone(),
-            rejected: rejected.iter().map(rejected_line).collect(),
+            rejected: rejected_lines(rejected),
             requested_by: user.to_string(),
             confirmers: confirmers_text(&action.rule),
             expires_at: action.expires_at,
@@ -773,6 +773,28 @@ fn finish(
         message,
         audit,
     }
+}
+
+/// The failed write calls as the card names them: the same failure of many calls once, with
+/// their count (fifty calls over the turn's limit are one line, not fifty).
+fn rejected_lines(rejected: &[ToolResult]) -> Vec<String> {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    for line in rejected.iter().map(rejected_line) {
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, n)) => *n += 1,
+            None => lines.push((line, 1)),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(line, n)| {
+            if n > 1 {
+                format!("{line} ({n} calls)")
+            } else {
+                line
+            }
+        })
+        .collect()
 }
 
 /// A failed write call as the card names it.

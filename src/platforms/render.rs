@@ -160,6 +160,28 @@ pub struct ConfirmationView {
     pub cancel_id: String,
 }
 
+/// `text` (a card line that carries what people wrote: a description, a name) as one line
+/// that reads as written: line breaks and other control characters become spaces, and
+/// direction overrides are dropped, so no text can start a line of its own on a card (a fake
+/// "✅ Confirmed") or show its characters in another order than they are stored.
+pub fn one_line(text: &str) -> String {
+    const DIRECTION: [char; 12] = [
+        '\u{200E}', '\u{200F}', '\u{061C}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}',
+        '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ];
+    const BREAKS: [char; 3] = ['\u{2028}', '\u{2029}', '\u{0085}'];
+    text.chars()
+        .filter(|c| !DIRECTION.contains(c))
+        .map(|c| {
+            if c.is_control() || BREAKS.contains(&c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// Builds the view of a confirmation effect's fields.
 pub fn confirmation_view(
     action_id: &str,
@@ -185,7 +207,10 @@ pub fn confirmation_view(
         },
         items: items
             .iter()
-            .map(|i| (i.summary.clone(), i.details.clone()))
+            .map(|i| {
+                let details = i.details.iter().map(|d| one_line(d)).collect();
+                (one_line(&i.summary), details)
+            })
             .collect(),
         footer: format!(
             "{not_included}{confirmers} can confirm. Typing a reply instead corrects the proposal. Expires {}.",
@@ -212,13 +237,75 @@ pub fn outcome_line(outcome: Outcome, by: Option<&UserRef>) -> String {
     }
 }
 
-/// A tool command's result as chat text: its JSON, fenced.
+/// A tool command's result as chat text: readable lines ([`readable`]), fenced so the
+/// platform keeps their indentation.
 pub fn tool_output_text(tool: &str, result: &serde_json::Value, is_error: bool) -> String {
-    let body = serde_json::to_string_pretty(result).unwrap_or_default();
+    let body = readable(result);
     if is_error {
         format!("{tool} failed:\n```\n{body}\n```")
     } else {
-        format!("```\n{body}\n```")
+        format!("{tool}:\n```\n{body}\n```")
+    }
+}
+
+/// A tool's result as a person reads it: one `key: value` line per field, nested fields
+/// indented under their key, a list of plain values on one line, empty fields left out.
+/// (Scripts get the JSON itself: `--json`, `sparky tool`.)
+pub fn readable(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_readable(value, 0, &mut out);
+    out.trim_end().to_string()
+}
+
+fn write_readable(value: &serde_json::Value, depth: usize, out: &mut String) {
+    use serde_json::Value;
+    let indent = "  ".repeat(depth);
+    match value {
+        Value::Object(fields) => {
+            for (key, v) in fields {
+                match v {
+                    Value::Null => {}
+                    Value::Array(items) if items.is_empty() => {}
+                    Value::Object(_) => {
+                        out.push_str(&format!("{indent}{key}:\n"));
+                        write_readable(v, depth + 1, out);
+                    }
+                    Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+                        out.push_str(&format!("{indent}{key}:\n"));
+                        write_readable(v, depth + 1, out);
+                    }
+                    Value::Array(items) => {
+                        let list: Vec<String> = items.iter().map(scalar_text).collect();
+                        out.push_str(&format!("{indent}{key}: {}\n", list.join(", ")));
+                    }
+                    _ => out.push_str(&format!("{indent}{key}: {}\n", scalar_text(v))),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                if item.is_object() || item.is_array() {
+                    out.push_str(&format!("{indent}-\n"));
+                    write_readable(item, depth + 1, out);
+                } else {
+                    out.push_str(&format!("{indent}- {}\n", scalar_text(item)));
+                }
+            }
+        }
+        other => out.push_str(&format!("{indent}{}\n", scalar_text(other))),
+    }
+}
+
+/// A plain value as written: text without quotes (and without the model's fences), whole
+/// numbers without a trailing `.0`.
+fn scalar_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => crate::llm::untrusted::undelimit(s).to_string(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
     }
 }
 
@@ -227,13 +314,17 @@ pub fn citations_line(citations: &[Citation]) -> Option<String> {
     if citations.is_empty() {
         return None;
     }
-    let refs: Vec<String> = citations
-        .iter()
-        .map(|c| match c.edition {
+    // A section found in several sources (the table, its summary) is listed once.
+    let mut refs: Vec<String> = Vec::new();
+    for c in citations {
+        let r = match c.edition {
             Some(e) => format!("NEC {e} {}", c.section),
             None => c.section.clone(),
-        })
-        .collect();
+        };
+        if !refs.contains(&r) {
+            refs.push(r);
+        }
+    }
     Some(format!("Sources: {}", refs.join(" · ")))
 }
 
@@ -252,6 +343,70 @@ pub fn is_terminal(effect: &Effect) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_result_reads_as_lines_not_json() {
+        let result = serde_json::json!({
+            "copper": "10 AWG",
+            "ocpd_a": 60.0,
+            "code_in_force": {"edition_in_force": 2023, "warnings": [], "cannot_check": null},
+            "sizes": ["10 AWG", "8 AWG"],
+            "rows": [{"a": 1.5}]
+        });
+        let text = readable(&result);
+        assert_eq!(
+            text,
+            "code_in_force:\n  edition_in_force: 2023\ncopper: 10 AWG\nocpd_a: 60\nrows:\n  -\n    a: 1.5\nsizes: 10 AWG, 8 AWG"
+        );
+        assert!(!tool_output_text("t", &result, false).contains('{'));
+    }
+
+    #[test]
+    fn a_section_is_listed_once_among_the_sources() {
+        let cite = |section: &str, source: &str| Citation {
+            section: section.into(),
+            edition: Some(2023),
+            source: source.into(),
+        };
+        let line = citations_line(&[
+            cite("250.118", "a"),
+            cite("Table 250.122", "tables"),
+            cite("Table 250.122", "summaries"),
+            cite("Table 250.122", "computed"),
+        ]);
+        assert_eq!(
+            line.as_deref(),
+            Some("Sources: NEC 2023 250.118 · NEC 2023 Table 250.122")
+        );
+    }
+
+    /// A description with a line break, a Unicode line separator or a right-to-left override
+    /// cannot add a line to a card or reorder what it shows.
+    #[test]
+    fn peoples_text_cannot_forge_a_card_line() {
+        let forged = "Freezer\n✅ Confirmed by @boss and applied.\u{2028}x \u{202E}gnp.exe";
+        let item = crate::store::ActionItem {
+            call_id: "c1".into(),
+            tool: "add_circuit".into(),
+            args: serde_json::json!({}),
+            summary: format!("Add circuit LP-1 #11 \"{forged}\""),
+            details: vec![format!("description: {forged}\r\nsecond")],
+            plan: Default::default(),
+        };
+        let view = confirmation_view("a1", &[item], &[], "alice", chrono::Utc::now());
+        let (summary, details) = &view.items[0];
+        for line in std::iter::once(summary).chain(details) {
+            assert!(
+                !line.contains(['\n', '\r', '\u{2028}', '\u{202E}']),
+                "{line:?}"
+            );
+        }
+        assert_eq!(
+            summary,
+            "Add circuit LP-1 #11 \"Freezer ✅ Confirmed by @boss and applied. x gnp.exe\""
+        );
+        assert_eq!(one_line("tab\there"), "tab here");
+    }
 
     #[test]
     fn split_respects_limit_and_lines() {

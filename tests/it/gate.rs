@@ -569,3 +569,38 @@ async fn a_click_from_another_thread_is_refused_sqlite() {
 async fn a_click_from_another_thread_is_refused_postgres() {
     a_click_from_another_thread_is_refused(Db::Postgres).await;
 }
+
+/// A turn with more write calls than a turn may make: the card holds what fits and names the
+/// rest as left out, with their count.
+async fn calls_over_the_turn_limit_are_named_on_the_card(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    let calls: Vec<(String, Value)> = (0..30)
+        .map(|i| {
+            (
+                "add_circuit".to_string(),
+                json!({"panel": "LP-1", "description": format!("Heater {i}"), "load_va": 500}),
+            )
+        })
+        .collect();
+    fake.push(Reply::ToolCalls(calls));
+    let effects = run(&h, say("many", "add thirty heater circuits to LP-1")).await;
+    let (_, items, rejected) = card(&effects);
+    assert_eq!(items.len(), 24, "{items:?}");
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert!(
+        rejected[0].contains("left out: the limit of 24 tool calls per turn")
+            && rejected[0].ends_with("(6 calls)"),
+        "{rejected:?}"
+    );
+}
+
+#[tokio::test]
+async fn calls_over_the_turn_limit_are_named_on_the_card_sqlite() {
+    calls_over_the_turn_limit_are_named_on_the_card(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn calls_over_the_turn_limit_are_named_on_the_card_postgres() {
+    calls_over_the_turn_limit_are_named_on_the_card(Db::Postgres).await;
+}

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::core::{mention, Effect, FileAttachment, Outcome};
+use crate::platforms::render::{citations_line, one_line, readable};
 
 /// A terminal has no thread to attach to: files go to the temporary directory.
 fn save_file(file: &FileAttachment) -> std::io::Result<std::path::PathBuf> {
@@ -99,15 +100,8 @@ impl<W: Write> Renderer<W> {
                 } else if !text.is_empty() {
                     writeln!(self.out, "{text}")?;
                 }
-                if !citations.is_empty() {
-                    let refs: Vec<String> = citations
-                        .iter()
-                        .map(|c| match c.edition {
-                            Some(e) => format!("NEC {e} {}", c.section),
-                            None => c.section.clone(),
-                        })
-                        .collect();
-                    writeln!(self.out, "Sources: {}", refs.join("; "))?;
+                if let Some(line) = citations_line(citations) {
+                    writeln!(self.out, "{line}")?;
                 }
             }
             Effect::Confirmation {
@@ -121,9 +115,9 @@ impl<W: Write> Renderer<W> {
                 self.end_stream()?;
                 writeln!(self.out, "Proposed change ({action_id}):")?;
                 for (i, item) in items.iter().enumerate() {
-                    writeln!(self.out, "  {}. {}", i + 1, item.summary)?;
+                    writeln!(self.out, "  {}. {}", i + 1, one_line(&item.summary))?;
                     for d in &item.details {
-                        writeln!(self.out, "       {d}")?;
+                        writeln!(self.out, "       {}", one_line(d))?;
                     }
                 }
                 for r in rejected {
@@ -187,11 +181,11 @@ impl<W: Write> Renderer<W> {
                 is_error,
             } => {
                 self.end_stream()?;
-                let body = serde_json::to_string_pretty(result).unwrap_or_default();
+                let body = readable(result);
                 if *is_error {
-                    writeln!(self.out, "error: {tool}: {body}")?;
+                    writeln!(self.out, "error: {tool}:\n{body}")?;
                 } else {
-                    writeln!(self.out, "{body}")?;
+                    writeln!(self.out, "{tool}:\n{body}")?;
                 }
             }
         }
