@@ -26,6 +26,18 @@ pub fn delimit(source: &str, text: &str) -> String {
     )
 }
 
+/// The text inside [`delimit`]'s markers, for showing to a person (the markers are meant for
+/// the model); text without them is returned as it is.
+pub fn undelimit(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("<<<document ") else {
+        return text;
+    };
+    let Some((_, body)) = rest.split_once(">>>\n") else {
+        return text;
+    };
+    body.strip_suffix("\n<<<end of document>>>").unwrap_or(body)
+}
+
 /// Keys whose string values in a tool result were written by people (project data: circuit
 /// descriptions, panel and load names, task titles, document text), not by Sparky.
 const PEOPLE_TEXT: &[&str] = &[
@@ -88,6 +100,13 @@ fn defuse(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_person_reads_the_text_without_its_fence() {
+        let d = delimit("Sparky NEC tables", "Table 250.122 row\nsecond line");
+        assert_eq!(undelimit(&d), "Table 250.122 row\nsecond line");
+        assert_eq!(undelimit("plain text"), "plain text");
+    }
 
     #[test]
     fn a_document_cannot_close_its_own_fence() {

@@ -352,7 +352,14 @@ async fn offline_console_starts_and_says_how_to_configure() {
     let text = lines.join("\n");
     assert!(text.contains("No language model is configured"), "{text}");
     assert!(text.contains("SPARKY_LLM__PROVIDER"), "{text}");
-    assert!(text.contains("\"value\": 12.0"), "{text}");
+    assert!(
+        text.contains("calculator:\nexpression: 3*4\nvalue: 12"),
+        "a readable result: {text}"
+    );
+    assert!(
+        !text.contains("<<<document"),
+        "no fences for people: {text}"
+    );
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod tools_fixture;
 
 mod agent_core;
 mod cli;
+mod command_lists;
 mod console_agent;
 mod context_economy;
 mod discord_gateway;
