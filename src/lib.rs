@@ -15,7 +15,8 @@
 //! ```
 //!
 //! `app`, `server` and `main.rs` are the shell around them; `config`, `telemetry`,
-//! `http_policy` and `server_wait` are the foundation any layer may use.
+//! `http_policy`, `server_wait` and `pdf` (reading PDFs within limits) are the foundation any
+//! layer may use.
 
 pub mod app;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod intake;
 pub mod jurisdiction;
 pub mod llm;
 pub mod nec;
+pub mod pdf;
 pub mod platforms;
 pub mod project;
 pub mod rag;

@@ -188,8 +188,16 @@ fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
     Ok(Config::load_from_process(path.as_deref())?)
 }
 
+fn main() -> ExitCode {
+    // Started by the bot to read one PDF within limits: no runtime, configuration or logging.
+    if let Some(code) = sparky::pdf::worker::main_if_worker() {
+        return code;
+    }
+    cli_main()
+}
+
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn cli_main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli).await {
         Ok(code) => code,

@@ -198,14 +198,17 @@ impl Agent {
             for f in files {
                 let got = intake::download::fetch(&intake.client, f, source, &intake.limits).await;
                 let mut scan_bytes = Vec::new();
-                let read = got.and_then(|file| {
-                    let size = file.bytes.len();
-                    let c = intake::classify(&file, &intake.limits)?;
-                    if matches!(c, Content::ScannedPdf { .. }) {
-                        scan_bytes = file.bytes;
+                let read = match got {
+                    Ok(file) => {
+                        let size = file.bytes.len();
+                        let c = intake::classify(&file, &intake.limits).await;
+                        if matches!(c, Ok(Content::ScannedPdf { .. })) {
+                            scan_bytes = file.bytes;
+                        }
+                        c.map(|c| (c, size))
                     }
-                    Ok((c, size))
-                });
+                    Err(e) => Err(e),
+                };
                 match read {
                     Ok((Content::Image { name, mime, bytes }, size)) => {
                         placeholders.push(format!("[photo: {name}, {}]", human_size(size)));
@@ -239,16 +242,10 @@ impl Agent {
                         ));
                     }
                     Ok((Content::ScannedPdf { name }, size)) if can_see => {
-                        let max = intake.limits.max_scan_pages;
-                        // Rendering is CPU work: kept off the runtime's threads.
-                        let rendered = tokio::task::spawn_blocking(move || {
-                            intake::pages::render(&scan_bytes, max)
-                        })
-                        .await
-                        .ok()
-                        .flatten();
+                        // Drawn by a reader process within the budget, not on these threads.
+                        let rendered = intake::pages::read(&name, scan_bytes, &intake.limits).await;
                         match rendered {
-                            Some(pages) => {
+                            Ok(Some(pages)) => {
                                 placeholders.push(format!(
                                     "[scanned PDF: {name}, {}; {} sent as pictures]",
                                     human_size(size),
@@ -261,9 +258,13 @@ impl Agent {
                                         bytes,
                                     }));
                             }
-                            None => {
+                            Ok(None) => {
                                 placeholders.push(format!("[not read: {name}]"));
                                 refusals.push(scan_message(&name));
+                            }
+                            Err(e) => {
+                                placeholders.push(format!("[not read: {name}]"));
+                                refusals.push(e.to_string());
                             }
                         }
                     }

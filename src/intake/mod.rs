@@ -3,7 +3,9 @@
 //! the form each model provider takes it in (OpenAI `image_url` data URL, Gemini
 //! `inline_data`; a text PDF as its extracted text).
 //!
-//! Nothing here is stored: a file lives for the turn that reads it.
+//! Nothing here is stored: a file lives for the turn that reads it. A PDF is read by a
+//! separate process within [`crate::pdf::PdfBudget::attachment`] (pages, unpacked size,
+//! pixels, memory, time), never in the bot's own.
 //!
 //! Layer: domain engine for incoming files. Imports nothing of the core, the store or a
 //! platform.
@@ -13,6 +15,9 @@ pub mod file_hosts;
 pub mod pages;
 
 use serde_json::{json, Value};
+
+use crate::pdf::reader::{Job, Output, Reply};
+use crate::pdf::{worker, Breach, PdfBudget};
 
 /// A size as people write it: "1.2 MB", "340 kB", "512 bytes" (decimal units, as phones and
 /// file managers show them).
@@ -39,6 +44,8 @@ pub struct Limits {
     pub max_pdf_chars: usize,
     /// Most pages of a scanned PDF rendered and sent as pictures.
     pub max_scan_pages: usize,
+    /// What reading one PDF may cost.
+    pub pdf: PdfBudget,
 }
 
 impl Default for Limits {
@@ -49,6 +56,7 @@ impl Default for Limits {
             max_files: 4,
             max_pdf_chars: 60_000,
             max_scan_pages: 4,
+            pdf: PdfBudget::attachment(),
         }
     }
 }
@@ -83,6 +91,16 @@ pub enum IntakeError {
         count: usize,
         /// The limit.
         max: usize,
+    },
+    /// A PDF hit a limit on what reading it may cost.
+    #[error(
+        "{name} was not read: {breach}. Send the pages you need as photos or as a smaller PDF"
+    )]
+    Refused {
+        /// File name.
+        name: String,
+        /// The limit hit.
+        breach: Breach,
     },
     /// The platform did not hand the file over.
     #[error("could not download {name}: {reason}")]
@@ -174,17 +192,9 @@ pub fn check_count(count: usize, limits: &Limits) -> Result<(), IntakeError> {
     Ok(())
 }
 
-/// Text of a PDF; `None` when it cannot be parsed. pdf-extract panics on some malformed
-/// files, so the panic is contained here.
-fn pdf_text(bytes: &[u8]) -> Option<String> {
-    let bytes = bytes.to_vec();
-    std::panic::catch_unwind(move || pdf_extract::extract_text_from_mem(&bytes).ok())
-        .ok()
-        .flatten()
-}
-
-/// What `file` is, within `limits`.
-pub fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeError> {
+/// What `file` is, within `limits`. A PDF is read by a reader process ([`crate::pdf::worker`]);
+/// the caller only waits.
+pub async fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeError> {
     let size = file.bytes.len();
     if size > limits.max_bytes {
         return Err(IntakeError::TooLarge {
@@ -201,24 +211,7 @@ pub fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeEr
         });
     }
     if file.bytes.starts_with(b"%PDF-") {
-        let text = pdf_text(&file.bytes).ok_or_else(|| IntakeError::Unsupported {
-            name: file.name.clone(),
-            kind: "a PDF that could not be read".into(),
-            hint: String::new(),
-        })?;
-        // Some scans carry a few stray characters; a directory has far more text.
-        let words = text.split_whitespace().count();
-        if words < 5 {
-            return Ok(Content::ScannedPdf {
-                name: file.name.clone(),
-            });
-        }
-        let clipped = text.chars().count() > limits.max_pdf_chars;
-        return Ok(Content::PdfText {
-            name: file.name.clone(),
-            text: text.chars().take(limits.max_pdf_chars).collect(),
-            clipped,
-        });
+        return pdf_content(file, limits).await;
     }
     let (kind, hint) = if is_heic(&file.bytes) {
         (
@@ -235,6 +228,63 @@ pub fn classify(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeEr
         name: file.name.clone(),
         kind,
         hint,
+    })
+}
+
+/// What a reader process made of a PDF, or why it did not.
+pub(crate) async fn read_pdf(
+    name: &str,
+    job: Job,
+    bytes: Vec<u8>,
+    budget: &PdfBudget,
+) -> Result<Output, IntakeError> {
+    let refused = |breach| IntakeError::Refused {
+        name: name.to_string(),
+        breach,
+    };
+    let response = match worker::read(job, bytes, budget).await {
+        Ok(response) => response,
+        Err(breach) => {
+            if let Breach::Unavailable(why) = &breach {
+                tracing::warn!(file = name, why, "no PDF reader could be started");
+            }
+            return Err(refused(breach));
+        }
+    };
+    tracing::debug!(file = name, peak_rss_kb = ?response.peak_rss_kb, "PDF read");
+    match response.reply {
+        Reply::Done(output) => Ok(output),
+        Reply::Refused(breach) => Err(refused(breach)),
+        Reply::Unreadable => Err(unreadable(name)),
+    }
+}
+
+fn unreadable(name: &str) -> IntakeError {
+    IntakeError::Unsupported {
+        name: name.to_string(),
+        kind: "a PDF that could not be read".into(),
+        hint: String::new(),
+    }
+}
+
+async fn pdf_content(file: &InboundFile, limits: &Limits) -> Result<Content, IntakeError> {
+    let job = Job::Text {
+        max_chars: limits.max_pdf_chars,
+    };
+    let (text, clipped) = match read_pdf(&file.name, job, file.bytes.clone(), &limits.pdf).await? {
+        Output::Text { text, clipped } => (text, clipped),
+        _ => return Err(unreadable(&file.name)),
+    };
+    // Some scans carry a few stray characters; a directory has far more text.
+    if text.split_whitespace().count() < 5 {
+        return Ok(Content::ScannedPdf {
+            name: file.name.clone(),
+        });
+    }
+    Ok(Content::PdfText {
+        name: file.name.clone(),
+        text,
+        clipped,
     })
 }
 
@@ -318,10 +368,12 @@ mod tests {
 
     const PNG_HEAD: &[u8] = &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
 
-    #[test]
-    fn images_are_known_by_their_bytes_not_their_names() {
+    #[tokio::test]
+    async fn images_are_known_by_their_bytes_not_their_names() {
         let l = Limits::default();
-        let c = classify(&file("directory.pdf", PNG_HEAD), &l).unwrap();
+        let c = classify(&file("directory.pdf", PNG_HEAD), &l)
+            .await
+            .unwrap();
         assert!(matches!(
             c,
             Content::Image {
@@ -329,7 +381,9 @@ mod tests {
                 ..
             }
         ));
-        let c = classify(&file("x", &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]), &l).unwrap();
+        let c = classify(&file("x", &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]), &l)
+            .await
+            .unwrap();
         assert!(matches!(
             c,
             Content::Image {
@@ -339,7 +393,7 @@ mod tests {
         ));
         let webp = [b"RIFF".as_slice(), &[0, 0, 0, 0], b"WEBPVP8 "].concat();
         assert!(matches!(
-            classify(&file("w", &webp), &l).unwrap(),
+            classify(&file("w", &webp), &l).await.unwrap(),
             Content::Image {
                 mime: "image/webp",
                 ..
@@ -347,13 +401,13 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn oversize_wrong_type_and_too_many_files_are_refused_with_a_message() {
+    #[tokio::test]
+    async fn oversize_wrong_type_and_too_many_files_are_refused_with_a_message() {
         let l = Limits {
             max_bytes: 8,
             ..Limits::default()
         };
-        let e = classify(&file("big.png", PNG_HEAD), &l).unwrap_err();
+        let e = classify(&file("big.png", PNG_HEAD), &l).await.unwrap_err();
         assert_eq!(
             e.to_string(),
             "big.png is 12 bytes; the limit is 8 bytes (send a smaller photo or a page at a time)"
@@ -361,10 +415,14 @@ mod tests {
         let mut doc = file("notes.docx", b"PK\x03\x04word/document.xml");
         doc.declared_mime =
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document".into();
-        let e = classify(&doc, &Limits::default()).unwrap_err().to_string();
+        let e = classify(&doc, &Limits::default())
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("notes.docx") && e.contains("JPEG, PNG"), "{e}");
         let heic = [&[0, 0, 0, 0x18][..], b"ftypheic", b"\0\0\0\0mif1"].concat();
         let e = classify(&file("IMG_0042.HEIC", &heic), &Limits::default())
+            .await
             .unwrap_err()
             .to_string();
         assert!(e.contains("HEIC") && e.contains("Most Compatible"), "{e}");
@@ -373,12 +431,6 @@ mod tests {
             check_count(5, &Limits::default()).unwrap_err().to_string(),
             "5 files in one message; the limit is 4"
         );
-    }
-
-    #[test]
-    fn a_broken_pdf_is_refused_not_a_crash() {
-        let e = classify(&file("x.pdf", b"%PDF-1.7\nnot really"), &Limits::default());
-        assert!(matches!(e, Err(IntakeError::Unsupported { .. })), "{e:?}");
     }
 
     #[test]

@@ -1,85 +1,34 @@
-//! Pages of a scanned PDF as pictures, for a model that reads images. A scan has no text
-//! layer, so its pages are rendered (hayro, pure Rust, no system library) and encoded as PNG.
-//!
-//! Scans are pictures of paper: no fonts are embedded here, so the rare text a scan carries is
-//! not drawn; the scanned image is.
+//! Pages of a scanned PDF as pictures, for a model that reads images: drawn by a reader
+//! process ([`crate::pdf::render`] inside [`crate::pdf::worker`]) within the attachment
+//! budget, so an image of 12,000 × 12,000 pixels is refused before it is decoded, and a
+//! rendering that runs away is stopped at its memory or time limit.
 
-use hayro::hayro_interpret::InterpreterSettings;
-use hayro::hayro_syntax::Pdf;
-use hayro::vello_cpu::color::palette::css::WHITE;
-use hayro::{PixmapSettings, RenderCache, RenderSettings};
+use crate::pdf::reader::{Job, Output};
+pub use crate::pdf::render::RenderedPages;
 
-/// Longest side of a rendered page, pixels: enough for a handwritten directory, within what
-/// both providers take without downscaling much.
-const LONG_SIDE_PX: f32 = 2000.0;
+use super::{read_pdf, IntakeError, Limits};
 
-/// A scan rendered to page images.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderedPages {
-    /// PNG of each rendered page, first page first.
-    pub pngs: Vec<Vec<u8>>,
-    /// Pages in the file (more than rendered when over the limit).
-    pub total: usize,
-}
-
-/// Renders up to `max_pages` pages of `pdf` as PNG; `None` when the file cannot be rendered.
-/// A renderer panic on a malformed file is contained here.
-pub fn render(pdf: &[u8], max_pages: usize) -> Option<RenderedPages> {
-    let data = pdf.to_vec();
-    std::panic::catch_unwind(move || render_inner(data, max_pages))
-        .ok()
-        .flatten()
-}
-
-fn render_inner(data: Vec<u8>, max_pages: usize) -> Option<RenderedPages> {
-    let pdf = Pdf::new(data).ok()?;
-    let pages = pdf.pages();
-    let cache = RenderCache::new();
-    let settings = InterpreterSettings::default();
-    let mut pngs = Vec::new();
-    for page in pages.iter().take(max_pages) {
-        let (w, h) = page.render_dimensions();
-        if !(w > 0.0 && h > 0.0) {
-            return None;
-        }
-        let scale = LONG_SIDE_PX / w.max(h);
-        let pixmap = hayro::render(
-            page,
-            &cache,
-            &settings,
-            &RenderSettings::default(),
-            &PixmapSettings {
-                x_scale: scale,
-                y_scale: scale,
-                bg_color: WHITE,
-            },
-        );
-        pngs.push(to_png(
-            pixmap.width(),
-            pixmap.height(),
-            pixmap.data_as_u8_slice(),
-        )?);
+/// Renders up to `limits.max_scan_pages` pages of the scan `name`. `Ok(None)` when the
+/// renderer cannot draw it; `Err` with the limit hit when drawing it would cost too much.
+pub async fn read(
+    name: &str,
+    bytes: Vec<u8>,
+    limits: &Limits,
+) -> Result<Option<RenderedPages>, IntakeError> {
+    let job = Job::Pages {
+        max_pages: limits.max_scan_pages,
+    };
+    match read_pdf(name, job, bytes, &limits.pdf).await {
+        Ok(Output::Pages(pages)) => Ok(Some(pages)),
+        Ok(_) | Err(IntakeError::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
-    if pngs.is_empty() {
-        return None;
-    }
-    Some(RenderedPages {
-        pngs,
-        total: pages.len(),
-    })
-}
-
-/// Premultiplied RGBA8 (what the renderer produces, as tiny-skia stores it) to PNG.
-fn to_png(width: u16, height: u16, rgba: &[u8]) -> Option<Vec<u8>> {
-    let size = resvg::tiny_skia::IntSize::from_wh(u32::from(width), u32::from(height))?;
-    resvg::tiny_skia::Pixmap::from_vec(rgba.to_vec(), size)?
-        .encode_png()
-        .ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::pdf::render::render;
+    use crate::pdf::PdfBudget;
 
     #[test]
     fn a_scanned_page_renders_to_a_png_with_its_picture() {
@@ -89,7 +38,9 @@ mod tests {
             "scan",
         )
         .expect("pdf");
-        let pages = render(&pdf, 4).expect("rendered");
+        let pages = render(&pdf, 4, &PdfBudget::attachment())
+            .expect("within the budget")
+            .expect("rendered");
         assert_eq!(pages.total, 1);
         assert_eq!(pages.pngs.len(), 1);
         let png = resvg::tiny_skia::Pixmap::decode_png(&pages.pngs[0]).expect("a PNG");
@@ -101,11 +52,5 @@ mod tests {
         assert!(inside.red() < 60, "{inside:?}");
         let corner = at(5, 5);
         assert!(corner.red() > 240 && corner.alpha() == 255, "{corner:?}");
-    }
-
-    #[test]
-    fn garbage_is_not_rendered_and_does_not_panic() {
-        assert_eq!(render(b"%PDF-1.7\nnot really", 4), None);
-        assert_eq!(render(b"", 4), None);
     }
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use super::corpus;
 use super::embed::{EmbedKind, Embedder};
 use super::sections::find_references;
+use crate::pdf::reader::{Job, Output, Reply};
+use crate::pdf::{worker, PdfBudget};
 use crate::store::{NewChunk, NewDocument, Store, StoreError};
 
 /// Largest chunk in characters before it is split on paragraphs.
@@ -58,45 +60,44 @@ struct Page {
     text: String,
 }
 
-fn read_pages(path: &Path) -> Result<Vec<Page>, IngestError> {
+/// The pages of a PDF, read by a reader process within the document budget
+/// ([`crate::pdf::PdfBudget::document`]): a file that would unpack or allocate past it is
+/// refused with the limit, and the command's own process never parses it.
+async fn pdf_pages(name: &str, bytes: Vec<u8>) -> Result<Vec<Page>, IngestError> {
+    let read = |message: String| IngestError::Read {
+        path: name.to_string(),
+        message,
+    };
+    let response = worker::read(Job::PageTexts, bytes, &PdfBudget::document())
+        .await
+        .map_err(|b| read(format!("not read: {b}")))?;
+    match response.reply {
+        Reply::Done(Output::PageTexts(texts)) => Ok(texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| Page {
+                number: i32::try_from(i + 1).ok(),
+                text,
+            })
+            .collect()),
+        Reply::Refused(b) => Err(read(format!("not read: {b}"))),
+        _ => Err(read("not a readable PDF (the file is malformed)".into())),
+    }
+}
+
+async fn read_pages(path: &Path) -> Result<Vec<Page>, IngestError> {
     let name = path.display().to_string();
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    let bytes = std::fs::read(path).map_err(|e| IngestError::Read {
+    let bytes = tokio::fs::read(path).await.map_err(|e| IngestError::Read {
         path: name.clone(),
         message: e.to_string(),
     })?;
     let pages = match ext.as_str() {
-        "pdf" => {
-            // The PDF parser may panic on malformed files; contain it.
-            let parsed =
-                std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(&bytes));
-            match parsed {
-                Ok(Ok(pages)) => pages
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, text)| Page {
-                        number: i32::try_from(i + 1).ok(),
-                        text,
-                    })
-                    .collect(),
-                Ok(Err(e)) => {
-                    return Err(IngestError::Read {
-                        path: name,
-                        message: format!("not a readable PDF ({e})"),
-                    })
-                }
-                Err(_) => {
-                    return Err(IngestError::Read {
-                        path: name,
-                        message: "not a readable PDF (the file is malformed)".into(),
-                    })
-                }
-            }
-        }
+        "pdf" => pdf_pages(&name, bytes).await?,
         "md" | "markdown" | "txt" | "text" => {
             let text = String::from_utf8(bytes).map_err(|_| IngestError::Read {
                 path: name.clone(),
@@ -272,7 +273,7 @@ pub async fn ingest_files_for(
     // Read and chunk everything first: a bad file leaves the store untouched.
     let mut prepared = Vec::new();
     for path in paths {
-        let pages = read_pages(path)?;
+        let pages = read_pages(path).await?;
         let chunks = chunk_pages(&pages, edition);
         if chunks.is_empty() {
             return Err(IngestError::Empty(path.display().to_string()));
@@ -408,18 +409,21 @@ mod tests {
         assert!(chunks.iter().all(|c| c.edition == Some(2023)));
     }
 
-    #[test]
-    fn empty_and_malformed_files_are_refused_clearly() {
+    /// (A malformed PDF, read by the reader process, is tested in tests/it/pdf_budget.rs.)
+    #[tokio::test]
+    async fn empty_and_unsupported_files_are_refused_clearly() {
         let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty.md");
         std::fs::write(&empty, "   \n").unwrap();
-        assert!(matches!(read_pages(&empty), Err(IngestError::Empty(_))));
-        let bad = dir.path().join("bad.pdf");
-        std::fs::write(&bad, b"%PDF-1.4 garbage that is not a pdf").unwrap();
-        let err = read_pages(&bad).err().unwrap().to_string();
-        assert!(err.contains("not a readable PDF"), "{err}");
+        assert!(matches!(
+            read_pages(&empty).await,
+            Err(IngestError::Empty(_))
+        ));
         let odd = dir.path().join("x.docx");
         std::fs::write(&odd, b"x").unwrap();
-        assert!(matches!(read_pages(&odd), Err(IngestError::Unsupported(_))));
+        assert!(matches!(
+            read_pages(&odd).await,
+            Err(IngestError::Unsupported(_))
+        ));
     }
 }

@@ -1,8 +1,9 @@
 //! Knowledge and retrieval: the shipped corpus, ingestion of a team's documents, embeddings and
 //! hybrid search with citations.
 //!
-//! Layer: domain engine for retrieval. Imports `store`, `config`, `nec`, `jurisdiction` and the
-//! HTTP policies; never the core, the tools or a platform.
+//! Layer: domain engine for retrieval. Imports `store`, `config`, `nec`, `jurisdiction`, the
+//! HTTP policies and `pdf` (reading documents within limits); never the core, the tools or a
+//! platform.
 
 pub mod amendments;
 pub mod bundled;

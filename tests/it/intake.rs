@@ -65,7 +65,7 @@ async fn a_slack_mention_with_a_photo_is_downloaded_with_the_bot_token_and_encod
         .await
         .expect("download");
     assert_eq!(file.bytes, photo);
-    let content = classify(&file, &limits).expect("an image");
+    let content = classify(&file, &limits).await.expect("an image");
     assert!(matches!(
         content,
         Content::Image {
@@ -147,7 +147,7 @@ async fn a_discord_attachment_is_fetched_and_an_oversize_one_is_refused_before_d
         .await
         .expect("download");
     assert!(matches!(
-        classify(&file, &Limits::default()),
+        classify(&file, &Limits::default()).await,
         Ok(Content::Image {
             mime: "image/png",
             ..
@@ -185,7 +185,7 @@ async fn a_text_pdf_gives_its_text_and_a_scan_is_recognised() {
         declared_mime: "application/pdf".into(),
         bytes: schedule.bytes,
     };
-    match classify(&file, &Limits::default()).expect("a PDF") {
+    match classify(&file, &Limits::default()).await.expect("a PDF") {
         Content::PdfText { text, .. } => {
             let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
             assert!(squeezed.contains("Kitchenreceptacles"), "{text}");
@@ -204,7 +204,7 @@ async fn a_text_pdf_gives_its_text_and_a_scan_is_recognised() {
         bytes: scan,
     };
     assert!(matches!(
-        classify(&file, &Limits::default()),
+        classify(&file, &Limits::default()).await,
         Ok(Content::ScannedPdf { .. })
     ));
 }

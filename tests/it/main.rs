@@ -23,6 +23,7 @@ mod llm_connections;
 mod llm_fixtures;
 mod llm_providers;
 mod outbound_policy;
+mod pdf_bombs;
 mod project_files_equipment;
 mod rag_retrieval;
 mod reports;

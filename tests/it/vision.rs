@@ -745,6 +745,54 @@ async fn slack_end_to_end_a_mention_with_a_photo_gets_one_card_and_confirm_appli
     }
 }
 
+#[tokio::test]
+async fn pdfs_that_would_exhaust_the_server_are_refused_with_their_limit_and_nothing_is_sent() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite, vision()).await;
+    // A schedule whose page unpacks to 16 MB of drawing instructions (48 kB sent).
+    let effects = run(
+        &h,
+        input_of(file_share(
+            &h,
+            "read this schedule",
+            "LP-1.pdf",
+            "application/pdf",
+            support::pdf_bombs::content_bomb(16),
+            "1770242500.000100",
+        )),
+    )
+    .await;
+    let e = errors(&effects);
+    assert!(
+        e.contains("LP-1.pdf was not read: page 1 unpacks to more than 4 MB of drawing"),
+        "{e}"
+    );
+    // A scan holding a 12,000 x 12,000 pixel image, for a model that reads images.
+    let effects = run(
+        &h,
+        input_of(file_share(
+            &h,
+            "and this scan",
+            "scan.pdf",
+            "application/pdf",
+            support::pdf_bombs::image_bomb(12_000),
+            "1770242600.000100",
+        )),
+    )
+    .await;
+    let e = errors(&effects);
+    assert!(
+        e.contains("scan.pdf was not read: it holds a 12000 × 12000 pixel image"),
+        "{e}"
+    );
+    assert!(fake.requests().is_empty(), "the model is not asked");
+    let stored = serde_json::to_string(&history(&h).await).expect("json");
+    assert!(
+        stored.contains("[not read: LP-1.pdf]") && stored.contains("[not read: scan.pdf]"),
+        "{stored}"
+    );
+}
+
 /// A page with a dark rectangle and no text layer, like a scanned directory.
 fn scanned_pdf() -> Vec<u8> {
     sparky::report::output::to_pdf(

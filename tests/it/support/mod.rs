@@ -8,3 +8,4 @@ pub mod db;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;
+pub mod pdf_bombs;
