@@ -196,6 +196,41 @@ impl CallClock {
 mod tests {
     use super::*;
 
+    /// The stage bounds default to what a model on a CPU needs, and the deprecated
+    /// `request_timeout_secs`, from a file or the environment, still caps the whole call.
+    #[test]
+    fn model_timeouts_default_for_a_slow_server_and_the_old_name_still_caps() {
+        use crate::config::Config;
+        let env = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let c = Config::load(None, &env(&[])).unwrap();
+        let t = StreamTimeouts::from_config(&c.llm);
+        assert_eq!(t.connect, Duration::from_secs(10));
+        assert_eq!(t.first_byte, Duration::from_secs(300));
+        assert_eq!(t.idle, Duration::from_secs(120));
+        assert_eq!(t.overall, Duration::from_secs(900));
+        let c = Config::load(None, &env(&[("SPARKY_LLM__REQUEST_TIMEOUT_SECS", "30")])).unwrap();
+        let t = StreamTimeouts::from_config(&c.llm);
+        assert_eq!(t.overall, Duration::from_secs(30));
+        assert_eq!(t.first_byte, Duration::from_secs(30));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.toml");
+        std::fs::write(&path, "[llm]\nrequest_timeout_secs = 90\n").unwrap();
+        let c = Config::load(Some(&path), &env(&[])).unwrap();
+        assert_eq!(c.llm.overall_timeout(), 90);
+        let e = Config::load(None, &env(&[("SPARKY_LLM__FIRST_BYTE_TIMEOUT_SECS", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("llm.first_byte_timeout_secs must be at least 1"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_timeout_names_its_stage_and_setting() {
         let t = StreamTimeouts::uniform(Duration::from_millis(300_500));
