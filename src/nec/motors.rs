@@ -182,6 +182,9 @@ pub struct MotorProtectionResult {
     pub standard_rating_at_or_below: Option<Amps>,
     /// Exception No. 2 ceiling (motor will not start), amperes.
     pub exception_2_max: Option<Amps>,
+    /// The largest standard device not over the Exception No. 2 ceiling: what may actually be
+    /// installed when the motor will not start on the Exception No. 1 rating.
+    pub exception_2_max_device: Option<Amps>,
     /// Branch-circuit conductor minimum ampacity, 125 % of FLC (430.22).
     pub conductor_min_ampacity: Amps,
     /// Nameplate FLA note, if one was given.
@@ -276,6 +279,12 @@ pub fn motor_branch_protection(
             Some(Amps(f * ex2_pct / 100.0)),
         )
     };
+    let ex2_device = match ex2 {
+        Some(Amps(ceiling)) => tables::standard_rating_at_or_below(ceiling, ed, kind)
+            .ok()
+            .map(Amps),
+        None => None,
+    };
     Ok(MotorProtectionResult {
         input: input.clone(),
         percent_of_flc: pct,
@@ -284,6 +293,7 @@ pub fn motor_branch_protection(
         max_rating_exception_1: max_ex1,
         standard_rating_at_or_below: at_or_below,
         exception_2_max: ex2,
+        exception_2_max_device: ex2_device,
         conductor_min_ampacity: Amps(1.25 * f),
         nameplate_note: input.motor.nameplate_fla.map(|n| {
             format!("nameplate {n} not used for conductor or short-circuit protection sizing")

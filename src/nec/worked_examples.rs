@@ -903,6 +903,8 @@ fn motor_inverse_time_breaker_10hp_230v() {
     assert!(r.calculated_is_standard);
     assert_eq!(r.max_rating_exception_1, Some(Amps(70.0)));
     close(r.exception_2_max.unwrap().0, 112.0, 1e-9);
+    // 112 A is no standard rating: the largest device Exception No. 2 allows is 110 A.
+    assert_eq!(r.exception_2_max_device, Some(Amps(110.0)));
     let r = motor_branch_protection(&MotorProtectionInput {
         motor: motor(10.0, 230.0),
         device: MotorOcpdType::DualElementFuse,
@@ -1082,4 +1084,20 @@ fn annex_d1b_line_by_line() {
     close(r.line_b.0, 104.0, 1e-9);
     assert_eq!(r.motor_25pct, (3.0, 2.0));
     assert_eq!(r.minimum_service_rating, Amps(110.0));
+}
+
+/// 430.52(C)(1) Exception No. 2, stated as a device: 25 hp, 230 V, 3-phase, FLC 68 A (Table
+/// 430.250); an inverse-time breaker may go up to 400 % of FLC = 272 A when the motor will not
+/// start, and the largest standard rating not over that (Table 240.6(A)) is 250 A.
+#[test]
+fn motor_exception_2_largest_device_25hp_230v() {
+    let r = motor_branch_protection(&MotorProtectionInput {
+        motor: motor(25.0, 230.0),
+        device: MotorOcpdType::InverseTimeBreaker,
+        edition: Edition::Nec2023,
+    })
+    .unwrap();
+    assert_eq!(r.flc.flc, Amps(68.0));
+    close(r.exception_2_max.unwrap().0, 272.0, 1e-9);
+    assert_eq!(r.exception_2_max_device, Some(Amps(250.0)));
 }

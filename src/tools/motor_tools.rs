@@ -88,6 +88,7 @@ fn protection_json(r: &MotorProtectionResult) -> Value {
         "max_rating_a": r.max_rating_exception_1.map(|a| a.0),
         "standard_at_or_below_a": r.standard_rating_at_or_below.map(|a| a.0),
         "exception_2_ceiling_a": r.exception_2_max.map(|a| round(a.0, 1)),
+        "exception_2_largest_device_a": r.exception_2_max_device.map(|a| a.0),
     })
 }
 
