@@ -106,7 +106,10 @@ fn row_sentence(row: &Adoption, place: &str) -> String {
         Amendments::Yes => ", with local amendments",
         _ => "",
     };
-    let trust = if row.verified {
+    let trust = if row.verified && !row.note.trim().is_empty() {
+        // What a verified row says of its scope (a city with its own code) is passed on.
+        format!("; {} sources agree; {}", row.sources.len(), row.note)
+    } else if row.verified {
         format!("; {} sources agree", row.sources.len())
     } else {
         format!("; unverified: {}", row.note)
@@ -421,6 +424,32 @@ mod tests {
         let c = code_in_force(&site("WA", None), Edition::Nec2020, today).unwrap();
         assert_eq!(c.edition.map(NecEdition::year), Some(2023));
         assert!(!c.permit_date);
+    }
+
+    /// New York: the Uniform Code puts the NEC in force statewide outside New York City
+    /// (2017 from May 12, 2020); Texas: the 2023 NEC from September 1, 2023, and no row before.
+    #[test]
+    fn new_york_statewide_and_texas_by_date() {
+        let today = d(2026, 11, 27);
+        let c = code_in_force(
+            &site("NY, Albany", Some(d(2020, 5, 12))),
+            Edition::Nec2023,
+            today,
+        )
+        .unwrap();
+        assert_eq!(c.edition.map(NecEdition::year), Some(2017));
+        assert!(c.explanation.contains("New York City"), "{}", c.explanation);
+        let c = code_in_force(
+            &site("NY, Albany", Some(d(2020, 5, 11))),
+            Edition::Nec2023,
+            today,
+        )
+        .unwrap();
+        assert_eq!(c.edition.map(NecEdition::year), Some(2014));
+        let c = code_in_force(&site("TX", Some(d(2023, 9, 1))), Edition::Nec2023, today).unwrap();
+        assert_eq!(c.edition.map(NecEdition::year), Some(2023));
+        let c = code_in_force(&site("TX", Some(d(2023, 8, 31))), Edition::Nec2023, today).unwrap();
+        assert_eq!(c.edition, None, "no row before the 2023 adoption");
     }
 
     #[test]
