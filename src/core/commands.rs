@@ -441,14 +441,12 @@ async fn run(
             CommandOutput::ok(help_text(), json!({"type": "help", "text": help_text()}))
         }
         Command::ProjectCreate { name, edition } => {
+            let owner = crate::store::ProjectOwner {
+                user: user.to_string(),
+                channel: key.channel.clone(),
+            };
             let p = store
-                .create_project(&workspace, name.trim(), edition)
-                .await?;
-            store
-                .set_member_role(p.id, &key.platform, user, MemberRole::Owner)
-                .await?;
-            store
-                .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
+                .create_owned_project(&workspace, name.trim(), edition, &owner)
                 .await?;
             CommandOutput::ok(
                 format!(

@@ -18,6 +18,15 @@ pub trait ProjectStore: Send + Sync {
         name: &str,
         edition: Edition,
     ) -> StoreResult<Project>;
+    /// Creates a project owned by `owner` and binds `owner.channel` to it, all or nothing: a
+    /// crash never leaves a project without its owner or its channel.
+    async fn create_owned_project(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+        edition: Edition,
+        owner: &super::ProjectOwner,
+    ) -> StoreResult<Project>;
     /// A project by id.
     async fn project(&self, id: i64) -> StoreResult<Option<Project>>;
     /// A project of `workspace` by name (case-insensitive); other workspaces' projects are
@@ -228,6 +237,60 @@ macro_rules! impl_projects {
                         violation(e, Some(format!("a project named '{name}' already exists")), None)
                     })?;
                     project_from(&row)
+                }
+
+                async fn create_owned_project(
+                    &self,
+                    workspace: &Workspace,
+                    name: &str,
+                    edition: Edition,
+                    owner: &$crate::store::ProjectOwner,
+                ) -> StoreResult<Project> {
+                    let name = name.trim();
+                    let mut tx = self.begin_write().await.map_err(db)?;
+                    let row = sqlx::query(
+                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
+                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(name)
+                    .bind(edition_to_db(edition))
+                    .bind(now())
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(|e| {
+                        violation(e, Some(format!("a project named '{name}' already exists")), None)
+                    })?;
+                    let project = project_from(&row)?;
+                    sqlx::query(
+                        "INSERT INTO project_members (project_id, platform, user_id, role, updated_at) \
+                         VALUES ($1, $2, $3, 'owner', $4)",
+                    )
+                    .bind(project.id)
+                    .bind(&workspace.platform)
+                    .bind(&owner.user)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                    $crate::store::failpoint::hit("create_project_before_bind");
+                    sqlx::query(
+                        "INSERT INTO channel_bindings (platform, workspace, channel, project_id, bound_at) \
+                         VALUES ($1, $2, $3, $4, $5) \
+                         ON CONFLICT (platform, workspace, channel) \
+                         DO UPDATE SET project_id = excluded.project_id, bound_at = excluded.bound_at",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(&owner.channel)
+                    .bind(project.id)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                    tx.commit().await.map_err(db)?;
+                    Ok(project)
                 }
 
                 async fn project(&self, id: i64) -> StoreResult<Option<Project>> {

@@ -500,3 +500,12 @@ pub struct QueuedInput {
     /// When it arrived.
     pub created_at: DateTime<Utc>,
 }
+
+/// Who creates a project, and the channel it is made in (bound to it at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectOwner {
+    /// The creator's platform user id; the project's first owner.
+    pub user: String,
+    /// The channel the project is created from.
+    pub channel: String,
+}

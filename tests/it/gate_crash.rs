@@ -160,3 +160,61 @@ async fn a_crash_before_commit_leaves_all_or_nothing_sqlite() {
 async fn a_crash_before_commit_leaves_all_or_nothing_postgres() {
     a_crash_before_commit_leaves_all_or_nothing(Db::Postgres).await;
 }
+
+/// `project create` is one transaction: a crash after the project and its owner are written
+/// and before the channel is bound leaves no project at all, and creating it again works.
+async fn a_crash_while_creating_a_project_leaves_none(db: Db) {
+    let mut bot = Bot::new(db, None).await;
+    let projects = "SELECT COUNT(*) FROM projects WHERE name = 'Barn'";
+    let members = "SELECT COUNT(*) FROM project_members";
+    let create = [
+        "chat",
+        "--user",
+        "ann",
+        "--thread",
+        "t1",
+        "--project",
+        "Barn",
+    ];
+    bot.set("SPARKY_FAILPOINT", "create_project_before_bind");
+    let (out, stderr, ok) = bot.run_bytes(&create, b"").await;
+    assert!(!ok, "the process must abort: {out:?} {stderr}");
+    assert!(
+        stderr.contains("failpoint create_project_before_bind"),
+        "{stderr}"
+    );
+    assert_eq!(scalar(&bot, db, projects).await, 0);
+    assert_eq!(scalar(&bot, db, members).await, 0);
+    bot.set("SPARKY_FAILPOINT", "");
+    let (out, stderr, ok) = bot.run_bytes(&create, b"").await;
+    assert!(ok, "{out:?} {stderr}");
+    assert_eq!(scalar(&bot, db, projects).await, 1);
+    assert_eq!(
+        text(
+            &bot,
+            db,
+            "SELECT role FROM project_members WHERE user_id = 'ann'"
+        )
+        .await,
+        "owner"
+    );
+    assert_eq!(
+        scalar(
+            &bot,
+            db,
+            "SELECT COUNT(*) FROM channel_bindings b JOIN projects p ON p.id = b.project_id WHERE p.name = 'Barn'"
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_crash_while_creating_a_project_leaves_none_sqlite() {
+    a_crash_while_creating_a_project_leaves_none(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_crash_while_creating_a_project_leaves_none_postgres() {
+    a_crash_while_creating_a_project_leaves_none(Db::Postgres).await;
+}
