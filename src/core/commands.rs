@@ -700,7 +700,7 @@ async fn run(
                 } => {
                     let file = super::attachment::take_attachment(&mut result);
                     let v = &result;
-                    let text = format!(
+                    let mut text = format!(
                         "{} ({} page{}, {}): {}",
                         v["document"].as_str().unwrap_or("Report"),
                         v["pages"],
@@ -708,6 +708,10 @@ async fn run(
                         format.extension().to_uppercase(),
                         v["summary"].as_str().unwrap_or_default()
                     );
+                    // What the file leaves out ("showing pages 1–10 of 143; …").
+                    if let Some(limits) = v["limits"].as_str() {
+                        text.push_str(&format!(" ({limits})"));
+                    }
                     let mut out =
                         CommandOutput::ok(text, json!({"type": "report", "result": result}));
                     out.files.extend(file);

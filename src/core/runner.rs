@@ -16,7 +16,7 @@ use crate::domain::tool_output::ToolOutput;
 use crate::llm::{ToolCall, ToolResult};
 use crate::store::{AuditEntry, AuditKind, Store, StoreError};
 use crate::tools::{
-    Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, ValidatedCall, WriteTool,
+    blocking, Tool, ToolContext, ToolError, ToolPlan, ToolRegistry, ValidatedCall, WriteTool,
 };
 
 /// Who a run is audited for.
@@ -94,6 +94,7 @@ impl ToolRunner {
         let started = Instant::now();
         let outcome = match self.tools.check_rate(ctx.workspace.as_deref(), &call.name) {
             Err(e) => Err(e),
+            Ok(()) if tool.cpu_bound() => self.offloaded(&call.name, tool, &args, ctx).await,
             Ok(()) => {
                 self.guarded(&call.name, "running", tool.execute(args.clone(), ctx))
                     .await
@@ -175,7 +176,9 @@ impl ToolRunner {
     /// Runs `work` with the timeout and its panics caught: a panic or a hang becomes an
     /// error. It runs on the caller's task: a tool is mostly microseconds of work or an await
     /// on the store, and a task of its own cost a spawn and a wake-up per call, often on the
-    /// other worker. A hang is dropped at the timeout either way.
+    /// other worker. A hang at an await is dropped at the timeout; a tool that computes for
+    /// long without awaiting says so ([`Tool::cpu_bound`]) and runs
+    /// [`offloaded`](Self::offloaded) instead, since no timer fires inside such a loop.
     async fn guarded<T>(
         &self,
         name: &str,
@@ -194,6 +197,27 @@ impl ToolRunner {
                 self.timeout.as_secs()
             ))),
         }
+    }
+
+    /// Runs a CPU-bound tool on the blocking pool within the timeout (see
+    /// [`crate::tools::blocking`]): its awaits (the project's read) are driven from that thread
+    /// by the runtime's handle, and its computing stalls no worker; past the timeout its result
+    /// is abandoned and the caller gets an error.
+    async fn offloaded(
+        &self,
+        name: &str,
+        tool: Arc<dyn Tool>,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let runtime = tokio::runtime::Handle::current();
+        // The turn's span follows the work, so its logs stay with the turn.
+        let span = tracing::Span::current();
+        let (args, ctx) = (args.clone(), ctx.clone());
+        blocking::run(name, self.timeout, move || {
+            span.in_scope(|| runtime.block_on(tool.execute(args, &ctx)))
+        })
+        .await
     }
 
     async fn write_audit(&self, entry: &AuditEntry) {

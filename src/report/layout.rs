@@ -16,6 +16,11 @@ const PAD: f64 = 3.0;
 const HEADING_SIZE: f64 = 11.0;
 const HEADER_BOTTOM: f64 = MARGIN + 40.0;
 const MAX_CELL_LINES: usize = 6;
+/// Pages a document holds at most, the last one saying that it stops there. A project's
+/// circuits are not capped, so neither are an inspection report's findings (2,400 of them fill
+/// 129 pages). A PDF page costs about 50 ms to convert (each embeds its font subset), so
+/// 200 pages stay within half the default 20 s tool timeout on a busy machine.
+pub const MAX_PAGES: usize = 200;
 
 /// Page width and height in points (SVG user units).
 pub fn page_size(o: Orientation) -> (f64, f64) {
@@ -128,10 +133,15 @@ struct Pager {
     pages: Vec<String>,
     current: String,
     y: f64,
+    /// Pages of content at most (the page after them says the document stops).
+    max_content: usize,
+    /// The content pages are used up: the rest is counted, not drawn.
+    full: bool,
+    rows_left_out: usize,
 }
 
 impl Pager {
-    fn new(o: Orientation) -> Self {
+    fn new(o: Orientation, max_pages: usize) -> Self {
         let (width, height) = page_size(o);
         Self {
             width,
@@ -139,6 +149,9 @@ impl Pager {
             pages: Vec::new(),
             current: String::new(),
             y: HEADER_BOTTOM,
+            max_content: max_pages.saturating_sub(1).max(1),
+            full: false,
+            rows_left_out: 0,
         }
     }
 
@@ -151,8 +164,25 @@ impl Pager {
     }
 
     fn new_page(&mut self) {
+        if self.pages.len() + 2 > self.max_content {
+            self.full = true;
+            return;
+        }
         self.pages.push(std::mem::take(&mut self.current));
         self.y = HEADER_BOTTOM;
+    }
+
+    /// The page that says the document stops short, after the last page of content.
+    fn stop_notice(&mut self, max_pages: usize) {
+        self.pages.push(std::mem::take(&mut self.current));
+        self.y = HEADER_BOTTOM;
+        self.full = false;
+        self.heading("The document stops here");
+        self.notes(&[format!(
+            "This document reached the limit of {max_pages} pages: {} more table rows are left \
+             out. Narrow the request (one panel, one category) to see them.",
+            self.rows_left_out
+        )]);
     }
 
     /// Starts a new page unless `h` more points fit (an empty page always takes it).
@@ -165,6 +195,9 @@ impl Pager {
     fn heading(&mut self, s: &str) {
         // Keep a heading with at least a few lines of what follows.
         self.ensure(22.0 + 4.0 * LINE);
+        if self.full {
+            return;
+        }
         self.y += 6.0;
         text(
             &mut self.current,
@@ -208,6 +241,9 @@ impl Pager {
             let rows = laid.iter().map(|(_, l, _)| l.len()).max().unwrap_or(1);
             let h = rows as f64 * LINE + 2.0;
             self.ensure(h);
+            if self.full {
+                return;
+            }
             for (i, (label, lines, lw)) in laid.iter().enumerate() {
                 let x = MARGIN + i as f64 * col_w;
                 text(
@@ -238,6 +274,9 @@ impl Pager {
             let lines = wrap(n, self.body_width() - indent, BODY_SIZE, Weight::Regular);
             for (i, l) in lines.iter().enumerate() {
                 self.ensure(LINE);
+                if self.full {
+                    return;
+                }
                 if i == 0 {
                     text(
                         &mut self.current,
@@ -271,6 +310,10 @@ impl Pager {
         let head_cells = self.cells(&head, &widths, Weight::Bold);
         let head_h = row_height(&head_cells);
         self.ensure(head_h + 2.0 * CELL_LINE);
+        if self.full {
+            self.rows_left_out += t.rows.len();
+            return;
+        }
         self.draw_row(t, &head_cells, &widths, head_h, Weight::Bold, "#dce6f1");
         for (i, row) in t.rows.iter().enumerate() {
             let weight = if row.style == RowStyle::Total {
@@ -282,6 +325,10 @@ impl Pager {
             let h = row_height(&cells);
             if self.y + h > self.bottom() {
                 self.new_page();
+                if self.full {
+                    self.rows_left_out += t.rows.len() - i;
+                    return;
+                }
                 self.draw_row(t, &head_cells, &widths, head_h, Weight::Bold, "#dce6f1");
             }
             let fill = match row.style {
@@ -448,24 +495,49 @@ fn frame(h: &Header, o: Orientation, body: &str, page: usize, pages: usize) -> S
     s
 }
 
-/// The document as one SVG per page.
+/// A document laid out on pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Laid {
+    /// One SVG per page.
+    pub pages: Vec<String>,
+    /// Table rows left out because the document reached its page limit.
+    pub rows_left_out: usize,
+}
+
+/// The document as one SVG per page, at most [`MAX_PAGES`] of them.
 pub fn layout(doc: &Document) -> Vec<String> {
-    let mut p = Pager::new(doc.orientation);
+    paginate(doc, MAX_PAGES).pages
+}
+
+/// The document on at most `max_pages` pages: when it needs more, the last page says that it
+/// stops there and how many table rows are left out.
+pub fn paginate(doc: &Document, max_pages: usize) -> Laid {
+    let mut p = Pager::new(doc.orientation, max_pages);
     for block in &doc.blocks {
         match block {
+            Block::Table(t) if p.full => p.rows_left_out += t.rows.len(),
+            _ if p.full => {}
             Block::Heading(s) => p.heading(s),
             Block::Facts(f) => p.facts(f),
             Block::Table(t) => p.table(t),
             Block::Notes(n) => p.notes(n),
         }
     }
+    if p.full {
+        p.stop_notice(max_pages);
+    }
     p.pages.push(std::mem::take(&mut p.current));
     let n = p.pages.len();
-    p.pages
+    let pages = p
+        .pages
         .iter()
         .enumerate()
         .map(|(i, body)| frame(&doc.header, doc.orientation, body, i + 1, n))
-        .collect()
+        .collect();
+    Laid {
+        pages,
+        rows_left_out: p.rows_left_out,
+    }
 }
 
 #[cfg(test)]
@@ -529,5 +601,42 @@ mod tests {
         for i in 0..120 {
             assert_eq!(all.matches(&format!(">row{i}</text>")).count(), 1);
         }
+    }
+
+    #[test]
+    fn a_document_past_the_page_limit_stops_with_a_notice() {
+        let rows = (0..600)
+            .map(|i| Row::new(vec![format!("row{i}"), format!("{i}")]))
+            .collect();
+        let doc = Document {
+            header: header(),
+            orientation: Orientation::Portrait,
+            blocks: vec![
+                Block::Table(Table {
+                    columns: vec![
+                        Column::new("Name", 3.0, Align::Left),
+                        Column::new("Value", 1.0, Align::Right),
+                    ],
+                    rows,
+                }),
+                Block::Heading("Afterwards".into()),
+                Block::Table(Table {
+                    columns: vec![Column::new("More", 1.0, Align::Left)],
+                    rows: vec![Row::new(vec!["late".into()]); 7],
+                }),
+            ],
+        };
+        let whole = paginate(&doc, 1000);
+        assert_eq!(whole.rows_left_out, 0);
+        assert!(whole.pages.len() > 5, "{}", whole.pages.len());
+
+        let cut = paginate(&doc, 5);
+        assert_eq!(cut.pages.len(), 5);
+        assert!(cut.pages[4].contains("The document stops here"));
+        assert!(cut.pages[4].contains("Page 5 of 5"));
+        let shown = cut.pages.concat().matches(">row").count();
+        assert_eq!(cut.rows_left_out, 600 - shown + 7, "{shown} shown");
+        assert!(cut.pages[4].contains(&format!("{} more table rows", cut.rows_left_out)));
+        assert!(!cut.pages.concat().contains("Afterwards"));
     }
 }

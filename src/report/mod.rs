@@ -35,6 +35,9 @@ pub enum ReportError {
     /// Rendering failed (a bug, not bad input).
     #[error("could not render the report: {0}")]
     Render(String),
+    /// Rendering was given up: whoever asked stopped waiting.
+    #[error("rendering was stopped")]
+    Stopped,
     /// The request itself is malformed.
     #[error("{0}")]
     Usage(String),
@@ -106,7 +109,7 @@ pub enum Format {
     /// Vector PDF, searchable, fonts embedded.
     #[default]
     Pdf,
-    /// PNG of every page, stacked (a preview in the chat).
+    /// PNG of the first pages, stacked (a preview in the chat).
     Png,
 }
 
@@ -150,12 +153,37 @@ pub struct Rendered {
     pub title: String,
     /// The format.
     pub format: Format,
-    /// Pages.
+    /// Pages of the document.
     pub pages: usize,
+    /// Pages in the file: every page in a PDF, at most [`output::MAX_PNG_PAGES`] in a PNG.
+    pub pages_in_file: usize,
+    /// Table rows left out because the document reached [`layout::MAX_PAGES`].
+    pub rows_left_out: usize,
     /// One line about the content ("14 circuits, 3 spare spaces").
     pub summary: String,
     /// The file.
     pub bytes: Vec<u8>,
+}
+
+impl Rendered {
+    /// What the file leaves out, for the reply ("showing pages 1–10 of 143; the PDF has them
+    /// all"); `None` when it holds the whole document.
+    pub fn limits_note(&self) -> Option<String> {
+        let mut notes = Vec::new();
+        if self.pages_in_file < self.pages {
+            notes.push(format!(
+                "showing pages 1–{} of {}; the PDF has them all",
+                self.pages_in_file, self.pages
+            ));
+        }
+        if self.rows_left_out > 0 {
+            notes.push(format!(
+                "the document stops at {} pages: {} more table rows are left out",
+                self.pages, self.rows_left_out
+            ));
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
 }
 
 /// Builds the document for `kind` from the project's data (no rendering).
@@ -188,17 +216,37 @@ pub fn render(
     requested_by: &str,
     at: DateTime<Utc>,
 ) -> Result<Rendered, ReportError> {
+    render_or_stop(p, kind, format, requested_by, at, &|| false)
+}
+
+/// [`render`], giving up between pages once `stop` says so (its caller has gone).
+pub fn render_or_stop(
+    p: &ProjectData,
+    kind: &ReportKind,
+    format: Format,
+    requested_by: &str,
+    at: DateTime<Utc>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Rendered, ReportError> {
     let (doc, summary) = build(p, kind, requested_by, at)?;
-    let pages = layout::layout(&doc);
-    let bytes = match format {
-        Format::Pdf => output::to_pdf(&pages, &doc.header.title)?,
-        Format::Png => output::to_png(&pages)?,
+    let laid = layout::paginate(&doc, layout::MAX_PAGES);
+    let (bytes, pages_in_file) = match format {
+        Format::Pdf => (
+            output::to_pdf_or_stop(&laid.pages, &doc.header.title, stop)?,
+            laid.pages.len(),
+        ),
+        Format::Png => (
+            output::to_png_or_stop(&laid.pages, stop)?,
+            laid.pages.len().min(output::MAX_PNG_PAGES),
+        ),
     };
     Ok(Rendered {
         file_name: format!("{}.{}", kind.slug(), format.extension()),
         title: doc.header.title,
         format,
-        pages: pages.len(),
+        pages: laid.pages.len(),
+        pages_in_file,
+        rows_left_out: laid.rows_left_out,
         summary,
         bytes,
     })

@@ -109,6 +109,10 @@ impl Tool for CalculateArcFlash {
     fn schema(&self) -> Value {
         schema_for::<ArcArgs>()
     }
+    fn cpu_bound(&self) -> bool {
+        // The fault current walks the project's supply tree to the panel.
+        true
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: ArcArgs = parse_args(&args)?;
         let mut assumptions: Vec<String> = Vec::new();

@@ -46,6 +46,9 @@ impl<T: Tool> Tool for WithCodeBasis<T> {
     fn schema(&self) -> Value {
         self.0.schema()
     }
+    fn cpu_bound(&self) -> bool {
+        self.0.cpu_bound()
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let mut out = self.0.execute(args, ctx).await?;
         if let Value::Object(o) = &mut out {

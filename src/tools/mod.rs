@@ -30,7 +30,8 @@
 //!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
 //!   NEC result), `schema` (argument schemas), `attachment` (files a tool hands back),
 //!   `changes` (the result of an applied call), `turn_project` (the turn's one read of the
-//!   project), `read_store` and `registry`.
+//!   project), `blocking` (CPU-bound work off the async workers, within a budget),
+//!   `read_store` and `registry`.
 
 pub mod add_charging_source;
 pub mod add_circuit;
@@ -39,6 +40,7 @@ pub mod add_load_item;
 pub mod add_panel;
 pub mod add_transformer;
 pub mod attachment;
+pub mod blocking;
 pub mod calculate_arc_flash;
 pub mod calculate_short_circuit;
 pub mod calculate_voltage_drop;
@@ -272,6 +274,12 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// Runs the tool on validated arguments.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// Whether a run can compute for long without awaiting (rendering a document, walking a
+    /// whole project). The runner then executes it on the blocking pool (see [`blocking`]),
+    /// where its timeout holds and the async workers stay free for other conversations.
+    fn cpu_bound(&self) -> bool {
+        false
+    }
 }
 
 /// A tool that changes the project. It cannot run: it only plans (the exact rows to insert,

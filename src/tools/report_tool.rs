@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::attachment::{attach, FileAttachment};
+use super::blocking;
 use super::schema::schema_for;
 use super::{parse_args, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::report::{self, Format, ReportError, ReportKind};
@@ -82,6 +83,9 @@ impl Tool for SendReport {
     fn schema(&self) -> Value {
         schema_for::<ReportArgs>()
     }
+    fn cpu_bound(&self) -> bool {
+        true
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: ReportArgs = parse_args(&args)?;
         let kind = match a.document {
@@ -97,14 +101,18 @@ impl Tool for SendReport {
             FormatArg::Png => Format::Png,
         };
         let p = ctx.project().await?;
-        let user = ctx.user.clone();
-        // Rendering is CPU work: keep it off the async workers.
-        let rendered = tokio::task::spawn_blocking(move || {
-            report::render(&p, &kind, format, &user, Utc::now())
-        })
-        .await
-        .map_err(|e| ToolError::Failed(format!("rendering stopped: {e}")))?
+        // Runs on the blocking pool (see `cpu_bound`); a caller that gave up stops it between
+        // pages.
+        let rendered = report::render_or_stop(
+            &p,
+            &kind,
+            format,
+            &ctx.user,
+            Utc::now(),
+            &blocking::abandoned,
+        )
         .map_err(tool_error)?;
+        let limits = rendered.limits_note();
         let file = FileAttachment::new(
             rendered.file_name.clone(),
             rendered.title.clone(),
@@ -119,6 +127,13 @@ impl Tool for SendReport {
             "summary": rendered.summary,
             "note": "the file is attached to the conversation",
         });
+        if let Some(limits) = limits {
+            out["pages_in_file"] = json!(rendered.pages_in_file);
+            out["limits"] = json!(limits);
+            out["note"] = json!(format!(
+                "the file is attached to the conversation; {limits}"
+            ));
+        }
         attach(&mut out, &file);
         Ok(out)
     }

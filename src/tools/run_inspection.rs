@@ -55,6 +55,10 @@ impl Tool for RunInspection {
     fn schema(&self) -> Value {
         schema_for::<InspectionArgs>()
     }
+    fn cpu_bound(&self) -> bool {
+        // Walks every panel and circuit of the project: long on a large one.
+        true
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a: InspectionArgs = parse_args(&args)?;
         let p = ctx.project().await?;

@@ -49,6 +49,7 @@ mod store_turn_writes;
 mod tool_commands;
 mod tools_cli;
 mod tools_dwelling_project;
+mod tools_heavy;
 mod tools_inspection;
 mod tools_motor_inspection;
 mod tools_nec_engine;

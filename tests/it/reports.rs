@@ -634,3 +634,160 @@ async fn the_model_sends_a_schedule_and_only_its_name_reaches_the_history() {
     assert!(!result.to_string().contains("base64"));
     assert_eq!(result["attachment"]["file_name"], "panel-schedule-LP-1.png");
 }
+
+// ----- large projects -----
+
+/// A project of `panels` panels, each 200 spaces of 30 A breakers on 114 ft of 12 AWG: every
+/// circuit breaks 240.4(B) and 240.4(D) and drops too much voltage, and every panel's 10 kA
+/// rating is under the service's 22 kA. 200 × 4 circuits give over 2,000 findings.
+async fn big_project(store: &Arc<dyn Store>, name: &str, panels: usize) -> i64 {
+    use sparky::nec::units::{Amps, Edition, Phase, Volts};
+    use sparky::project::{PanelSpec, ServiceSpec};
+    let p = store
+        .create_project(&Workspace::local(), name, Edition::Nec2023)
+        .await
+        .expect("project");
+    let service = ServiceSpec {
+        voltage: Volts(208.0),
+        phase: Phase::Three,
+        rating: Amps(4000.0),
+        available_fault_ka: Some(22.0),
+        notes: String::new(),
+    };
+    store.set_service(p.id, &service).await.expect("service");
+    for k in 1..=panels {
+        let panel = PanelSpec {
+            name: format!("P-{k}"),
+            voltage: Volts(208.0),
+            phase: Phase::Three,
+            bus_rating: Amps(225.0),
+            main_breaker: Some(Amps(200.0)),
+            interrupting_rating_ka: Some(10.0),
+            fed_from: Some("service".into()),
+            spaces: 200,
+            location: String::new(),
+        };
+        let panel = store.add_panel(p.id, &panel).await.expect("panel");
+        for n in 1..=200 {
+            let desc = format!("Heater {k}-{n}");
+            let c = tools_fixture::circuit(n, 1, &desc, 1800.0, 30.0, Some("12"), Some(114.0));
+            store.add_circuit(panel.id, &c).await.expect("circuit");
+        }
+    }
+    p.id
+}
+
+/// Ticks of a 10 ms interval on the runtime; a tick that could not run is not made up later.
+fn ticker() -> (
+    Arc<std::sync::atomic::AtomicU64>,
+    tokio::task::JoinHandle<()>,
+) {
+    let ticks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = ticks.clone();
+    let task = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_millis(10));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    (ticks, task)
+}
+
+// One worker: the render must not hold it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn two_thousand_findings_make_a_capped_png_while_the_runtime_keeps_going() {
+    use sparky::core::runner::{RunFor, ToolRunner};
+    let (store, _dir) = tools_fixture::sqlite().await;
+    let id = big_project(&store, "Plant", 4).await;
+    let p = store.load_project(id).await.expect("load");
+    let findings = inspect(&p, &InspectOptions::default()).expect("inspect");
+    assert!(
+        findings.findings.len() >= 2000,
+        "{}",
+        findings.findings.len()
+    );
+
+    let runner = ToolRunner::new(
+        store.clone(),
+        Arc::new(sparky::tools::default_registry(1000)),
+        Duration::from_secs(120),
+    );
+    let call = sparky::llm::ToolCall {
+        id: "c1".into(),
+        name: "send_report".into(),
+        arguments: json!({"document": "inspection", "format": "png"}).to_string(),
+        thought_signature: None,
+    };
+    let valid = runner.validate(None, &call).expect("valid");
+    let sparky::tools::RegisteredTool::Read(tool) = valid.tool else {
+        panic!("send_report reads");
+    };
+    let ctx = sparky::tools::ToolContext::new(store.clone(), Some(id), "alice", None);
+    let who = RunFor {
+        session_id: None,
+        actor: "alice",
+    };
+    let (ticks, task) = ticker();
+    let started = std::time::Instant::now();
+    let r = runner.run_read(&call, tool, valid.args, &ctx, who).await;
+    let elapsed = started.elapsed();
+    task.abort();
+
+    assert!(!r.is_error, "{}", r.content.json());
+    let mut v = r.content.value().clone();
+    let pages = v["pages"].as_u64().expect("pages");
+    assert!(pages > 10, "{pages} pages");
+    let limits = format!("showing pages 1–10 of {pages}; the PDF has them all");
+    assert_eq!(v["limits"], limits.as_str(), "{v:#}");
+    assert!(v["note"].as_str().unwrap_or_default().contains(&limits));
+    let file = sparky::tools::attachment::take_attachment(&mut v).expect("attached");
+    let img = Pixmap::decode_png(&file.bytes).expect("png");
+    assert_eq!((img.width(), img.height()), (918, 1188 * 10 + 18 * 9));
+    // The ticker kept its pace (one tick per 10 ms, give or take a loaded machine) while the
+    // report was rendered: no worker was held by it.
+    let n = ticks.load(std::sync::atomic::Ordering::Relaxed);
+    let expected = elapsed.as_millis() as u64 / 10;
+    assert!(n * 3 >= expected, "{n} ticks in {elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_capped_png_report_says_so_and_the_pdf_keeps_every_page() {
+    let bot = Bot::new(Db::Sqlite, None).await;
+    let (_, ok) = bot.run(&["migrate"], "").await;
+    assert!(ok, "migrate");
+    let store = bot.store().await;
+    let id = big_project(&store, "Plant", 4).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let png = dir.path().join("insp.png");
+    let png_s = png.display().to_string();
+    let args = ["report", "inspection", "--project", "Plant", "--out"];
+    let (lines, ok) = bot
+        .run(&[&args[..], &[&png_s, "--format", "png"]].concat(), "")
+        .await;
+    assert!(ok, "{lines:?}");
+    let reply = lines.join(" ");
+    assert!(reply.contains("; the PDF has them all)"), "{reply}");
+    let pages: usize = reply
+        .split("showing pages 1–10 of ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no page note in {reply}"));
+    assert!(pages > 10, "{reply}");
+    let img = Pixmap::decode_png(&std::fs::read(&png).expect("png")).expect("decodes");
+    assert_eq!(img.height(), 1188 * 10 + 18 * 9);
+
+    // The PDF has every page, from the same layout.
+    let p = store.load_project(id).await.expect("load");
+    let r = render(&p, &ReportKind::Inspection, Format::Pdf);
+    assert_eq!(
+        (r.pages, r.pages_in_file, r.rows_left_out),
+        (pages, pages, 0)
+    );
+    assert_eq!(r.limits_note(), None);
+    let raw = String::from_utf8_lossy(&r.bytes);
+    let page_objects = raw.matches("/Type /Page").count() - raw.matches("/Type /Pages").count();
+    assert_eq!(page_objects, pages);
+}
