@@ -187,40 +187,50 @@ fn object_of(word: &str) -> Option<Object> {
         .map(|(o, _)| *o)
 }
 
+/// Requests to change the project as electricians type them, with the write tool each needs
+/// (shared by this module's tests and the router's).
+#[cfg(test)]
+pub(crate) const CHANGE_REQUESTS: &[(&str, &str)] = &[
+    (
+        "add a 20A circuit to panel LP-1 for the break room receptacles",
+        "add_circuit",
+    ),
+    (
+        "need a new 20a ckt in LP-1 for the breakroom recepts",
+        "add_circuit",
+    ),
+    (
+        "put a 30 amp 2 pole breaker in LP-1 for the dryer",
+        "add_circuit",
+    ),
+    ("LP-1 needs another circuit for the copier", "add_circuit"),
+    ("swap ckt 7 to a 30A 2-pole", "update_circuit"),
+    (
+        "upsize circuit 3 on MP to #10 for the longer run",
+        "update_circuit",
+    ),
+    ("move ckt 14 over to LP-2", "update_circuit"),
+    ("pull circuit 12 out of panel A", "remove_circuit"),
+    (
+        "circuit 12 on LP-1 is abandoned, delete it",
+        "remove_circuit",
+    ),
+    ("drop ckt 9 from MP, the sign is gone", "remove_circuit"),
+    ("add a 225A panel LP-2 fed from MDP", "add_panel"),
+    ("install a 45 kVA xfmr T1 fed from MDP", "add_transformer"),
+    ("add a feeder from MDP to LP-2, 3 sets of 4/0", "add_feeder"),
+    ("upgrade the service to 400A 120/208 3ph", "set_service"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn requests_to_change_the_project_name_their_write_tool() {
-        for (text, want) in [
-            (
-                "add a 20A circuit to panel LP-1 for the break room receptacles",
-                "add_circuit",
-            ),
-            (
-                "need a new 20a ckt in LP-1 for the breakroom recepts",
-                "add_circuit",
-            ),
-            (
-                "put a 30 amp 2 pole breaker in LP-1 for the dryer",
-                "add_circuit",
-            ),
-            ("LP-1 needs another circuit for the copier", "add_circuit"),
-            ("swap ckt 7 to a 30A 2-pole", "update_circuit"),
-            ("upsize circuit 3 on MP to #10", "update_circuit"),
-            ("pull circuit 12 out of panel A", "remove_circuit"),
-            (
-                "circuit 12 on LP-1 is abandoned, delete it",
-                "remove_circuit",
-            ),
-            ("add a 225A panel LP-2 fed from MDP", "add_panel"),
-            ("install a 45 kVA xfmr T1 fed from MDP", "add_transformer"),
-            ("add a feeder from MDP to LP-2, 3 sets of 4/0", "add_feeder"),
-            ("upgrade the service to 400A 120/208 3ph", "set_service"),
-        ] {
+        for (text, want) in CHANGE_REQUESTS {
             let got = tools(text);
-            assert_eq!(got.first(), Some(&want), "{text}: {got:?}");
+            assert_eq!(got.first(), Some(want), "{text}: {got:?}");
         }
     }
 

@@ -121,6 +121,32 @@ macro_rules! impl_projects {
             use $crate::store::{StoreError, StoreResult, ProjectStore};
 
             impl $store {
+                /// Inserts a project through `tx`; a name already used in the workspace is a
+                /// conflict.
+                async fn insert_project_in(
+                    tx: &mut sqlx::Transaction<'static, $db>,
+                    workspace: &Workspace,
+                    name: &str,
+                    edition: Edition,
+                ) -> StoreResult<Project> {
+                    let name = name.trim();
+                    let row = sqlx::query(
+                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
+                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(name)
+                    .bind(edition_to_db(edition))
+                    .bind(now())
+                    .fetch_one(&mut **tx)
+                    .await
+                    .map_err(|e| {
+                        violation(e, Some(format!("a project named '{name}' already exists")), None)
+                    })?;
+                    project_from(&row)
+                }
+
                 /// Everything about a project, read through `tx`.
                 pub(crate) async fn load_project_in(
                     tx: &mut sqlx::Transaction<'static, $db>,
@@ -221,22 +247,10 @@ macro_rules! impl_projects {
                     name: &str,
                     edition: Edition,
                 ) -> StoreResult<Project> {
-                    let name = name.trim();
-                    let row = sqlx::query(
-                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
-                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
-                    )
-                    .bind(&workspace.platform)
-                    .bind(&workspace.id)
-                    .bind(name)
-                    .bind(edition_to_db(edition))
-                    .bind(now())
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| {
-                        violation(e, Some(format!("a project named '{name}' already exists")), None)
-                    })?;
-                    project_from(&row)
+                    let mut tx = self.begin_write().await.map_err(db)?;
+                    let project = Self::insert_project_in(&mut tx, workspace, name, edition).await?;
+                    tx.commit().await.map_err(db)?;
+                    Ok(project)
                 }
 
                 async fn create_owned_project(
@@ -246,23 +260,8 @@ macro_rules! impl_projects {
                     edition: Edition,
                     owner: &$crate::store::ProjectOwner,
                 ) -> StoreResult<Project> {
-                    let name = name.trim();
                     let mut tx = self.begin_write().await.map_err(db)?;
-                    let row = sqlx::query(
-                        "INSERT INTO projects (platform, workspace, name, edition, confirm_policy, created_at) \
-                         VALUES ($1, $2, $3, $4, NULL, $5) RETURNING *",
-                    )
-                    .bind(&workspace.platform)
-                    .bind(&workspace.id)
-                    .bind(name)
-                    .bind(edition_to_db(edition))
-                    .bind(now())
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(|e| {
-                        violation(e, Some(format!("a project named '{name}' already exists")), None)
-                    })?;
-                    let project = project_from(&row)?;
+                    let project = Self::insert_project_in(&mut tx, workspace, name, edition).await?;
                     sqlx::query(
                         "INSERT INTO project_members (project_id, platform, user_id, role, updated_at) \
                          VALUES ($1, $2, $3, 'owner', $4)",

@@ -15,6 +15,38 @@ use support::fake_slack::{
     TEAM,
 };
 
+/// The configuration of a Slack-over-HTTP `serve` on an ephemeral port, against `llm` and
+/// `slack`, with its SQLite file in `dir`, plus `extra` settings.
+fn serve_config(
+    llm: &FakeLlm,
+    slack: &FakeSlack,
+    dir: &tempfile::TempDir,
+    extra: &[(&str, &str)],
+) -> sparky::config::Config {
+    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    for (k, v) in [
+        ("SPARKY_LLM__MAX_RETRIES", "0"),
+        ("SPARKY_RAG__EMBEDDER", "none"),
+        ("SPARKY_SLACK__ENABLED", "true"),
+        ("SPARKY_SLACK__TRANSPORT", "http"),
+        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
+        ("SLACK_BOT_TOKEN", BOT_TOKEN),
+        ("SLACK_APP_TOKEN", APP_TOKEN),
+        ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
+    ]
+    .iter()
+    .chain(extra)
+    {
+        env.insert(k.to_string(), v.to_string());
+    }
+    env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
+    env.insert(
+        "SPARKY_DATABASE__SQLITE_PATH".into(),
+        dir.path().join("serve.db").display().to_string(),
+    );
+    sparky::config::Config::load(None, &env).expect("config")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
     sparky::llm::tls::install_default_crypto_provider();
@@ -25,26 +57,12 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
     });
     let slack = FakeSlack::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
-    for (k, v) in [
-        ("SPARKY_LLM__MAX_RETRIES", "0"),
-        ("SPARKY_RAG__EMBEDDER", "none"),
-        ("SPARKY_SLACK__ENABLED", "true"),
-        ("SPARKY_SLACK__TRANSPORT", "http"),
-        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
-        ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "20"),
-        ("SLACK_BOT_TOKEN", BOT_TOKEN),
-        ("SLACK_APP_TOKEN", APP_TOKEN),
-        ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
-    ] {
-        env.insert(k.into(), v.into());
-    }
-    env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
-    env.insert(
-        "SPARKY_DATABASE__SQLITE_PATH".into(),
-        dir.path().join("serve.db").display().to_string(),
+    let config = serve_config(
+        &llm,
+        &slack,
+        &dir,
+        &[("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "20")],
     );
-    let config = sparky::config::Config::load(None, &env).expect("config");
     let server = Server::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     assert_ne!(addr.port(), 0);
@@ -143,27 +161,16 @@ async fn slow_headers_and_slow_bodies_are_cut_off() {
     let llm = FakeLlm::start(Dialect::OpenAi).await;
     let slack = FakeSlack::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
-    for (k, v) in [
-        ("SPARKY_RAG__EMBEDDER", "none"),
-        ("SPARKY_SLACK__ENABLED", "true"),
-        ("SPARKY_SLACK__TRANSPORT", "http"),
-        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
-        ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "1"),
-        ("SPARKY_SERVER__HEADER_TIMEOUT_SECS", "1"),
-        ("SPARKY_SERVER__REQUEST_TIMEOUT_SECS", "2"),
-        ("SLACK_BOT_TOKEN", BOT_TOKEN),
-        ("SLACK_APP_TOKEN", APP_TOKEN),
-        ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
-    ] {
-        env.insert(k.into(), v.into());
-    }
-    env.insert("SPARKY_SLACK__API_BASE_URL".into(), slack.api_url());
-    env.insert(
-        "SPARKY_DATABASE__SQLITE_PATH".into(),
-        dir.path().join("serve.db").display().to_string(),
+    let config = serve_config(
+        &llm,
+        &slack,
+        &dir,
+        &[
+            ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "1"),
+            ("SPARKY_SERVER__HEADER_TIMEOUT_SECS", "1"),
+            ("SPARKY_SERVER__REQUEST_TIMEOUT_SECS", "2"),
+        ],
     );
-    let config = sparky::config::Config::load(None, &env).expect("config");
     let server = Server::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
