@@ -44,11 +44,6 @@ impl FileHost {
         })
     }
 
-    /// Parses every origin of `origins`.
-    pub fn parse_all<S: AsRef<str>>(origins: &[S]) -> Result<Vec<Self>, String> {
-        origins.iter().map(|o| Self::parse(o.as_ref())).collect()
-    }
-
     /// Whether `url` is on this origin.
     pub fn serves(&self, url: &Url) -> bool {
         url.scheme() == self.scheme
@@ -80,6 +75,17 @@ impl<'de> Deserialize<'de> for FileHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shipped_file_hosts_are_the_platforms_own() {
+        let c = crate::config::Config::load(None, &Default::default()).expect("defaults");
+        let shown = |hosts: &[FileHost]| hosts.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(shown(&c.slack.file_hosts), ["https://files.slack.com"]);
+        assert_eq!(
+            shown(&c.discord.file_hosts),
+            ["https://cdn.discordapp.com", "https://media.discordapp.net"]
+        );
+    }
 
     #[test]
     fn origins_parse_and_match_only_their_own_urls() {

@@ -15,7 +15,7 @@ use super::effects::{Effect, EffectSink};
 use super::session::{Mode, Session};
 use super::untrusted;
 use crate::config::Secret;
-use crate::intake::file_hosts::{self, FileHost};
+use crate::intake::file_hosts::FileHost;
 use crate::intake::{self, human_size, Content, Limits};
 use crate::llm::{ChatMessage, ChatRequest, ImagePart};
 
@@ -55,14 +55,14 @@ impl std::fmt::Debug for FileIntake {
 
 impl FileIntake {
     /// Intake within `limits`; `vision` when the configured models read images.
-    /// Files come from each platform's own file hosts ([`file_hosts::DEFAULT_HOSTS`]) until
-    /// [`Self::with_hosts`] says otherwise.
+    /// No platform has a file host until [`Self::with_hosts`] names them (the configured
+    /// ones, see `app::file_intake`): nothing is downloaded from anywhere by default.
     pub fn new(limits: Limits, vision: bool) -> Self {
         Self {
             client: intake::download::client(DOWNLOAD_TIMEOUT),
             limits,
             tokens: HashMap::new(),
-            hosts: file_hosts::default_hosts(),
+            hosts: HashMap::new(),
             vision,
         }
     }

@@ -96,11 +96,10 @@ pub async fn fetch(
     if !resp.status().is_success() {
         return Err(failed(format!("the server answered {}", resp.status())));
     }
-    if resp
+    if let Some(declared) = resp
         .content_length()
-        .is_some_and(|n| n > limits.max_bytes as u64)
+        .filter(|n| *n > limits.max_bytes as u64)
     {
-        let declared = resp.content_length().unwrap_or_default();
         return Err(too_large(usize::try_from(declared).unwrap_or(usize::MAX)));
     }
     // Slack answers a missing token or scope with its HTML sign-in page, status 200.
@@ -148,11 +147,15 @@ fn allowed_url(file: &FileRef, url: &str, hosts: &[FileHost]) -> Result<Url, Int
                     })
                 })
                 .unwrap_or_else(|| "an address that is not a web link".into()),
-            allowed: hosts
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            allowed: if hosts.is_empty() {
+                "no host: none is configured for this platform".into()
+            } else {
+                hosts
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
         }),
     }
 }

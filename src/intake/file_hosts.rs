@@ -1,36 +1,14 @@
 //! Where attached files may come from. A file object names its own URL, and Slack's needs the
 //! bot token: a URL naming any other host would receive that token, and one naming a service on
 //! the bot's own network would be fetched from inside it. So a file is downloaded only from
-//! the platform's own file hosts, and a host name is resolved to public addresses only.
+//! the platform's own file hosts (`slack.file_hosts`, `discord.file_hosts`), and a host name
+//! is resolved to public addresses only.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 pub use crate::config::FileHost;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-
-/// Slack serves `url_private` from this origin.
-pub const SLACK_FILE_HOSTS: &[&str] = &["https://files.slack.com"];
-
-/// Discord serves attachments from its CDN and media proxy.
-pub const DISCORD_FILE_HOSTS: &[&str] =
-    &["https://cdn.discordapp.com", "https://media.discordapp.net"];
-
-/// The file hosts of each platform Sparky speaks to, by platform name.
-pub const DEFAULT_HOSTS: &[(&str, &[&str])] =
-    &[("slack", SLACK_FILE_HOSTS), ("discord", DISCORD_FILE_HOSTS)];
-
-/// [`DEFAULT_HOSTS`], parsed.
-pub fn default_hosts() -> HashMap<String, Vec<FileHost>> {
-    DEFAULT_HOSTS
-        .iter()
-        .map(|(platform, origins)| {
-            let hosts = FileHost::parse_all(origins).unwrap_or_default();
-            (platform.to_string(), hosts)
-        })
-        .collect()
-}
 
 /// Whether `ip` is a public unicast address: not loopback, private, link-local, shared
 /// (carrier-grade NAT), unique-local, multicast, documentation or unspecified.
@@ -95,13 +73,6 @@ pub fn public_only() -> Arc<PublicOnly> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_default_origin_parses() {
-        let hosts = default_hosts();
-        assert_eq!(hosts["slack"].len(), 1);
-        assert_eq!(hosts["discord"].len(), 2);
-    }
 
     #[test]
     fn only_public_unicast_addresses_are_public() {
