@@ -56,6 +56,7 @@ pub mod dwelling_tools;
 pub mod energy_budget;
 pub mod find_circuits;
 pub mod grounding_tools;
+pub mod keyed_limit;
 pub mod lighting_tools;
 pub mod lookup_table;
 pub mod motor_tools;

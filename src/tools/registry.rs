@@ -2,10 +2,9 @@
 
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
-use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use super::keyed_limit::KeyedLimit;
 use serde_json::Value;
 
 use super::{Tool, ToolError, WriteTool};
@@ -136,24 +135,16 @@ fn compact_text(text: &str) -> String {
 pub struct ToolRegistry {
     tools: BTreeMap<&'static str, Entry>,
     /// One bucket per workspace and tool, so one busy team never starves another.
-    limiter: DefaultKeyedRateLimiter<(String, &'static str)>,
-    /// When the limiter's idle keys were last dropped.
-    pruned: Mutex<std::time::Instant>,
+    limiter: KeyedLimit<(String, &'static str)>,
     derived: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
-
-/// How often keys whose bucket is full again are dropped, so the limiter holds only the
-/// workspaces active in the last minutes instead of every one ever seen.
-const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl ToolRegistry {
     /// An empty registry allowing `per_minute` executions of each tool.
     pub fn new(per_minute: u32) -> Self {
-        let per_minute = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
         Self {
             tools: BTreeMap::new(),
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
-            pruned: Mutex::new(std::time::Instant::now()),
+            limiter: KeyedLimit::per_minute(per_minute),
             derived: Mutex::new(HashMap::new()),
         }
     }
@@ -406,12 +397,8 @@ impl ToolRegistry {
         let Some((tool, _)) = self.tools.get_key_value(name) else {
             return Ok(());
         };
-        self.prune_idle();
         let key = (workspace.unwrap_or_default().to_string(), *tool);
-        self.limiter.check_key(&key).map_err(|not_until| {
-            let wait = not_until.wait_time_from(governor::clock::Clock::now(
-                &governor::clock::DefaultClock::default(),
-            ));
+        self.limiter.check(&key).map_err(|wait| {
             ToolError::RateLimited(format!(
                 "{name} is being called too often; try again in {} s",
                 wait.as_secs().max(1)
@@ -421,16 +408,6 @@ impl ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Drops the limiter's keys whose bucket is full again, at most once per [`PRUNE_EVERY`].
-    fn prune_idle(&self) {
-        let mut last = self.pruned.lock().unwrap_or_else(|p| p.into_inner());
-        if last.elapsed() >= PRUNE_EVERY {
-            *last = std::time::Instant::now();
-            self.limiter.retain_recent();
-            self.limiter.shrink_to_fit();
-        }
-    }
-
     /// Keys the limiter holds (workspaces and tools with recent calls).
     pub fn limited_keys(&self) -> usize {
         self.limiter.len()
@@ -461,8 +438,7 @@ mod tests {
             .is_ok());
         assert_eq!(registry.limited_keys(), 4);
         // A prune keeps a limited key limited.
-        *registry.pruned.lock().expect("lock") -= super::PRUNE_EVERY;
-        registry.prune_idle();
+        registry.limiter.prune_now();
         assert!(registry.check_rate(Some("slack:T1"), "calculator").is_err());
     }
 
