@@ -323,10 +323,8 @@ pub trait ChatProvider: Send + Sync {
 
 pub mod errors;
 pub mod gemini;
-mod inline_http;
 mod message_wire;
 pub mod openai;
-mod openai_body;
 pub mod record;
 pub mod resilient;
 pub mod sse;

@@ -14,7 +14,6 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::errors::{self, ErrorDialect};
-use super::openai_body::{self, MaxKey};
 use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
@@ -94,28 +93,18 @@ impl OpenAiProvider {
             body["temperature"] = json!(t);
         }
         if let Some(max) = request.max_output_tokens {
-            let key = match self.max_key() {
-                MaxKey::Completion => "max_completion_tokens",
-                MaxKey::Tokens => "max_tokens",
-            };
-            body[key] = json!(max);
+            body[self.max_key()] = json!(max);
         }
         body
     }
 
-    /// The body sent for `request`, serialised: the same bytes as [`Self::encode_request`]'s
-    /// document, written straight from the request without building it.
-    pub fn encode_body(&self, request: &ChatRequest) -> Vec<u8> {
-        openai_body::encode(request, &self.model, self.temperature, self.max_key())
-    }
-
     /// OpenAI's own service wants the newer name of the output limit (reasoning models reject
     /// the old one); compatible servers know `max_tokens`.
-    fn max_key(&self) -> MaxKey {
+    fn max_key(&self) -> &'static str {
         if self.base_url.contains("openai.com") || self.base_url.contains("azure") {
-            MaxKey::Completion
+            "max_completion_tokens"
         } else {
-            MaxKey::Tokens
+            "max_tokens"
         }
     }
 }
@@ -201,7 +190,8 @@ impl ChatProvider for OpenAiProvider {
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
-        let body = self.encode_body(request);
+        let body = serde_json::to_vec(&self.encode_request(request))
+            .map_err(|e| LlmError::Protocol(format!("the request could not be encoded: {e}")))?;
         let mut headers = vec![(ACCEPT, HeaderValue::from_static("text/event-stream"))];
         if let Some(key) = &self.api_key {
             headers.push((
@@ -591,115 +581,43 @@ mod tests {
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["max_tokens"], 100);
         assert!((body["temperature"].as_f64().unwrap_or(0.0) - 0.2).abs() < 1e-6);
-        assert_eq!(
-            p.encode_body(&req),
-            serde_json::to_vec(&body).unwrap_or_default()
-        );
     }
 
-    /// The serialised body is the document's bytes, whatever the request holds: pictures,
-    /// text with tool calls, string and object results, a schema that is no object, no
-    /// tools, either output-limit name, a temperature or none.
+    /// OpenAI's own service and Azure get the newer name of the output limit, compatible
+    /// servers the older one; a tool whose schema is no object is sent an empty object schema.
     #[test]
-    fn serialised_body_is_the_documents_bytes() {
-        let picture = crate::llm::ImagePart {
-            mime: "image/png".into(),
-            bytes: vec![1, 2, 3],
-        };
-        let messages = vec![
-            ChatMessage::user("q \"quoted\" é \u{1F600}\n"),
-            ChatMessage::User {
-                text: "see".into(),
-                images: vec![picture.clone()],
-            },
-            ChatMessage::User {
-                text: String::new(),
-                images: vec![picture],
-            },
-            ChatMessage::assistant(""),
-            ChatMessage::Assistant {
-                text: "checking".into(),
-                tool_calls: vec![ToolCall {
-                    id: "c1".into(),
-                    name: "f".into(),
-                    arguments: "{\"a\": [1, 2.5, null]}".into(),
-                    thought_signature: Some("sig".into()),
-                }],
-                thought_signature: None,
-            },
-            ChatMessage::Tool {
-                results: vec![
-                    ToolResult {
-                        call_id: "c1".into(),
-                        name: "f".into(),
-                        content:
-                            json!({"z": 1, "a": {"n": -0.125, "s": "x\ty"}, "m": [true, null]})
-                                .into(),
-                        is_error: false,
-                    },
-                    ToolResult {
-                        call_id: "c2".into(),
-                        name: "f".into(),
-                        content: json!("plain text").into(),
-                        is_error: false,
-                    },
-                ],
-            },
-            ChatMessage::user(""),
-            ChatMessage::assistant("done"),
-        ];
-        let tools = vec![
-            ToolSpec {
-                name: "f".into(),
-                description: "does f".into(),
-                parameters: json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "array"}}}).into(),
-            },
-            ToolSpec {
+    fn output_limit_name_follows_the_server() {
+        let req = ChatRequest {
+            system: String::new(),
+            messages: vec![ChatMessage::user("q")],
+            tools: vec![ToolSpec {
                 name: "g".into(),
                 description: String::new(),
                 parameters: Value::Null.into(),
-            },
-        ];
-        for (url, temperature, system, tools, max, t) in [
-            (
-                "http://x/v1",
-                Some(0.2),
-                "sys",
-                tools.clone(),
-                Some(10),
-                None,
-            ),
+            }],
+            temperature: None,
+            max_output_tokens: Some(7),
+        };
+        for (url, key, other) in [
+            ("http://x/v1", "max_tokens", "max_completion_tokens"),
             (
                 "https://api.openai.com/v1",
-                None,
-                "",
-                vec![],
-                Some(5),
-                Some(0.7),
+                "max_completion_tokens",
+                "max_tokens",
             ),
             (
                 "https://x.openai.azure.com/v1",
-                Some(1.0),
-                "s",
-                tools,
-                None,
-                None,
+                "max_completion_tokens",
+                "max_tokens",
             ),
         ] {
-            let p = OpenAiProvider::new(url, "m", None, temperature, Duration::from_secs(5));
-            let req = ChatRequest {
-                system: system.into(),
-                messages: messages.clone(),
-                tools,
-                temperature: t,
-                max_output_tokens: max,
-            };
-            let document = serde_json::to_vec(&p.encode_request(&req)).unwrap_or_default();
-            assert!(!document.is_empty());
+            let p = OpenAiProvider::new(url, "m", None, None, Duration::from_secs(5));
+            let body = p.encode_request(&req);
+            assert_eq!(body[key], 7, "{url}");
+            assert_eq!(body[other], Value::Null, "{url}");
             assert_eq!(
-                String::from_utf8_lossy(&p.encode_body(&req)),
-                String::from_utf8_lossy(&document),
-                "{url}"
+                body["tools"][0]["function"]["parameters"],
+                json!({"type": "object", "properties": {}})
             );
         }
     }

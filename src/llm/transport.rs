@@ -3,14 +3,12 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
+use reqwest::header::{HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
 use super::errors::{self, ErrorDialect};
-use super::inline_http::{InlineHttp, InlineResponse};
 use super::sse::SseDecoder;
 use super::timeouts::CallClock;
 use super::{ChatStream, LlmError, StreamEvent, StreamTimeouts, TimeoutStage};
@@ -28,43 +26,26 @@ pub(crate) trait EventDecoder: Send + 'static {
 /// A byte stream of a response body, errors already mapped.
 pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> + Send>>;
 
-/// Where one provider's requests go. A plain-HTTP server reached directly (a model served on
-/// the same network: vLLM, Ollama, llama.cpp) gets connections its requests drive themselves
-/// ([`InlineHttp`]); HTTPS, or any server while a proxy is configured in the environment, goes
-/// through reqwest's pooled client (TLS, HTTP/2, proxies).
+/// Where one provider's requests go, through reqwest's pooled client (TLS, HTTP/2, proxies).
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     url: String,
-    route: Route,
+    client: reqwest::Client,
     /// Bounds connecting, the first byte, every gap of a stream and the whole stream.
     timeouts: StreamTimeouts,
 }
 
-#[derive(Debug, Clone)]
-enum Route {
-    /// Connections driven by the requests, and the URL's path and query.
-    Direct(InlineHttp, String),
-    /// reqwest's pool, with the URL parsed once (a URL that does not parse is refused per
-    /// request).
-    Pooled(reqwest::Client, Option<reqwest::Url>),
-}
-
 impl Endpoint {
-    /// Requests to `url`, each stage bounded by `timeouts` (applied here, around either kind
-    /// of connection, so both behave alike).
+    /// Requests to `url`, each stage bounded by `timeouts`.
     pub(crate) fn new(url: String, timeouts: StreamTimeouts) -> Self {
-        let parsed = reqwest::Url::parse(&url).ok();
-        let direct = parsed
-            .as_ref()
-            .filter(|u| u.scheme() == "http" && !proxy_configured())
-            .and_then(|u| direct(u, timeouts.connect));
-        let route = match direct {
-            Some((http, path)) => Route::Direct(http, path),
-            None => Route::Pooled(pooled_client(timeouts.connect), parsed),
-        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .user_agent(USER_AGENT_VALUE)
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
         Self {
             url,
-            route,
+            client,
             timeouts,
         }
     }
@@ -88,11 +69,21 @@ impl Endpoint {
     ) -> Result<ChatStream, LlmError> {
         let clock = CallClock::start(self.timeouts);
         let response = self.post_json(headers, body, dialect, &clock).await?;
-        if response.is_json() {
-            let value = response.read_json(&clock).await?;
+        if is_json(&response) {
+            let bytes = clock
+                .within(response.bytes())
+                .await?
+                .map_err(|e| errors::from_reqwest(&e))?;
+            let value = serde_json::from_slice(&bytes)
+                .map_err(|e| LlmError::Protocol(format!("invalid JSON body: {e}")))?;
             return Ok(ready_stream(whole(&value)?));
         }
-        Ok(decode_events(response.body_stream(), decoder, Some(clock)))
+        let bytes: ByteStream = Box::pin(
+            response
+                .bytes_stream()
+                .map(|r| r.map_err(|e| stream_error(&e))),
+        );
+        Ok(decode_events(bytes, decoder, Some(clock)))
     }
 
     /// POSTs the JSON `body` with `headers`, waiting for the response headers until the
@@ -104,39 +95,22 @@ impl Endpoint {
         body: Vec<u8>,
         dialect: ErrorDialect,
         clock: &CallClock,
-    ) -> Result<Response, LlmError> {
-        let response = match &self.route {
-            Route::Direct(http, path) => {
-                let mut all = Vec::with_capacity(headers.len() + 2);
-                all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
-                all.push((USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE)));
-                all.extend_from_slice(headers);
-                Response::Direct(
-                    clock
-                        .within(http.post(path, &all, Bytes::from(body)))
-                        .await??,
-                )
-            }
-            Route::Pooled(client, parsed) => {
-                let request = match parsed {
-                    Some(url) => client.post(url.clone()),
-                    None => client.post(&self.url),
-                };
-                let mut request = request.header(CONTENT_TYPE, "application/json").body(body);
-                for (name, value) in headers {
-                    request = request.header(name, value);
-                }
-                match clock.within(request.send()).await? {
-                    // Connecting is the only stage reqwest itself bounds.
-                    Err(e) if e.is_timeout() => {
-                        return Err(self.timeouts.error(TimeoutStage::Connect))
-                    }
-                    Err(e) => return Err(errors::from_reqwest(&e)),
-                    Ok(r) => Response::Pooled(r),
-                }
-            }
+    ) -> Result<reqwest::Response, LlmError> {
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let response = match clock.within(request.send()).await? {
+            // Connecting is the only stage reqwest itself bounds.
+            Err(e) if e.is_timeout() => return Err(self.timeouts.error(TimeoutStage::Connect)),
+            Err(e) => return Err(errors::from_reqwest(&e)),
+            Ok(r) => r,
         };
-        let status = response.status();
+        let status = response.status().as_u16();
         if (200..300).contains(&status) {
             return Ok(response);
         }
@@ -170,98 +144,14 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, LlmError> {
 
 const USER_AGENT_VALUE: &str = concat!("sparky/", env!("CARGO_PKG_VERSION"));
 
-fn pooled_client(connect: Duration) -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(connect)
-        .user_agent(USER_AGENT_VALUE)
-        .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
-}
-
-/// Whether the environment names a proxy for plain HTTP (as reqwest reads it), in which case
-/// requests go through reqwest, which honours it.
-fn proxy_configured() -> bool {
-    ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
-        .iter()
-        .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
-}
-
-fn direct(url: &reqwest::Url, connect: Duration) -> Option<(InlineHttp, String)> {
-    let host = url.host_str()?;
-    let port = url.port_or_known_default()?;
-    let authority = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    };
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
-    };
-    Some((InlineHttp::new(host, port, &authority, connect)?, path))
-}
-
-/// A response from either kind of connection.
-pub(crate) enum Response {
-    Pooled(reqwest::Response),
-    Direct(InlineResponse),
-}
-
-impl Response {
-    fn status(&self) -> u16 {
-        match self {
-            Self::Pooled(r) => r.status().as_u16(),
-            Self::Direct(r) => r.status,
-        }
-    }
-
-    fn headers(&self) -> &HeaderMap {
-        match self {
-            Self::Pooled(r) => r.headers(),
-            Self::Direct(r) => &r.headers,
-        }
-    }
-
-    /// The whole body.
-    async fn bytes(self) -> Result<Bytes, LlmError> {
-        match self {
-            Self::Pooled(r) => r.bytes().await.map_err(|e| errors::from_reqwest(&e)),
-            Self::Direct(r) => {
-                let mut body = r.body;
-                let mut out = Vec::new();
-                while let Some(chunk) = body.next().await {
-                    let chunk = chunk.map_err(|e| LlmError::Transport(e.to_string()))?;
-                    out.extend_from_slice(&chunk);
-                }
-                Ok(Bytes::from(out))
-            }
-        }
-    }
-
-    /// Whether the body is a plain JSON document rather than an event stream (servers that
-    /// ignore `stream: true`, or Gemini without `alt=sse`).
-    fn is_json(&self) -> bool {
-        self.headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.trim_start().starts_with("application/json"))
-    }
-
-    /// Reads a whole JSON body by the next deadline of `clock`.
-    async fn read_json(self, clock: &CallClock) -> Result<serde_json::Value, LlmError> {
-        let bytes = clock.within(self.bytes()).await??;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| LlmError::Protocol(format!("invalid JSON body: {e}")))
-    }
-
-    /// The body as a byte stream with mapped errors.
-    fn body_stream(self) -> ByteStream {
-        match self {
-            Self::Pooled(r) => Box::pin(r.bytes_stream().map(|r| r.map_err(|e| stream_error(&e)))),
-            Self::Direct(r) => Box::pin(r.body.map(|r| {
-                r.map_err(|e| LlmError::Transport(format!("the stream was interrupted: {e}")))
-            })),
-        }
-    }
+/// Whether the body is a plain JSON document rather than an event stream (servers that ignore
+/// `stream: true`, or Gemini without `alt=sse`).
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.trim_start().starts_with("application/json"))
 }
 
 /// A failure while reading a body that had started: the connection broke mid-stream.
