@@ -16,7 +16,13 @@
 //! bench starts its own fake as a child process), `--turns N` (sequential turns timed, 300),
 //! `--sessions N` (1,000), `--rounds N` (turns per session, 5), `--connections N` (database
 //! pool, 10 as shipped), `--round-trips-only`, `--trace-round-trips` (the round-trip pass only,
-//! printing what the client sent in each round trip).
+//! printing what the client sent in each round trip), `--model-ms N` (the fake waits N ms
+//! before each answer), `--realistic` (only what a person meets: a 300 ms model, 50 threads
+//! asking at once, 3 questions each; first visible sign, turn time, peak memory, database
+//! connections).
+//!
+//! The bench is an alarm: it exits with an error when Sparky's own time p50 is more than twice
+//! the committed baseline (`BASELINE_P50_MS`).
 //!
 //! Sparky's own time is the turn's wall time minus the time the fake spent answering (it
 //! reports its busy time at `GET /stats`); with another server nothing is subtracted. Database
@@ -33,7 +39,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -42,7 +48,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use sparky::config::Config;
 use sparky::core::session::SessionKey;
-use sparky::core::{Agent, CollectSink, Effect, Input, InputAction};
+use sparky::core::{Agent, CollectSink, Effect, EffectSink, Input, InputAction};
 use sparky::nec::units::{
     Amps, ConductorSize, Edition, Feet, Material, Phase, TempRating, VoltAmperes, Volts,
 };
@@ -138,6 +144,8 @@ fn usage_chunk() -> String {
 
 struct Fake {
     stats: FakeStats,
+    /// How long each answer waits before its first byte (a model's time to answer).
+    model_delay: Duration,
     tools: Bytes,
     answer: Bytes,
 }
@@ -152,6 +160,9 @@ async fn completions(State(fake): State<Arc<Fake>>, body: Bytes) -> Response {
     } else {
         fake.tools.clone()
     };
+    if !fake.model_delay.is_zero() {
+        tokio::time::sleep(fake.model_delay).await;
+    }
     fake.stats.requests.fetch_add(1, Ordering::Relaxed);
     fake.stats
         .body_bytes
@@ -182,7 +193,7 @@ async fn stats(State(fake): State<Arc<Fake>>) -> String {
     )
 }
 
-fn run_fake_server() {
+fn run_fake_server(model_delay: Duration) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -191,6 +202,7 @@ fn run_fake_server() {
     rt.block_on(async {
         let fake = Arc::new(Fake {
             stats: FakeStats::default(),
+            model_delay,
             tools: tool_call_stream(),
             answer: answer_stream(),
         });
@@ -214,10 +226,11 @@ struct FakeProcess {
 }
 
 impl FakeProcess {
-    fn start() -> Self {
+    fn start(model_ms: u64) -> Self {
         let exe = std::env::current_exe().expect("own path");
         let mut child = Command::new(exe)
             .arg("--fake-server")
+            .args(["--model-ms", &model_ms.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the fake server");
@@ -517,6 +530,10 @@ struct Args {
     connections: u32,
     round_trips_only: bool,
     trace_round_trips: bool,
+    /// Milliseconds the own fake waits before each answer.
+    model_ms: u64,
+    /// Only the realistic pass: a slow model and every session asking at once.
+    realistic: bool,
 }
 
 fn parse_args() -> Args {
@@ -529,6 +546,8 @@ fn parse_args() -> Args {
         connections: 10,
         round_trips_only: false,
         trace_round_trips: false,
+        model_ms: 0,
+        realistic: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -541,12 +560,26 @@ fn parse_args() -> Args {
             "--rounds" => args.rounds = value().parse().unwrap_or(args.rounds),
             "--connections" => args.connections = value().parse().unwrap_or(args.connections),
             "--round-trips-only" => args.round_trips_only = true,
+            "--model-ms" => args.model_ms = value().parse().unwrap_or(args.model_ms),
+            "--realistic" => args.realistic = true,
             "--trace-round-trips" => {
                 args.round_trips_only = true;
                 args.trace_round_trips = true;
             }
             // `cargo bench` passes --bench; anything else is ignored too.
             _ => {}
+        }
+    }
+    if args.realistic {
+        // A model that takes 300 ms a call and 50 threads asking at once, unless told otherwise.
+        if args.model_ms == 0 {
+            args.model_ms = 300;
+        }
+        if !std::env::args().any(|a| a == "--sessions") {
+            args.sessions = 50;
+        }
+        if !std::env::args().any(|a| a == "--rounds") {
+            args.rounds = 3;
         }
     }
     args
@@ -772,6 +805,112 @@ async fn one_turn(agent: &Agent, key: &SessionKey) {
     check_turn(&sink.take());
 }
 
+/// Records when the first effect of a turn reached the platform side: the first thing the
+/// person sees.
+#[derive(Default)]
+struct TimedSink {
+    first: std::sync::OnceLock<Instant>,
+    inner: CollectSink,
+}
+
+#[async_trait::async_trait]
+impl EffectSink for TimedSink {
+    async fn emit(&self, effect: Effect) {
+        let _ = self.first.set(Instant::now());
+        self.inner.emit(effect).await;
+    }
+}
+
+/// One turn: milliseconds to its first visible sign and to its end.
+async fn timed_turn(agent: &Agent, key: &SessionKey) -> (f64, f64) {
+    let sink = TimedSink::default();
+    let t = Instant::now();
+    agent
+        .handle(input(key, QUESTION), &sink)
+        .await
+        .expect("turn");
+    let turn = t.elapsed();
+    check_turn(&sink.inner.take());
+    let first = sink.first.get().map_or(turn, |f| f.duration_since(t));
+    (first.as_secs_f64() * 1e3, turn.as_secs_f64() * 1e3)
+}
+
+/// What a person meets: a model taking `--model-ms` per call, `--sessions` threads asking at
+/// once, `--rounds` questions each.
+async fn realistic_pass(label: &str, database_url: Option<String>, base_url: &str, args: &Args) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = setup(
+        database_url.as_deref(),
+        dir.path(),
+        base_url,
+        args.connections,
+    )
+    .await;
+    reset_hwm();
+    let t = Instant::now();
+    let mut tasks = Vec::with_capacity(args.sessions);
+    for i in 0..args.sessions {
+        let agent = s.agent.clone();
+        let rounds = args.rounds;
+        tasks.push(tokio::spawn(async move {
+            let key = SessionKey::new("bench", "w", format!("c{}", i % 50), format!("real-{i}"));
+            let mut times = Vec::with_capacity(rounds);
+            for _ in 0..rounds {
+                times.push(timed_turn(&agent, &key).await);
+            }
+            times
+        }));
+    }
+    let (mut first, mut turn) = (Vec::new(), Vec::new());
+    for task in tasks {
+        for (f, w) in task.await.expect("session task") {
+            first.push(f);
+            turn.push(w);
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    first.sort_by(f64::total_cmp);
+    turn.sort_by(f64::total_cmp);
+    let connections = match &database_url {
+        Some(url) => open_connections(url).await.to_string(),
+        None => "one file".into(),
+    };
+    println!(
+        "{label}: realistic, model {} ms a call, {} threads x {} turns in {:.1} s: first visible sign p50 {:.1} ms, p99 {:.1} ms; turn p50 {:.0} ms, p99 {:.0} ms; peak RSS {:.1} MiB; database connections open after the run {connections}",
+        args.model_ms,
+        args.sessions,
+        args.rounds,
+        secs,
+        percentile(&first, 0.5),
+        percentile(&first, 0.99),
+        percentile(&turn, 0.5),
+        percentile(&turn, 0.99),
+        vm_hwm_kib() as f64 / 1024.0,
+    );
+}
+
+/// Connections open to the database of `url`, this query's own not counted.
+async fn open_connections(url: &str) -> i64 {
+    let Ok(pool) = sqlx::PgPool::connect(url).await else {
+        return -1;
+    };
+    let n: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap_or(0);
+    pool.close().await;
+    n - 1
+}
+
+/// Sparky's own time p50 per store in the last measured run (docs/core_bench.md). The bench is
+/// an alarm, not a goal: it fails when a run's median is more than twice its baseline.
+const BASELINE_P50_MS: [(&str, f64); 2] = [("sqlite", 2.23), ("postgres", 1.93)];
+
+/// Set when a run's median went past twice its baseline.
+static ALARM: AtomicBool = AtomicBool::new(false);
+
 async fn bench_store(
     label: &str,
     database_url: Option<String>,
@@ -781,6 +920,10 @@ async fn bench_store(
     statements: &Arc<AtomicU64>,
     counting: &Arc<AtomicBool>,
 ) {
+    if args.realistic {
+        realistic_pass(label, database_url, base_url, args).await;
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let client = reqwest::Client::new();
 
@@ -906,6 +1049,14 @@ async fn bench_store(
         percentile(&wall, 0.5),
         percentile(&wall, 0.99),
     );
+    let p50 = percentile(&own, 0.5);
+    let baseline = BASELINE_P50_MS.iter().find(|(store, _)| *store == label);
+    if let (None, Some((_, base)), 0) = (&args.base_url, baseline, args.model_ms) {
+        if p50 > 2.0 * base {
+            eprintln!("{label}: ALARM: own time p50 {p50:.2} ms is more than twice the baseline {base:.2} ms");
+            ALARM.store(true, Ordering::Relaxed);
+        }
+    }
     if requests > 0 {
         println!(
             "{label}: {:.1} model requests per turn, {:.1} KB request body on average",
@@ -990,11 +1141,11 @@ fn print_time_spent(label: &str, turns: usize, model_secs: f64) {
 }
 
 fn main() {
+    let args = parse_args();
     if std::env::args().any(|a| a == "--fake-server") {
-        run_fake_server();
+        run_fake_server(Duration::from_millis(args.model_ms));
         return;
     }
-    let args = parse_args();
     let statements = Arc::new(AtomicU64::new(0));
     let counting = Arc::new(AtomicBool::new(false));
     let subscriber = tracing_subscriber::registry().with(StatementCounter {
@@ -1003,7 +1154,10 @@ fn main() {
     });
     tracing::subscriber::set_global_default(subscriber).expect("subscriber");
 
-    let fake = args.base_url.is_none().then(FakeProcess::start);
+    let fake = args
+        .base_url
+        .is_none()
+        .then(|| FakeProcess::start(args.model_ms));
     let base_url = args
         .base_url
         .clone()
@@ -1066,4 +1220,7 @@ fn main() {
             }
         }
     });
+    if ALARM.load(Ordering::Relaxed) {
+        std::process::exit(1);
+    }
 }
