@@ -26,6 +26,7 @@ pub(crate) mod repeats;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod suggest;
 pub mod summary;
 pub mod thread_ids;
 pub mod tool_router;

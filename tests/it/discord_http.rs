@@ -367,3 +367,122 @@ async fn a_tool_command_runs_through_the_core_and_is_audited() {
         "{audit:?}"
     );
 }
+
+/// An autocomplete interaction (type 4) with `options`, the one being typed marked `focused`
+/// as in Discord's documented payload.
+fn autocomplete_payload(e: &Endpoint, options: Value) -> Value {
+    let (mut payload, _) = e.discord.command_payload(CHANNEL_ID, USER_ID, options);
+    payload["type"] = json!(4);
+    payload
+}
+
+fn choice_names(answer: &Value) -> Vec<String> {
+    answer["data"]["choices"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| c["name"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn autocomplete_offers_only_the_callers_workspace_names() {
+    use sparky::project::{MemberRole, Workspace};
+    let e = endpoint().await;
+    let ours = Workspace::new("discord", GUILD_ID);
+    // The caller's own project, one only someone else holds a role in, and another server's.
+    let mine = e
+        .store
+        .create_project(&ours, "Shopfront", Edition::Nec2023)
+        .await
+        .unwrap();
+    e.store
+        .set_member_role(mine.id, "discord", USER_ID, MemberRole::Editor)
+        .await
+        .unwrap();
+    let theirs = e
+        .store
+        .create_project(&ours, "Shop annex", Edition::Nec2023)
+        .await
+        .unwrap();
+    e.store
+        .set_member_role(theirs.id, "discord", "someone-else", MemberRole::Owner)
+        .await
+        .unwrap();
+    e.store
+        .create_project(
+            &Workspace::new("discord", "another-guild"),
+            "Shop elsewhere",
+            Edition::Nec2023,
+        )
+        .await
+        .unwrap();
+    e.store
+        .add_panel(e.project, &support::db::panel("LP-1"))
+        .await
+        .unwrap();
+
+    let typed = |group: Option<&str>, sub: &str, option: &str, value: &str| {
+        let focused = json!([{"type": 3, "name": option, "value": value, "focused": true}]);
+        let sub = json!({"type": 1, "name": sub, "options": focused});
+        match group {
+            Some(g) => json!([{"type": 2, "name": g, "options": [sub]}]),
+            None => json!([sub]),
+        }
+    };
+    let (status, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(Some("project"), "use", "name", "sho")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert_eq!((status, answer["type"].as_u64()), (200, Some(8)));
+    // "Shop" has no members yet (whoever binds it first claims it); "Shop annex" is someone
+    // else's; "Shop elsewhere" belongs to another server.
+    assert_eq!(choice_names(&answer), ["Shop", "Shopfront"]);
+
+    let (_, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(None, "report", "panel", "lp")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert_eq!(choice_names(&answer), ["LP-1"]);
+
+    let (_, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(None, "tool", "name", "voltage d")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert!(
+        choice_names(&answer)
+            .iter()
+            .any(|n| n == "calculate_voltage_drop"),
+        "{answer}"
+    );
+
+    // A state for `project set location`: shown by name, picked as its code.
+    let set = json!([{"type": 2, "name": "project", "options": [{"type": 1, "name": "set", "options": [
+        {"type": 3, "name": "what", "value": "location"},
+        {"type": 3, "name": "value", "value": "washi", "focused": true}]}]}]);
+    let (_, answer) = e.post(&autocomplete_payload(&e, set), now(), &key()).await;
+    assert_eq!(answer["data"]["choices"][0]["name"], "Washington (WA)");
+    assert_eq!(answer["data"]["choices"][0]["value"], "WA");
+    assert_eq!(choice_names(&answer).len(), 1);
+
+    // An option that names nothing Sparky offers gets an empty list.
+    let (_, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(None, "ask", "question", "vol")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert_eq!(answer["data"]["choices"], json!([]));
+}

@@ -94,11 +94,20 @@ fn ephemeral(text: &str) -> Value {
 }
 
 fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_MESSAGE {
+    clip_to(text, MAX_MESSAGE)
+}
+
+fn clip_to(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
         return text.to_string();
     }
-    text.chars().take(MAX_MESSAGE - 1).collect::<String>() + "…"
+    text.chars().take(max - 1).collect::<String>() + "…"
 }
+
+/// Longest name or value of an autocomplete choice Discord accepts.
+const MAX_CHOICE: usize = 100;
+/// Autocomplete must be answered within Discord's 3 s; past this, nothing is offered.
+const AUTOCOMPLETE_BUDGET: Duration = Duration::from_secs(2);
 
 /// Removes mentions of the bot (`<@id>`, `<@!id>`) from a message.
 pub fn strip_mention(text: &str, bot: &str) -> String {
@@ -292,8 +301,60 @@ impl Discord {
         }
     }
 
+    /// The session key of a command used in `cmd`'s channel: project bindings belong to the
+    /// channel, also when used inside one of its threads.
+    async fn command_key(&self, cmd: &CommandInteraction) -> SessionKey {
+        let channel = cmd.channel_id.to_string();
+        let guild = cmd.guild_id.map(|g| g.to_string());
+        let parent = match &guild {
+            Some(_) => self
+                .channel_info(&channel)
+                .await
+                .filter(ChannelInfo::is_thread)
+                .and_then(|i| i.parent_id),
+            None => None,
+        }
+        .unwrap_or_else(|| channel.clone());
+        let workspace = guild.unwrap_or_else(|| dm_workspace(&cmd.user.id.to_string()));
+        SessionKey::new(PLATFORM, &workspace, &parent, &channel)
+    }
+
+    /// The names to offer while a person types an option (type 8 answer): the caller's
+    /// workspace's only, nothing where Sparky is not enabled or the lookup is too slow.
+    async fn autocomplete(&self, cmd: &CommandInteraction) -> Value {
+        let guild = cmd.guild_id.map(|g| g.to_string());
+        let enabled = self.settings.guild_allowed(guild.as_deref());
+        let target = commands::autocomplete_target(&cmd.data).filter(|_| enabled);
+        let choices = match target {
+            Some((what, typed)) => {
+                let lookup = async {
+                    let key = self.command_key(cmd).await;
+                    let user = cmd.user.id.to_string();
+                    self.agent.suggest(&key, &user, what, &typed).await
+                };
+                match tokio::time::timeout(AUTOCOMPLETE_BUDGET, lookup).await {
+                    Ok(Ok(choices)) => choices,
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "autocomplete lookup failed");
+                        Vec::new()
+                    }
+                    Err(_) => {
+                        tracing::warn!("autocomplete lookup too slow");
+                        Vec::new()
+                    }
+                }
+            }
+            None => Vec::new(),
+        };
+        let choices: Vec<Value> = choices
+            .iter()
+            .map(|c| json!({"name": clip_to(&c.label, MAX_CHOICE), "value": clip_to(&c.value, MAX_CHOICE)}))
+            .collect();
+        json!({"type": 8, "data": {"choices": choices}})
+    }
+
     /// Decides the answer Discord needs within 3 s, and what is left to do after it.
-    pub fn triage(&self, interaction: Interaction) -> (Value, Option<Work>) {
+    pub async fn triage(&self, interaction: Interaction) -> (Value, Option<Work>) {
         match interaction {
             Interaction::Ping(_) => (json!({"type": 1}), None),
             Interaction::Command(cmd) => {
@@ -332,7 +393,7 @@ impl Discord {
                 ),
                 None => (json!({"type": 6}), None),
             },
-            Interaction::Autocomplete(_) => (json!({"type": 8, "data": {"choices": []}}), None),
+            Interaction::Autocomplete(cmd) => (self.autocomplete(&cmd).await, None),
             _ => (json!({"type": 6}), None),
         }
     }
@@ -341,7 +402,7 @@ impl Discord {
     pub async fn on_gateway_interaction(&self, interaction: Interaction) {
         let id = interaction.id().to_string();
         let token = interaction.token().to_string();
-        let (ack, work) = self.triage(interaction);
+        let (ack, work) = self.triage(interaction).await;
         if let Err(e) = self.rest.interaction_callback(&id, &token, &ack).await {
             // Discord shows "interaction failed"; still do the work (e.g. a click that was
             // acknowledged by a previous delivery).
@@ -419,22 +480,8 @@ impl Discord {
         };
         let user = cmd.user.id.to_string();
         let channel = cmd.channel_id.to_string();
-        let guild = cmd.guild_id.map(|g| g.to_string());
-        let info = match &guild {
-            Some(_) => self.channel_info(&channel).await,
-            None => None,
-        };
-        let in_thread = info.as_ref().is_some_and(ChannelInfo::is_thread);
-        // Project bindings belong to the channel, also when used inside one of its threads.
-        let parent = info
-            .as_ref()
-            .filter(|i| i.is_thread())
-            .and_then(|i| i.parent_id.clone())
-            .unwrap_or_else(|| channel.clone());
-        let workspace = guild
-            .clone()
-            .unwrap_or_else(|| dm_workspace(&cmd.user.id.to_string()));
-        let key = SessionKey::new(PLATFORM, &workspace, &parent, &channel);
+        let key = self.command_key(cmd).await;
+        let in_thread = key.channel != channel;
         let mut tool = None;
         let (text, mode) = match slash {
             // A tool command is an input of the thread: a write shows its card there.
@@ -489,8 +536,9 @@ impl Discord {
                 return;
             }
         };
-        let (key, thread) = match &guild {
+        let (key, thread) = match cmd.guild_id {
             Some(guild) if !in_thread => {
+                let guild = guild.to_string();
                 let Some(thread) = self.start_thread(&channel, &original.id, &text).await else {
                     let _ = self
                         .rest
@@ -502,7 +550,7 @@ impl Discord {
                         .await;
                     return;
                 };
-                (SessionKey::new(PLATFORM, guild, &channel, &thread), thread)
+                (SessionKey::new(PLATFORM, &guild, &channel, &thread), thread)
             }
             _ => (key, channel.clone()),
         };

@@ -2,11 +2,13 @@
 //! the core understands (a message with a mode, or a platform-neutral [`Command`]).
 
 use serenity::all::{
-    CommandOptionType, CreateCommand, CreateCommandOption, ResolvedOption, ResolvedValue,
+    CommandData, CommandDataOptionValue, CommandOptionType, CreateCommand, CreateCommandOption,
+    ResolvedOption, ResolvedValue,
 };
 
 use crate::core::commands::Command;
 use crate::core::session::Mode;
+use crate::core::suggest::Suggest;
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 
@@ -108,11 +110,8 @@ pub fn definition() -> CreateCommand {
                     .add_sub_option(edition),
             )
             .add_sub_option(
-                sub("use", "Bind this channel to a project").add_sub_option(text(
-                    "name",
-                    "Project name",
-                    true,
-                )),
+                sub("use", "Bind this channel to a project")
+                    .add_sub_option(text("name", "Project name", true).set_autocomplete(true)),
             )
             .add_sub_option(sub("show", "Show the bound project"))
             .add_sub_option(sub("export", "Export the bound project as JSON"))
@@ -145,7 +144,7 @@ pub fn definition() -> CreateCommand {
                         .add_string_choice("edition override: YEAR or auto", "edition")
                         .add_string_choice("permit date: YYYY-MM-DD or today", "permit"),
                 )
-                .add_sub_option(text("value", "The value", true)),
+                .add_sub_option(text("value", "The value", true).set_autocomplete(true)),
             )
             .add_sub_option(sub("code", "Which NEC edition applies here, and why")),
         )
@@ -158,7 +157,9 @@ pub fn definition() -> CreateCommand {
         )
         .add_option(
             sub("tool", "Run a tool directly")
-                .add_sub_option(text("name", "Tool name (see /sparky tools)", true))
+                .add_sub_option(
+                    text("name", "Tool name (see /sparky tools)", true).set_autocomplete(true),
+                )
                 .add_sub_option(text(
                     "args",
                     "Arguments as JSON, e.g. {\"expression\": \"2*3\"}",
@@ -174,7 +175,9 @@ pub fn definition() -> CreateCommand {
                         .add_string_choice("service load calculation", "load")
                         .add_string_choice("energy budget", "energy"),
                 )
-                .add_sub_option(text("panel", "Panel name (panel schedule)", false))
+                .add_sub_option(
+                    text("panel", "Panel name (panel schedule)", false).set_autocomplete(true),
+                )
                 .add_sub_option(
                     text("format", "File format (default PDF)", false)
                         .add_string_choice("PDF", "pdf")
@@ -183,6 +186,38 @@ pub fn definition() -> CreateCommand {
         )
         .add_option(sub("tools", "List the tools"))
         .add_option(sub("help", "How to use Sparky"))
+}
+
+/// The option a person is typing into, and what they typed, when it names something Sparky can
+/// offer (a project, panel, tool or state).
+pub fn autocomplete_target(data: &CommandData) -> Option<(Suggest, String)> {
+    let mut path = Vec::new();
+    let mut options = &data.options;
+    while let Some((name, inner)) = options.iter().find_map(|o| match &o.value {
+        CommandDataOptionValue::SubCommand(v) | CommandDataOptionValue::SubCommandGroup(v) => {
+            Some((o.name.as_str(), v))
+        }
+        _ => None,
+    }) {
+        path.push(name);
+        options = inner;
+    }
+    let (focused, typed) = options.iter().find_map(|o| match &o.value {
+        CommandDataOptionValue::Autocomplete { value, .. } => Some((o.name.as_str(), value)),
+        _ => None,
+    })?;
+    let what = options.iter().find_map(|o| match &o.value {
+        CommandDataOptionValue::String(s) if o.name == "what" => Some(s.as_str()),
+        _ => None,
+    });
+    let kind = match (path.as_slice(), focused) {
+        (["project", "use"], "name") => Suggest::Project,
+        (["tool"], "name") => Suggest::Tool,
+        (["report"], "panel") => Suggest::Panel,
+        (["project", "set"], "value") if what == Some("location") => Suggest::State,
+        _ => return None,
+    };
+    Some((kind, typed.clone()))
 }
 
 fn string<'a>(opts: &'a [ResolvedOption<'a>], name: &str) -> Option<&'a str> {

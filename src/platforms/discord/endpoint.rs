@@ -101,7 +101,7 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
             return (StatusCode::BAD_REQUEST, "unreadable interaction").into_response();
         }
     };
-    let (ack, work) = ep.discord.triage(interaction);
+    let (ack, work) = ep.discord.triage(interaction).await;
     if let Some(work) = work {
         ep.discord.spawn_work(work);
     }
