@@ -66,9 +66,18 @@ macro_rules! impl_pending {
                     .bind(micros(action.expires_at))
                     .bind(action.project_id)
                     .bind(action.planned_version)
-                    .bind(action.origin.as_str())
-                    .fetch_one(&self.pool)
-                    .await;
+                    .bind(action.origin.as_str());
+                    // A proposal is one of its turn's writes: fenced on the turn's lease.
+                    let res = match self.begin_fenced().await? {
+                        Some(mut tx) => match res.fetch_one(&mut *tx).await {
+                            Ok(row) => {
+                                tx.commit().await.map_err(db)?;
+                                Ok(row)
+                            }
+                            Err(e) => Err(e),
+                        },
+                        None => res.fetch_one(&self.pool).await,
+                    };
                     match res {
                         Ok(row) => pending_from(&row),
                         Err(e) if is_unique(&e) => {

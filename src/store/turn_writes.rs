@@ -1,6 +1,8 @@
 //! A turn's writes in one go: the messages of a model step and the audit rows of the tools it
 //! ran, and at a turn's end the finishing of the input it answered. On Postgres this is one
 //! statement (one round trip, atomic); on SQLite, where there is no network, one transaction.
+//! A turn's writes are fenced on its lease ([`super::fence`]): on Postgres the statement then
+//! runs in a transaction after the check.
 
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
@@ -83,6 +85,7 @@ impl PostgresStore {
         audits: &[AuditEntry],
         finish: Option<InputFinish<'_>>,
     ) -> StoreResult<bool> {
+        super::failpoint::stall("turn_write_stall");
         let mut qb = QueryBuilder::<Postgres>::new("");
         let mut first = true;
         let messages_last = finish.is_none() && !messages.is_empty();
@@ -128,11 +131,16 @@ impl PostgresStore {
                 true
             }
         };
-        let done = qb
-            .build()
-            .execute(self.pool())
-            .await
-            .map_err(|e| violation(e, None, missing(session_id)))?;
+        let failed = |e| violation(e, None, missing(session_id));
+        // Fenced, the statement runs in a transaction that checked the turn's lease first.
+        let done = match self.begin_fenced().await? {
+            Some(mut tx) => {
+                let done = qb.build().execute(&mut *tx).await.map_err(failed)?;
+                tx.commit().await.map_err(db)?;
+                done
+            }
+            None => qb.build().execute(self.pool()).await.map_err(failed)?,
+        };
         Ok(releases && done.rows_affected() == 1)
     }
 }
@@ -147,11 +155,15 @@ impl SqliteStore {
         audits: &[AuditEntry],
         finish: Option<InputFinish<'_>>,
     ) -> StoreResult<bool> {
+        super::failpoint::stall("turn_write_stall");
         let mut tx = self
             .pool()
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(db)?;
+        if let Some(fence) = super::fence::current() {
+            Self::check_fence(&mut tx, &fence).await?;
+        }
         if !audits.is_empty() {
             let mut qb = QueryBuilder::<Sqlite>::new("");
             push_audits!(qb, audits);
