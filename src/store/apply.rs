@@ -212,7 +212,7 @@ macro_rules! impl_apply {
                         })?;
                         Written::Panel(panel_from(&row)?)
                     }
-                    Change::AddCircuit { panel_id, panel, spec } => {
+                    Change::AddCircuit { panel_id, panel, spec, .. } => {
                         let row = <$store>::stmt_insert_circuit(real(ids, *panel_id)?, spec)
                             .fetch_one(&mut **tx)
                             .await
