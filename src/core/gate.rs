@@ -324,7 +324,9 @@ impl Agent {
         }
     }
 
-    async fn expire(
+    /// Resolves `action` as expired (nothing applied): its history and audit are told, and
+    /// its card through `sink`.
+    pub(super) async fn expire(
         &self,
         action: &PendingAction,
         session: &Session,

@@ -264,10 +264,54 @@ impl Admission {
                 tracing::warn!(error = %e, session_id, "could not release a thread's lease");
             }
             self.wake(session_id);
-            served?;
+            if matches!(served?, Served::Lost) {
+                sink.emit(Effect::Error {
+                    message: LEASE_LOST.into(),
+                })
+                .await;
+            }
             recovered += 1;
         }
         Ok(recovered)
+    }
+
+    /// Resolves proposals whose time ran out as expired, without waiting for a click: each is
+    /// expired under its thread's lease (a thread busy with a turn is left to that turn, or to
+    /// the next sweep), its history and audit told, and its card edited through `sink_for`.
+    /// Returns how many were expired.
+    pub async fn sweep_expired(
+        &self,
+        agent: &Agent,
+        sink_for: &(dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>>
+              + Send
+              + Sync),
+    ) -> Result<usize, CoreError> {
+        let expired = self.store.expired_pending(Utc::now(), 100).await?;
+        let mut swept = 0;
+        for action in expired {
+            let Some(session) = self.store.session(action.session_id).await? else {
+                continue;
+            };
+            let Some(sink) = sink_for(&session.key) else {
+                continue;
+            };
+            let owner = format!("{}:expire", self.replica);
+            if !self
+                .store
+                .take_lease(session.id, &owner, self.lease_until(), Utc::now())
+                .await?
+            {
+                continue;
+            }
+            let expired = agent.expire(&action, &session, sink.as_ref()).await;
+            if let Err(e) = self.store.release_lease(session.id, &owner).await {
+                tracing::warn!(error = %e, session_id = session.id, "could not release a thread's lease");
+            }
+            self.wake(session.id);
+            expired?;
+            swept += 1;
+        }
+        Ok(swept)
     }
 
     fn wake(&self, session_id: i64) {
