@@ -665,7 +665,7 @@ impl Agent {
             self.store.clone(),
             session.project_id,
             user,
-            Some(session.key.workspace.clone()),
+            Some(session.key.workspace()),
         );
         ctx.session_id = Some(session.id);
         ctx

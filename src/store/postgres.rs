@@ -271,7 +271,7 @@ impl PostgresStore {
         sqlx::query(&sql)
             .bind(clean_text(query))
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .bind(limit(k))
             .fetch_all(&self.pool)
             .await
@@ -342,7 +342,7 @@ impl PostgresStore {
             .bind(limit(budget))
             .bind(limit(k.saturating_add(candidates.len())))
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .fetch_all(&self.pool)
             .await
             .map_err(db)?
@@ -421,7 +421,7 @@ impl PostgresStore {
                 .bind(pgvector::Vector::from(embedding.to_vec()))
                 .bind(model)
                 .bind(filter.edition)
-                .bind(&filter.workspace)
+                .bind(filter.workspace_key())
                 .bind(limit(k))
                 .bind(limit(wide))
                 .fetch_all(&mut *tx)
@@ -464,7 +464,7 @@ impl PostgresStore {
             .bind(pgvector::Vector::from(embedding.to_vec()))
             .bind(model)
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .bind(limit(k))
             .fetch_all(&mut *tx)
             .await

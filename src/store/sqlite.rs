@@ -200,7 +200,7 @@ impl SqliteStore {
         sqlx::query(&sql)
             .bind(fts)
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .bind(limit(k))
             .fetch_all(&self.pool)
             .await
@@ -246,7 +246,7 @@ impl SqliteStore {
             let rows = sqlx::query(&sql)
                 .bind(&fts)
                 .bind(filter.edition)
-                .bind(&filter.workspace)
+                .bind(filter.workspace_key())
                 .bind(limit(n))
                 .bind(all)
                 .bind(&ids_json)
@@ -323,7 +323,7 @@ impl SqliteStore {
                 .bind(model)
                 .bind(dims)
                 .bind(filter.edition)
-                .bind(&filter.workspace)
+                .bind(filter.workspace_key())
                 .fetch(&self.pool);
             while let Some(row) = rows.try_next().await.map_err(db)? {
                 let id: i64 = row.try_get("chunk_id").map_err(db)?;
