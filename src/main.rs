@@ -69,9 +69,10 @@ enum Cmd {
         /// Files to ingest.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Workspace that may see them (default: everyone).
+        /// Workspace that may see them, as PLATFORM:ID (slack:T0123, discord:GUILD, local)
+        /// (default: everyone).
         #[arg(long)]
-        workspace: Option<String>,
+        workspace: Option<sparky::project::Workspace>,
         /// NEC edition the documents are for.
         #[arg(long)]
         edition: Option<i32>,
@@ -389,7 +390,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 app.store.as_ref(),
                 embedder.as_ref(),
                 &paths,
-                workspace.as_deref(),
+                workspace.as_ref(),
                 edition,
                 jurisdiction.as_deref(),
                 true,

@@ -291,7 +291,8 @@ fn start_slack(
 }
 
 /// Threads whose process died mid-turn, with nobody writing in them again, are closed and
-/// told here (Slack and Discord threads can be addressed from their session key).
+/// told here, and proposals whose time ran out are expired and their cards edited (Slack and
+/// Discord threads can be addressed from their session key).
 async fn recover_orphans(
     agent: Arc<crate::core::Agent>,
     config: Config,
@@ -308,6 +309,16 @@ async fn recover_orphans(
             Ok(0) => {}
             Ok(n) => tracing::info!(threads = n, "recovered threads left by a stopped process"),
             Err(e) => tracing::warn!(error = %e, "recovering orphaned threads failed"),
+        }
+        // Proposals nobody confirmed in time: their cards say so without waiting for a click.
+        match agent
+            .admission()
+            .sweep_expired(&agent, sinks.as_ref())
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(proposals = n, "expired proposals nobody confirmed"),
+            Err(e) => tracing::warn!(error = %e, "sweeping expired proposals failed"),
         }
     }
 }

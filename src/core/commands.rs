@@ -412,6 +412,26 @@ pub async fn use_or_create_project(
         .to_string())
 }
 
+/// Moves the thread of `key` onto `project_id`. A thread keeps the project it started on
+/// when its channel's binding changes elsewhere, but the thread where `project use` or
+/// `project create` is said (or a console restarted with `--project`) works on the project
+/// named from then on: its
+/// next proposals are planned against it, and their cards name and apply to it.
+async fn this_thread_works_on(
+    agent: &Agent,
+    key: &SessionKey,
+    project_id: i64,
+) -> Result<(), StoreError> {
+    let store = agent.store();
+    let session = store.open_thread(key, None).await?;
+    if session.project_id != Some(project_id) {
+        store
+            .set_session_project(session.id, Some(project_id))
+            .await?;
+    }
+    Ok(())
+}
+
 /// Runs a command for `user` in the conversation `key`.
 pub async fn execute(
     agent: &Agent,
@@ -448,6 +468,7 @@ async fn run(
             let p = store
                 .create_owned_project(&workspace, name.trim(), edition, &owner)
                 .await?;
+            this_thread_works_on(agent, key, p.id).await?;
             CommandOutput::ok(
                 format!(
                     "Created project \"{}\" ({}) and bound this channel to it; you are its owner. \
@@ -464,6 +485,7 @@ async fn run(
                 return Ok(not_found(&name));
             };
             if bound == Some(p.id) {
+                this_thread_works_on(agent, key, p.id).await?;
                 return Ok(CommandOutput::ok(
                     format!("This channel works on project \"{}\".", p.name),
                     json!({"type": "project", "project": p}),
@@ -484,6 +506,7 @@ async fn run(
             store
                 .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
                 .await?;
+            this_thread_works_on(agent, key, p.id).await?;
             CommandOutput::ok(
                 format!("This channel now works on project \"{}\".", p.name),
                 json!({"type": "project", "project": p}),

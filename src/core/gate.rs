@@ -324,7 +324,9 @@ impl Agent {
         }
     }
 
-    async fn expire(
+    /// Resolves `action` as expired (nothing applied): its history and audit are told, and
+    /// its card through `sink`.
+    pub(super) async fn expire(
         &self,
         action: &PendingAction,
         session: &Session,
@@ -663,7 +665,7 @@ impl Agent {
             self.store.clone(),
             session.project_id,
             user,
-            Some(session.key.workspace.clone()),
+            Some(session.key.workspace()),
         );
         ctx.session_id = Some(session.id);
         ctx

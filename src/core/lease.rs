@@ -34,7 +34,8 @@ use super::effects::{Effect, EffectSink};
 use super::session::Mode;
 use crate::config::AgentConfig;
 use crate::store::{
-    Enqueued, InputFinish, LeaseTaken, NewQueuedInput, QueuedInput, StartedInput, Store,
+    fenced, Enqueued, InputFinish, LeaseFence, LeaseTaken, NewQueuedInput, QueuedInput,
+    StartedInput, Store, StoreError,
 };
 
 /// First wait of a waiter between attempts at the lease (waiters in this process are also
@@ -68,7 +69,13 @@ enum Served {
     Done { released: bool },
     /// An older input of the thread belongs to a live waiter; let it go first.
     NotYet,
+    /// The lease could not be renewed (another process holds it, or the database did not
+    /// answer until it lapsed): the turn was cancelled and the person told.
+    Lost,
 }
+
+/// What the person reads when their turn is cancelled because its thread's lease was lost.
+pub const LEASE_LOST: &str = "I stopped this reply: the server answering it lost its hold on      this thread (it stalled longer than agent.lease_secs) and another one may have taken the      thread over. Anything shown as done before this is saved; please send your message again      for the rest.";
 
 impl Admission {
     /// Admission for one process on `store`.
@@ -184,6 +191,13 @@ impl Admission {
                 waker.notify().notify_waiters();
                 match served? {
                     Served::Done { .. } => return Ok(()),
+                    Served::Lost => {
+                        sink.emit(Effect::Error {
+                            message: LEASE_LOST.into(),
+                        })
+                        .await;
+                        return Ok(());
+                    }
                     Served::NotYet => {
                         // Our own wake-up is for the others: wait for the next one.
                         notified.set(waker.notify().notified());
@@ -250,10 +264,54 @@ impl Admission {
                 tracing::warn!(error = %e, session_id, "could not release a thread's lease");
             }
             self.wake(session_id);
-            served?;
+            if matches!(served?, Served::Lost) {
+                sink.emit(Effect::Error {
+                    message: LEASE_LOST.into(),
+                })
+                .await;
+            }
             recovered += 1;
         }
         Ok(recovered)
+    }
+
+    /// Resolves proposals whose time ran out as expired, without waiting for a click: each is
+    /// expired under its thread's lease (a thread busy with a turn is left to that turn, or to
+    /// the next sweep), its history and audit told, and its card edited through `sink_for`.
+    /// Returns how many were expired.
+    pub async fn sweep_expired(
+        &self,
+        agent: &Agent,
+        sink_for: &(dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>>
+              + Send
+              + Sync),
+    ) -> Result<usize, CoreError> {
+        let expired = self.store.expired_pending(Utc::now(), 100).await?;
+        let mut swept = 0;
+        for action in expired {
+            let Some(session) = self.store.session(action.session_id).await? else {
+                continue;
+            };
+            let Some(sink) = sink_for(&session.key) else {
+                continue;
+            };
+            let owner = format!("{}:expire", self.replica);
+            if !self
+                .store
+                .take_lease(session.id, &owner, self.lease_until(), Utc::now())
+                .await?
+            {
+                continue;
+            }
+            let expired = agent.expire(&action, &session, sink.as_ref()).await;
+            if let Err(e) = self.store.release_lease(session.id, &owner).await {
+                tracing::warn!(error = %e, session_id = session.id, "could not release a thread's lease");
+            }
+            self.wake(session.id);
+            expired?;
+            swept += 1;
+        }
+        Ok(swept)
     }
 
     fn wake(&self, session_id: i64) {
@@ -283,7 +341,7 @@ impl Admission {
         };
         tokio::select! {
             served = self.drain(agent, drain, mine, None, sink) => served,
-            () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
+            () = self.renew_until_lost(session_id, owner) => Ok(Served::Lost),
         }
     }
 
@@ -303,25 +361,40 @@ impl Admission {
         };
         tokio::select! {
             served = self.drain(agent, drain, None, Some(key), sink) => served,
-            () = self.renew_forever(session_id, owner) => Ok(Served::NotYet),
+            () = self.renew_until_lost(session_id, owner) => Ok(Served::Lost),
         }
     }
 
-    async fn renew_forever(&self, session_id: i64, owner: &str) {
+    /// Renews the lease every third of its length; returns once it is lost: another process
+    /// holds it, or no renewal succeeded for as long as the lease lasts (it may have lapsed
+    /// and been taken). Returning cancels the work it was raced against.
+    async fn renew_until_lost(&self, session_id: i64, owner: &str) {
+        let mut held_until = Instant::now() + self.lease;
         loop {
             tokio::time::sleep(self.lease / 3).await;
+            let asked = Instant::now();
             match self
                 .store
                 .renew_lease(session_id, owner, self.lease_until())
                 .await
             {
-                Ok(true) => {}
-                Ok(false) => tracing::error!(
-                    session_id,
-                    "lost a thread's lease while serving it (stalled longer than agent.lease_secs)"
-                ),
+                Ok(true) => held_until = asked + self.lease,
+                Ok(false) => {
+                    tracing::error!(
+                        session_id,
+                        "lost a thread's lease while serving it (stalled longer than agent.lease_secs); its turn is cancelled"
+                    );
+                    return;
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, session_id, "could not renew a thread's lease")
+                    tracing::warn!(error = %e, session_id, "could not renew a thread's lease");
+                    if Instant::now() >= held_until {
+                        tracing::error!(
+                            session_id,
+                            "a thread's lease could not be renewed before it lapsed; its turn is cancelled"
+                        );
+                        return;
+                    }
                 }
             }
         }
@@ -360,7 +433,7 @@ impl Admission {
                             agent,
                             &next,
                             input.clone(),
-                            Some(at.owner),
+                            (at.owner, true),
                             Some(started),
                             sink,
                         )
@@ -377,7 +450,7 @@ impl Admission {
                 Some((m, input)) if m.id == next.id => {
                     // Our own input is the last one we serve: finishing it gives the lease up.
                     let released = self
-                        .run(agent, &next, input.clone(), Some(at.owner), None, sink)
+                        .run(agent, &next, input.clone(), (at.owner, true), None, sink)
                         .await?;
                     return Ok(Served::Done { released });
                 }
@@ -406,7 +479,10 @@ impl Admission {
                 session_id,
                 "answering an input whose process stopped"
             );
-            if let Err(e) = self.run(agent, &next, adopted, None, None, sink).await {
+            if let Err(e) = self
+                .run(agent, &next, adopted, (at.owner, false), None, sink)
+                .await
+            {
                 tracing::error!(error = %e, id = next.id, "an adopted input failed");
                 sink.emit(Effect::Error {
                     message: format!(
@@ -447,17 +523,19 @@ impl Admission {
     }
 
     /// Runs one input within the process's turn limit, starting it unless `started` says it
-    /// was. With `release_as`, the thread's lease (held by that owner) is given up in the
-    /// statement that finishes the input; returns whether it was.
+    /// was, as `owner` of the thread's lease: every write of the turn is fenced on it. With
+    /// `release`, the lease is given up in the statement that finishes the input; returns
+    /// whether it was.
     async fn run(
         &self,
         agent: &Agent,
         item: &QueuedInput,
         input: Input,
-        release_as: Option<&str>,
+        (owner, release): (&str, bool),
         started: Option<Started>,
         sink: &dyn EffectSink,
     ) -> Result<bool, CoreError> {
+        let release_as = release.then_some(owner);
         let (session, _permit) = match started {
             Some(Started { session, permit }) => (session, permit),
             None => {
@@ -484,8 +562,22 @@ impl Admission {
             started: session,
             end: &end,
         };
-        let result = Box::pin(agent.dispatch(&input, Some(queued), sink)).await;
+        let fence = LeaseFence {
+            session_id: item.session_id,
+            owner: owner.to_string(),
+            epoch: queued.started.lease_epoch,
+        };
+        let result = Box::pin(fenced(fence, agent.dispatch(&input, Some(queued), sink))).await;
         gauge.dec();
+        if let Err(CoreError::Store(StoreError::LeaseLost(lost))) = &result {
+            // Another process holds the thread now: it closes this input, not us.
+            tracing::error!(error = %lost, id = item.id, "a turn's write was refused: its lease was lost");
+            sink.emit(Effect::Error {
+                message: LEASE_LOST.into(),
+            })
+            .await;
+            return Ok(false);
+        }
         // Finished either way: a failure was shown, and an input retried forever would block
         // its thread. A turn that ended with an answer finished it already.
         let finished = match (end.released.get(), release_as) {

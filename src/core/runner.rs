@@ -92,7 +92,7 @@ impl ToolRunner {
         who: RunFor<'_>,
     ) -> (ToolResult, AuditEntry) {
         let started = Instant::now();
-        let outcome = match self.tools.check_rate(ctx.workspace.as_deref(), &call.name) {
+        let outcome = match self.tools.check_rate(ctx.workspace.as_ref(), &call.name) {
             Err(e) => Err(e),
             Ok(()) if tool.cpu_bound() => self.offloaded(&call.name, tool, &args, ctx).await,
             Ok(()) => {
@@ -126,7 +126,7 @@ impl ToolRunner {
         who: RunFor<'_>,
     ) -> Result<ToolPlan, ToolError> {
         let started = Instant::now();
-        let outcome = match self.tools.check_rate(ctx.workspace.as_deref(), &call.name) {
+        let outcome = match self.tools.check_rate(ctx.workspace.as_ref(), &call.name) {
             Err(e) => Err(e),
             Ok(()) => {
                 self.guarded(&call.name, "preparing the change of", tool.plan(args, ctx))

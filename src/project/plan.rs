@@ -35,6 +35,10 @@ pub enum Change {
         panel: PanelSpec,
         /// The circuit, number, breaker and conductor resolved.
         spec: CircuitSpec,
+        /// The panel's circuits when planned (the card's spare spaces and panel load were
+        /// worked out from them); `None` in plans stored before they were kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        panel_circuits: Option<Vec<CircuitSpec>>,
     },
     /// Replace a circuit's data.
     UpdateCircuit {
@@ -48,6 +52,10 @@ pub enum Change {
         before: CircuitSpec,
         /// The circuit after.
         after: CircuitSpec,
+        /// The panel's circuits when planned (the card's spare spaces and panel load were
+        /// worked out from them); `None` in plans stored before they were kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        panel_circuits: Option<Vec<CircuitSpec>>,
     },
     /// Delete a circuit.
     RemoveCircuit {
@@ -59,6 +67,10 @@ pub enum Change {
         panel: String,
         /// The circuit when planned: it is removed only while it still reads exactly so.
         before: CircuitSpec,
+        /// The panel's circuits when planned (the card's spare spaces and panel load were
+        /// worked out from them); `None` in plans stored before they were kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        panel_circuits: Option<Vec<CircuitSpec>>,
     },
     /// Insert a feeder.
     AddFeeder {

@@ -9,7 +9,7 @@ use super::analysis::{circuit_label, slot_conflict};
 use super::circuit_diff::field_changes;
 use super::invariants::known_source;
 use super::plan::{Change, FIRST_PLACEHOLDER};
-use super::{PanelSpec, ProjectData};
+use super::{CircuitSpec, PanelSpec, ProjectData};
 
 /// Why each change of `changes` no longer fits `current`, in plan order; empty when the plan
 /// can be applied as stored. Later changes are checked against the project with the earlier
@@ -30,6 +30,39 @@ pub fn check_plan(current: &ProjectData, changes: &[Change]) -> Vec<String> {
 fn panel_changed(name: &str, planned: &PanelSpec, now: &PanelSpec) -> Option<String> {
     (planned != now).then(|| {
         format!("panel {name} was changed since this was proposed (its voltage, spaces or ratings differ)")
+    })
+}
+
+/// Why a circuit change's card no longer holds when the panel's circuits differ from those it
+/// was planned against (`seen`, in any order). The card showed consequences worked out from
+/// them (spare spaces after, the panel's load), and a person confirms the numbers they read:
+/// any change to the same panel since makes the card outdated, and the change is proposed
+/// again with numbers that hold. Recomputing the lines at Confirm instead would apply
+/// something the person never saw, and show it only after the fact.
+fn circuits_changed(
+    panel: &str,
+    seen: &Option<Vec<CircuitSpec>>,
+    p: &ProjectData,
+    panel_id: i64,
+) -> Option<String> {
+    let seen = seen.as_ref()?;
+    let mut now: Vec<&CircuitSpec> = p
+        .circuits_of(panel_id)
+        .into_iter()
+        .map(|c| &c.spec)
+        .collect();
+    let same = seen.len() == now.len()
+        && seen.iter().all(|s| match now.iter().position(|n| *n == s) {
+            Some(i) => {
+                now.swap_remove(i);
+                true
+            }
+            None => false,
+        });
+    (!same).then(|| {
+        format!(
+            "panel {panel}'s circuits changed since this was proposed, so the spare spaces and              panel load shown on the card no longer hold"
+        )
     })
 }
 
@@ -59,6 +92,7 @@ fn check_change(p: &ProjectData, c: &Change) -> Result<(), String> {
             panel_id,
             panel,
             spec,
+            panel_circuits,
         } => {
             let Some(now) = p.panels.iter().find(|x| x.id == *panel_id) else {
                 return Err(format!("panel {} is gone", panel.name));
@@ -72,6 +106,9 @@ fn check_change(p: &ProjectData, c: &Change) -> Result<(), String> {
                     circuit_label(&now.spec, spec)
                 ));
             }
+            if let Some(why) = circuits_changed(&panel.name, panel_circuits, p, *panel_id) {
+                return Err(why);
+            }
         }
         Change::UpdateCircuit {
             circuit_id,
@@ -79,6 +116,7 @@ fn check_change(p: &ProjectData, c: &Change) -> Result<(), String> {
             panel,
             before,
             after,
+            panel_circuits,
         } => {
             let label = circuit_label(panel, before);
             let Some(now) = p.circuits.iter().find(|x| x.id == *circuit_id) else {
@@ -104,12 +142,16 @@ fn check_change(p: &ProjectData, c: &Change) -> Result<(), String> {
             ) {
                 return Err(format!("{label} can no longer be changed: {why}"));
             }
+            if let Some(why) = circuits_changed(&panel.name, panel_circuits, p, *panel_id) {
+                return Err(why);
+            }
         }
         Change::RemoveCircuit {
             circuit_id,
+            panel_id,
             panel,
             before,
-            ..
+            panel_circuits,
         } => {
             let label = format!("{panel} #{} ({})", before.number, before.description);
             let Some(now) = p.circuits.iter().find(|x| x.id == *circuit_id) else {
@@ -120,6 +162,9 @@ fn check_change(p: &ProjectData, c: &Change) -> Result<(), String> {
                     "{label} was changed since this was proposed ({})",
                     field_changes(before, &now.spec).join("; ")
                 ));
+            }
+            if let Some(why) = circuits_changed(panel, panel_circuits, p, *panel_id) {
+                return Err(why);
             }
         }
         Change::AddFeeder { spec } => {

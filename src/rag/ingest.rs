@@ -251,7 +251,7 @@ pub async fn ingest_files(
     store: &dyn Store,
     embedder: Option<&Arc<dyn Embedder>>,
     paths: &[std::path::PathBuf],
-    workspace: Option<&str>,
+    workspace: Option<&crate::domain::workspace::Workspace>,
     edition: Option<i32>,
     progress: bool,
 ) -> Result<IngestReport, IngestError> {
@@ -265,7 +265,7 @@ pub async fn ingest_files_for(
     store: &dyn Store,
     embedder: Option<&Arc<dyn Embedder>>,
     paths: &[std::path::PathBuf],
-    workspace: Option<&str>,
+    workspace: Option<&crate::domain::workspace::Workspace>,
     edition: Option<i32>,
     jurisdiction: Option<&str>,
     progress: bool,
@@ -294,7 +294,7 @@ pub async fn ingest_files_for(
                 None => file.to_string(),
             },
             title,
-            workspace: workspace.map(str::to_string),
+            workspace: workspace.cloned(),
             content_hash: super::hash(&format!("{edition:?}\n{whole}")),
         };
         prepared.push((doc, chunks));

@@ -63,7 +63,7 @@ pub struct SearchOptions {
     /// Only this edition (plus edition-neutral passages).
     pub edition: Option<i32>,
     /// The asking workspace (sees global documents and its own).
-    pub workspace: Option<String>,
+    pub workspace: Option<crate::domain::workspace::Workspace>,
 }
 
 impl Default for SearchOptions {

@@ -41,6 +41,11 @@ macro_rules! impl_apply {
                     req: &ApplyRequest<'_>,
                 ) -> StoreResult<ApplyOutcome> {
                     let mut tx = self.begin_write().await.map_err(db)?;
+                    // A confirmation applied by a turn is one of its writes: fenced on its
+                    // thread's lease.
+                    if let Some(fence) = $crate::store::fence::current() {
+                        <$store>::check_fence(&mut tx, &fence).await?;
+                    }
                     let Some(row) = sqlx::query(&format!(
                         "SELECT * FROM pending_actions WHERE id = $1{}",
                         <$store>::FOR_UPDATE
@@ -207,7 +212,7 @@ macro_rules! impl_apply {
                         })?;
                         Written::Panel(panel_from(&row)?)
                     }
-                    Change::AddCircuit { panel_id, panel, spec } => {
+                    Change::AddCircuit { panel_id, panel, spec, .. } => {
                         let row = <$store>::stmt_insert_circuit(real(ids, *panel_id)?, spec)
                             .fetch_one(&mut **tx)
                             .await

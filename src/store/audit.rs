@@ -48,10 +48,7 @@ macro_rules! impl_audit {
             #[async_trait]
             impl AuditStore for $store {
                 async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()> {
-                    <$store>::stmt_insert_audit(entry)?
-                        .execute(&self.pool)
-                        .await
-                        .map_err(|e| {
+                    let missing = |e| {
                         violation(
                             e,
                             None,
@@ -60,7 +57,17 @@ macro_rules! impl_audit {
                                 entry.session_id.unwrap_or_default()
                             )),
                         )
-                    })?;
+                    };
+                    let stmt = <$store>::stmt_insert_audit(entry)?;
+                    match self.begin_fenced().await? {
+                        Some(mut tx) => {
+                            stmt.execute(&mut *tx).await.map_err(missing)?;
+                            tx.commit().await.map_err(db)?;
+                        }
+                        None => {
+                            stmt.execute(&self.pool).await.map_err(missing)?;
+                        }
+                    }
                     Ok(())
                 }
 

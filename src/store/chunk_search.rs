@@ -133,7 +133,7 @@ macro_rules! impl_chunk_search {
                     ))
                     .bind(clean_text(section.trim()))
                     .bind(filter.edition)
-                    .bind(&filter.workspace)
+                    .bind(filter.workspace_key())
                     .fetch_all(&self.pool)
                     .await
                     .map_err(db)?

@@ -640,7 +640,13 @@ pub(crate) fn document_from(r: &impl RowExt) -> StoreResult<Document> {
         id: r.i64("id")?,
         source: r.string("source")?,
         title: r.string("title")?,
-        workspace: r.opt_string("workspace")?,
+        workspace: r
+            .opt_string("workspace")?
+            .map(|w| {
+                w.parse()
+                    .map_err(|e: String| corrupt("document workspace", e))
+            })
+            .transpose()?,
         content_hash: r.string("content_hash")?,
     })
 }

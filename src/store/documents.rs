@@ -21,7 +21,7 @@ pub trait DocumentStore: Send + Sync {
     /// The amendment documents `workspace` can see: (source, jurisdiction).
     async fn amendment_documents(
         &self,
-        workspace: Option<&str>,
+        workspace: Option<&crate::domain::workspace::Workspace>,
     ) -> StoreResult<Vec<(String, String)>>;
     /// Replaces all chunks of a document.
     async fn replace_chunks(&self, document_id: i64, chunks: &[NewChunk]) -> StoreResult<Vec<i64>>;
@@ -57,7 +57,7 @@ macro_rules! impl_documents {
                             <$store>::FOR_UPDATE
                         ))
                         .bind(&doc.source)
-                        .bind(&doc.workspace)
+                        .bind(doc.workspace.as_ref().map(ToString::to_string))
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(db)?;
@@ -83,7 +83,7 @@ macro_rules! impl_documents {
                             )
                             .bind(&doc.source)
                             .bind(clean_text(&doc.title))
-                            .bind(&doc.workspace)
+                            .bind(doc.workspace.as_ref().map(ToString::to_string))
                             .bind(&doc.content_hash)
                             .bind(now())
                             .fetch_one(&mut *tx)
@@ -129,14 +129,14 @@ macro_rules! impl_documents {
 
                 async fn amendment_documents(
                     &self,
-                    workspace: Option<&str>,
+                    workspace: Option<&$crate::domain::workspace::Workspace>,
                 ) -> StoreResult<Vec<(String, String)>> {
                     let rows = sqlx::query(
                         "SELECT source, jurisdiction FROM documents \
                          WHERE jurisdiction IS NOT NULL AND (workspace IS NULL OR workspace = $1) \
                          ORDER BY source",
                     )
-                    .bind(workspace)
+                    .bind(workspace.map(ToString::to_string))
                     .fetch_all(&self.pool)
                     .await
                     .map_err(db)?;

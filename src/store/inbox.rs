@@ -44,6 +44,9 @@ pub struct StartedInput {
     /// The input's question stored and the thread read back with it, when the input was
     /// queued with one ([`NewQueuedInput::question`]) and no proposal was waiting.
     pub asked: Option<super::AskedThread>,
+    /// The epoch of the thread's lease when the input started: with the holder's owner name,
+    /// what the turn's writes are fenced on ([`super::LeaseFence`]).
+    pub lease_epoch: i64,
 }
 
 /// The queued input a turn answers, finished by the turn's last write
@@ -166,8 +169,9 @@ macro_rules! impl_inbox {
                     at: DateTime<Utc>,
                 ) -> StoreResult<bool> {
                     let done = sqlx::query(
-                        "UPDATE sessions SET lease_owner = $2, lease_until = $3 WHERE id = $1 \
-                         AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $4)",
+                        "UPDATE sessions SET lease_owner = $2, lease_until = $3, \
+                         lease_epoch = lease_epoch + CASE WHEN lease_owner = $2 THEN 0 ELSE 1 END \
+                         WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $4)",
                     )
                     .bind(session_id)
                     .bind(owner)

@@ -73,7 +73,8 @@ fn enqueue_and_start_sql(event: bool, question: bool) -> String {
     };
     format!(
         "WITH {claim}\
-         taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8 WHERE id = $1\
+         taken AS (UPDATE sessions SET lease_owner = $7, lease_until = $8, \
+         lease_epoch = lease_epoch + CASE WHEN lease_owner = $7 THEN 0 ELSE 1 END WHERE id = $1\
          {claimed} AND (lease_owner IS NULL OR lease_owner = $7 OR lease_until < $9) \
          RETURNING *), \
          oldest AS (SELECT * FROM session_inputs WHERE session_id = $1 \
@@ -86,6 +87,7 @@ fn enqueue_and_start_sql(event: bool, question: bool) -> String {
          {queued_if} RETURNING *), \
          started AS (SELECT t.platform, t.workspace, t.channel, t.thread, t.mode, \
          t.project_id, t.summary, t.summarized_through, t.created_at AS session_created_at, \
+         t.lease_epoch, \
          EXISTS (SELECT 1 FROM pending_actions p WHERE p.session_id = t.id \
          AND p.state = 'pending') AS pending_open \
          FROM taken t WHERE (SELECT now FROM starts)){ask} \
@@ -230,6 +232,7 @@ impl PostgresStore {
                     session,
                     pending_open: row.try_get("pending_open").map_err(db)?,
                     asked,
+                    lease_epoch: row.i64("lease_epoch")?,
                 });
             }
             mine = Some(queued);
@@ -262,7 +265,8 @@ impl PostgresStore {
         // No row: not taken. One row: taken, with the oldest input's columns (all NULL when
         // the inbox is empty).
         let row: Option<PgRow> = sqlx::query(
-            "WITH taken AS (UPDATE sessions SET lease_owner = $2, lease_until = $3 WHERE id = $1 \
+            "WITH taken AS (UPDATE sessions SET lease_owner = $2, lease_until = $3, \
+             lease_epoch = lease_epoch + CASE WHEN lease_owner = $2 THEN 0 ELSE 1 END WHERE id = $1 \
              AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $4) RETURNING id) \
              SELECT i.* FROM taken t LEFT JOIN LATERAL (SELECT * FROM session_inputs \
              WHERE session_id = t.id ORDER BY id LIMIT 1) i ON true",
@@ -304,6 +308,7 @@ impl PostgresStore {
                 session: session_from(&r)?,
                 pending_open: r.try_get("pending_open").map_err(db)?,
                 asked: None,
+                lease_epoch: r.i64("lease_epoch")?,
             })
         })
         .transpose()
@@ -454,10 +459,16 @@ impl SqliteStore {
             return Ok(None);
         };
         let pending_open = self.open_pending_for_session(session.id).await?.is_some();
+        let lease_epoch: i64 = sqlx::query_scalar("SELECT lease_epoch FROM sessions WHERE id = $1")
+            .bind(session.id)
+            .fetch_one(self.pool())
+            .await
+            .map_err(db)?;
         Ok(Some(StartedInput {
             session,
             pending_open,
             asked: None,
+            lease_epoch,
         }))
     }
 

@@ -16,6 +16,7 @@ mod connect;
 mod documents;
 mod equipment;
 mod failpoint;
+mod fence;
 mod inbox;
 mod json_text;
 mod lease_steps;
@@ -41,6 +42,7 @@ pub use chunk_search::ChunkSearch;
 pub use connect::open;
 pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
+pub use fence::{fenced, LeaseFence};
 pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
 pub use pending::PendingStore;
@@ -79,6 +81,9 @@ pub enum StoreError {
     /// A migration failed.
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The write belonged to a turn whose thread's lease another process holds now.
+    #[error("{0}")]
+    LeaseLost(String),
     /// A stored JSON value could not be decoded.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

@@ -17,6 +17,13 @@ pub trait PendingStore: Send + Sync {
     /// The session's action still in state `pending`, if any.
     async fn open_pending_for_session(&self, session_id: i64)
         -> StoreResult<Option<PendingAction>>;
+    /// Actions still `pending` whose time ran out before `at`, oldest expiry first, at most
+    /// `limit`: what the expiry sweep resolves without waiting for a click.
+    async fn expired_pending(
+        &self,
+        at: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<PendingAction>>;
     /// Moves an action from `from` to `to` in one conditional update; `None` when it was not
     /// in `from` (already resolved by someone else). This is what makes Confirm idempotent.
     async fn transition_pending(
@@ -66,9 +73,18 @@ macro_rules! impl_pending {
                     .bind(micros(action.expires_at))
                     .bind(action.project_id)
                     .bind(action.planned_version)
-                    .bind(action.origin.as_str())
-                    .fetch_one(&self.pool)
-                    .await;
+                    .bind(action.origin.as_str());
+                    // A proposal is one of its turn's writes: fenced on the turn's lease.
+                    let res = match self.begin_fenced().await? {
+                        Some(mut tx) => match res.fetch_one(&mut *tx).await {
+                            Ok(row) => {
+                                tx.commit().await.map_err(db)?;
+                                Ok(row)
+                            }
+                            Err(e) => Err(e),
+                        },
+                        None => res.fetch_one(&self.pool).await,
+                    };
                     match res {
                         Ok(row) => pending_from(&row),
                         Err(e) if is_unique(&e) => {
@@ -102,6 +118,25 @@ macro_rules! impl_pending {
                         .map_err(db)?
                         .map(|r| pending_from(&r))
                         .transpose()
+                }
+
+                async fn expired_pending(
+                    &self,
+                    at: DateTime<Utc>,
+                    limit_to: usize,
+                ) -> StoreResult<Vec<PendingAction>> {
+                    sqlx::query(
+                        "SELECT * FROM pending_actions WHERE state = 'pending' AND expires_at < $1 \
+                         ORDER BY expires_at LIMIT $2",
+                    )
+                    .bind(micros(at))
+                    .bind(limit(limit_to))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(pending_from)
+                    .collect()
                 }
 
                 async fn open_pending_for_session(

@@ -185,6 +185,37 @@ impl PostgresStore {
         self.pool.close().await;
     }
 
+    /// A write transaction whose turn's lease fence (if the write is made by a turn, see
+    /// [`super::fence`]) was checked in it; `None` outside a turn. A lost lease is an error.
+    pub(super) async fn begin_fenced(
+        &self,
+    ) -> super::StoreResult<Option<Transaction<'static, Postgres>>> {
+        let Some(fence) = super::fence::current() else {
+            return Ok(None);
+        };
+        let mut tx = self.begin_write().await.map_err(super::common::db)?;
+        Self::check_fence(&mut tx, &fence).await?;
+        Ok(Some(tx))
+    }
+
+    /// Fails unless `fence` still holds, inside `tx` (which must be a write transaction).
+    pub(super) async fn check_fence(
+        tx: &mut Transaction<'static, Postgres>,
+        fence: &super::LeaseFence,
+    ) -> super::StoreResult<()> {
+        let held: Option<i32> = sqlx::query_scalar(super::fence::HOLDS_FENCE_POSTGRES)
+            .bind(fence.session_id)
+            .bind(&fence.owner)
+            .bind(fence.epoch)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(super::common::db)?;
+        match held {
+            Some(_) => Ok(()),
+            None => Err(super::fence::lost(fence)),
+        }
+    }
+
     pub(super) async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         self.pool.begin().await
     }
@@ -240,7 +271,7 @@ impl PostgresStore {
         sqlx::query(&sql)
             .bind(clean_text(query))
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .bind(limit(k))
             .fetch_all(&self.pool)
             .await
@@ -311,7 +342,7 @@ impl PostgresStore {
             .bind(limit(budget))
             .bind(limit(k.saturating_add(candidates.len())))
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .fetch_all(&self.pool)
             .await
             .map_err(db)?
@@ -390,7 +421,7 @@ impl PostgresStore {
                 .bind(pgvector::Vector::from(embedding.to_vec()))
                 .bind(model)
                 .bind(filter.edition)
-                .bind(&filter.workspace)
+                .bind(filter.workspace_key())
                 .bind(limit(k))
                 .bind(limit(wide))
                 .fetch_all(&mut *tx)
@@ -433,7 +464,7 @@ impl PostgresStore {
             .bind(pgvector::Vector::from(embedding.to_vec()))
             .bind(model)
             .bind(filter.edition)
-            .bind(&filter.workspace)
+            .bind(filter.workspace_key())
             .bind(limit(k))
             .fetch_all(&mut *tx)
             .await

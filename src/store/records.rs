@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::message::{MessageRecord, ToolCallRecord, ToolResultRecord};
 use crate::domain::policy::ConfirmPolicy;
+use crate::domain::workspace::Workspace;
 use crate::project::plan::{Change, ItemPlan, Written};
 use crate::project::ProjectData;
 
@@ -371,7 +372,7 @@ pub struct NewDocument {
     /// Title.
     pub title: String,
     /// Workspace that may see it; `None` = everyone.
-    pub workspace: Option<String>,
+    pub workspace: Option<Workspace>,
     /// SHA-256 of the whole content.
     pub content_hash: String,
 }
@@ -385,8 +386,8 @@ pub struct Document {
     pub source: String,
     /// Title.
     pub title: String,
-    /// Visibility.
-    pub workspace: Option<String>,
+    /// Visibility: the workspace that may see it; `None` = everyone.
+    pub workspace: Option<Workspace>,
     /// Content hash.
     pub content_hash: String,
 }
@@ -446,7 +447,14 @@ pub struct ChunkFilter {
     /// Only this edition (chunks without an edition always pass).
     pub edition: Option<i32>,
     /// The asking workspace: sees global chunks plus its own.
-    pub workspace: Option<String>,
+    pub workspace: Option<Workspace>,
+}
+
+impl ChunkFilter {
+    /// The workspace as stored in `documents.workspace` (`platform:id`).
+    pub fn workspace_key(&self) -> Option<String> {
+        self.workspace.as_ref().map(ToString::to_string)
+    }
 }
 
 /// An input to queue in its session's inbox.

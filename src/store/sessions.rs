@@ -235,10 +235,16 @@ macro_rules! impl_sessions {
                     )
                     .bind(id)
                     .bind(summary)
-                    .bind(through_message_id)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(db)?;
+                    .bind(through_message_id);
+                    // A turn's summary is one of its writes: fenced on its lease.
+                    let done = match self.begin_fenced().await? {
+                        Some(mut tx) => {
+                            let done = done.execute(&mut *tx).await.map_err(db)?;
+                            tx.commit().await.map_err(db)?;
+                            done
+                        }
+                        None => done.execute(&self.pool).await.map_err(db)?,
+                    };
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("session {id} does not exist")));
                     }
@@ -250,12 +256,18 @@ macro_rules! impl_sessions {
                     session_id: i64,
                     message: &NewMessage,
                 ) -> StoreResult<StoredMessage> {
-                    let row = <$store>::stmt_insert_message(session_id, message)?
-                        .fetch_one(&self.pool)
-                        .await
-                        .map_err(|e| {
+                    let missing = |e| {
                         violation(e, None, Some(format!("session {session_id} does not exist")))
-                    })?;
+                    };
+                    let stmt = <$store>::stmt_insert_message(session_id, message)?;
+                    let row = match self.begin_fenced().await? {
+                        Some(mut tx) => {
+                            let row = stmt.fetch_one(&mut *tx).await.map_err(missing)?;
+                            tx.commit().await.map_err(db)?;
+                            row
+                        }
+                        None => stmt.fetch_one(&self.pool).await.map_err(missing)?,
+                    };
                     message_from(&row)
                 }
 

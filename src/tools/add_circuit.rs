@@ -305,6 +305,12 @@ impl WriteTool for AddCircuit {
                     panel_id: panel.id,
                     panel: panel.spec.clone(),
                     spec: spec.clone(),
+                    panel_circuits: Some(
+                        p.circuits_of(panel.id)
+                            .into_iter()
+                            .map(|c| c.spec.clone())
+                            .collect(),
+                    ),
                 }],
                 json!({ "panel": panel.spec.name, "notes": notes }),
             ),

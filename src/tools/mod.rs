@@ -178,8 +178,8 @@ pub struct ToolContext {
     pub session_id: Option<i64>,
     /// Who asked (platform user id).
     pub user: String,
-    /// Workspace of the caller (for document visibility).
-    pub workspace: Option<String>,
+    /// Workspace of the caller (for document visibility and tool limits).
+    pub workspace: Option<crate::domain::workspace::Workspace>,
     /// Changes planned by earlier write calls of the same turn, not yet applied;
     /// [`project`](Self::project) shows the project with them applied so calls plan against
     /// each other.
@@ -195,7 +195,7 @@ impl ToolContext {
         store: Arc<dyn Store>,
         project_id: Option<i64>,
         user: impl Into<String>,
-        workspace: Option<String>,
+        workspace: Option<crate::domain::workspace::Workspace>,
     ) -> Self {
         Self {
             store: ReadStore::new(store),

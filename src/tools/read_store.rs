@@ -137,7 +137,7 @@ impl ReadStore {
     /// Amendment documents the workspace can see: (source, jurisdiction key).
     pub async fn amendment_documents(
         &self,
-        workspace: Option<&str>,
+        workspace: Option<&crate::domain::workspace::Workspace>,
     ) -> StoreResult<Vec<(String, String)>> {
         self.0.amendment_documents(workspace).await
     }

@@ -393,11 +393,18 @@ impl ToolRegistry {
 
     /// Takes one execution slot of `name` for `workspace` (`None`: a run outside any
     /// workspace, such as the local CLI); the error says how long to wait.
-    pub fn check_rate(&self, workspace: Option<&str>, name: &str) -> Result<(), ToolError> {
+    pub fn check_rate(
+        &self,
+        workspace: Option<&crate::domain::workspace::Workspace>,
+        name: &str,
+    ) -> Result<(), ToolError> {
         let Some((tool, _)) = self.tools.get_key_value(name) else {
             return Ok(());
         };
-        let key = (workspace.unwrap_or_default().to_string(), *tool);
+        let key = (
+            workspace.map(ToString::to_string).unwrap_or_default(),
+            *tool,
+        );
         self.limiter.check(&key).map_err(|wait| {
             ToolError::RateLimited(format!(
                 "{name} is being called too often; try again in {} s",
@@ -419,27 +426,30 @@ mod tests {
     /// One workspace using up a tool's quota leaves every other workspace's quota whole.
     #[test]
     fn each_workspace_has_its_own_tool_limit() {
+        use crate::domain::workspace::Workspace;
+        let (t1, t2) = (Workspace::new("slack", "T1"), Workspace::new("slack", "T2"));
+        // The same team id on another platform is another workspace.
+        let discord_t1 = Workspace::new("discord", "T1");
         let registry = super::super::default_registry(2);
         for _ in 0..2 {
-            assert!(registry.check_rate(Some("slack:T1"), "calculator").is_ok());
+            assert!(registry.check_rate(Some(&t1), "calculator").is_ok());
         }
         let e = registry
-            .check_rate(Some("slack:T1"), "calculator")
+            .check_rate(Some(&t1), "calculator")
             .expect_err("the busy workspace is limited");
         assert!(
             e.to_string()
                 .contains("calculator is being called too often"),
             "{e}"
         );
-        assert!(registry.check_rate(Some("slack:T2"), "calculator").is_ok());
+        assert!(registry.check_rate(Some(&t2), "calculator").is_ok());
+        assert!(registry.check_rate(Some(&discord_t1), "calculator").is_ok());
         assert!(registry.check_rate(None, "calculator").is_ok());
-        assert!(registry
-            .check_rate(Some("slack:T1"), "lookup_table")
-            .is_ok());
-        assert_eq!(registry.limited_keys(), 4);
+        assert!(registry.check_rate(Some(&t1), "lookup_table").is_ok());
+        assert_eq!(registry.limited_keys(), 5);
         // A prune keeps a limited key limited.
         registry.limiter.prune_now();
-        assert!(registry.check_rate(Some("slack:T1"), "calculator").is_err());
+        assert!(registry.check_rate(Some(&t1), "calculator").is_err());
     }
 
     /// A value outside a documented enum names the allowed values, wherever the enum sits

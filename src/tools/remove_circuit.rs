@@ -78,6 +78,12 @@ impl WriteTool for RemoveCircuit {
                     panel_id: panel.id,
                     panel: panel.spec.name.clone(),
                     before: c.spec.clone(),
+                    panel_circuits: Some(
+                        p.circuits_of(panel.id)
+                            .into_iter()
+                            .map(|c| c.spec.clone())
+                            .collect(),
+                    ),
                 }],
                 json!({ "panel": panel.spec.name }),
             ),

@@ -69,7 +69,7 @@ impl Tool for SearchCode {
         let k = a.k.unwrap_or(5).clamp(1, 10);
         let amendments = amendment_sources(
             ctx.store
-                .amendment_documents(ctx.workspace.as_deref())
+                .amendment_documents(ctx.workspace.as_ref())
                 .await?,
         );
         let out = self

@@ -198,6 +198,12 @@ impl WriteTool for UpdateCircuit {
                     panel: panel.spec.clone(),
                     before: c.spec.clone(),
                     after: after.clone(),
+                    panel_circuits: Some(
+                        p.circuits_of(panel.id)
+                            .into_iter()
+                            .map(|c| c.spec.clone())
+                            .collect(),
+                    ),
                 }],
                 json!({ "panel": panel.spec.name, "changes": field_changes(&c.spec, &after) }),
             ),

@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use support::bot::{of_type, one, Bot, Db};
 use support::fake_llm::{Dialect, FakeLlm, Reply};
 
@@ -382,4 +382,66 @@ async fn a_line_that_is_not_utf8_is_reported_and_later_lines_still_run() {
         stderr.contains("line 2") && stderr.contains("not valid UTF-8"),
         "{stderr}"
     );
+}
+
+/// `project use barn` in a thread that started on another project: the thread's next card is
+/// planned against barn and Confirm writes to barn, never to the first project; likewise after
+/// a restart with `--project barn`.
+async fn a_thread_moved_to_another_project_writes_there(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let bot = Bot::new(db, Some(&fake)).await;
+    // One console session: a load on "van", then `project use barn` and another load.
+    let van = ["--mode", "load", "--project", "van", "--thread", "t1"];
+    fake.push(fridge(45.0));
+    fake.push(Reply::Text("Added.".into()));
+    fake.push(fridge(60.0));
+    fake.push(Reply::Text("Added.".into()));
+    let out = bot
+        .chat(
+            "alice",
+            &van,
+            "I have a Dometic CFX3 45 fridge\n/confirm\n/project create barn\n\
+             /project use van\n/project use barn\nI have a second fridge\n/confirm\n",
+        )
+        .await;
+    let outcomes: Vec<&Value> = of_type(&out, "resolved")
+        .into_iter()
+        .map(|r| &r["outcome"])
+        .collect();
+    assert_eq!(
+        outcomes,
+        [&json!("executed"), &json!("executed")],
+        "{db:?}: {out:#?}"
+    );
+    assert_eq!(
+        loads(&bot, "van").await,
+        1,
+        "{db:?}: only the first load is in van"
+    );
+    assert_eq!(
+        loads(&bot, "barn").await,
+        1,
+        "{db:?}: the second card went to barn"
+    );
+
+    // A restart of the same thread with --project barn writes to barn too.
+    let barn = ["--mode", "load", "--project", "barn", "--thread", "t1"];
+    fake.push(fridge(70.0));
+    fake.push(Reply::Text("Added.".into()));
+    let out = bot
+        .chat("alice", &barn, "And a third fridge\n/confirm\n")
+        .await;
+    assert_eq!(one(&out, "resolved")["outcome"], "executed", "{db:?}");
+    assert_eq!(loads(&bot, "barn").await, 2, "{db:?}");
+    assert_eq!(loads(&bot, "van").await, 1, "{db:?}");
+}
+
+#[tokio::test]
+async fn a_thread_moved_to_another_project_writes_there_sqlite() {
+    a_thread_moved_to_another_project_writes_there(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_thread_moved_to_another_project_writes_there_postgres() {
+    a_thread_moved_to_another_project_writes_there(Db::Postgres).await;
 }

@@ -342,7 +342,7 @@ fn fuzz_document_ingestion() {
             store.as_ref(),
             None,
             &paths[kind],
-            Some("w"),
+            Some(&sparky::project::Workspace::new("test", "w")),
             Some(2023),
             false,
         ));

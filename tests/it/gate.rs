@@ -604,3 +604,95 @@ async fn calls_over_the_turn_limit_are_named_on_the_card_sqlite() {
 async fn calls_over_the_turn_limit_are_named_on_the_card_postgres() {
     calls_over_the_turn_limit_are_named_on_the_card(Db::Postgres).await;
 }
+
+/// A card's consequence lines (spare spaces after, the panel's load) were worked out from its
+/// panel's circuits: once another circuit lands on the same panel, Confirm finds the card
+/// outdated even though its slot is still free, applies nothing, and the change is proposed
+/// again with numbers that hold.
+async fn a_card_whose_panel_changed_since_is_outdated(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "add_circuit".into(),
+        json!({"panel": "LP-1", "description": "Kiln", "load_va": 800}),
+    )]));
+    let effects = run(&h, say("k1", "add a kiln circuit to LP-1")).await;
+    let (action, items, _) = card(&effects);
+    let n = number_in(&items[0]);
+    let shown = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Confirmation { items, .. } => Some(items[0].details.join("\n")),
+            _ => None,
+        })
+        .unwrap();
+    assert!(shown.contains("Spare spaces after"), "{shown}");
+
+    // Someone adds another circuit to LP-1, in a slot the card does not use.
+    let p = h.store.load_project(h.project).await.unwrap();
+    let lp1 = p.panel_by_name("LP-1").unwrap();
+    // The first free number once the card's own circuit is counted in.
+    let planned = tools_fixture::circuit(n, 1, "Kiln", 800.0, 15.0, None, None);
+    let kiln = sparky::project::Circuit {
+        id: -1,
+        panel_id: lp1.id,
+        spec: planned,
+    };
+    let mut with_card = p.circuits_of(lp1.id);
+    with_card.push(&kiln);
+    let free = sparky::project::analysis::next_free_number(&lp1.spec, &with_card, 1).unwrap();
+    h.store
+        .add_circuit(
+            lp1.id,
+            &tools_fixture::circuit(free, 1, "Gate opener", 300.0, 15.0, Some("14"), None),
+        )
+        .await
+        .unwrap();
+    let before = h.store.load_project(h.project).await.unwrap();
+
+    fake.push(Reply::Text("LP-1 changed; I did not add it.".into()));
+    let effects = run(&h, confirm("k1", &action)).await;
+    let (outcome, details) = resolved(&effects);
+    assert_eq!(outcome, Outcome::Outdated, "{effects:#?}");
+    assert!(
+        details.iter().any(
+            |d| d.contains("panel LP-1's circuits changed since this was proposed")
+                && d.contains("spare spaces")
+        ),
+        "{details:?}"
+    );
+    assert_eq!(
+        h.store.load_project(h.project).await.unwrap(),
+        before,
+        "nothing added"
+    );
+    // A change to another panel leaves a card alone: proposed again, it applies.
+    fake.push(Reply::ToolCalls(vec![(
+        "add_circuit".into(),
+        json!({"panel": "LP-1", "description": "Kiln", "load_va": 800}),
+    )]));
+    let (again, _, _) = card(&run(&h, say("k1", "add it again")).await);
+    let lp2 = before.panel_by_name("LP-2").unwrap();
+    let on_lp2 = before.circuits_of(lp2.id);
+    let free = sparky::project::analysis::next_free_number(&lp2.spec, &on_lp2, 1).unwrap();
+    h.store
+        .add_circuit(
+            lp2.id,
+            &tools_fixture::circuit(free, 1, "Sign", 300.0, 15.0, Some("14"), None),
+        )
+        .await
+        .unwrap();
+    fake.push(Reply::Text("Added.".into()));
+    let effects = run(&h, confirm("k1", &again)).await;
+    assert_eq!(resolved(&effects).0, Outcome::Executed, "{effects:#?}");
+}
+
+#[tokio::test]
+async fn a_card_whose_panel_changed_since_is_outdated_sqlite() {
+    a_card_whose_panel_changed_since_is_outdated(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_card_whose_panel_changed_since_is_outdated_postgres() {
+    a_card_whose_panel_changed_since_is_outdated(Db::Postgres).await;
+}

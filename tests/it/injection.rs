@@ -81,7 +81,7 @@ async fn world(fake: &FakeLlm) -> World {
             store.as_ref(),
             None,
             std::slice::from_ref(path),
-            Some(ws),
+            Some(&sparky::project::Workspace::new("test", ws)),
             Some(2023),
             false,
         )

@@ -19,6 +19,7 @@ mod injection;
 mod input_ledger;
 mod intake;
 mod jurisdiction;
+mod lease_fence;
 mod llm_connections;
 mod llm_fixtures;
 mod llm_providers;

@@ -254,7 +254,7 @@ async fn ingesting_the_same_file_twice_embeds_once_and_bad_files_change_nothing(
         store.as_ref(),
         Some(&embedder),
         &paths,
-        Some("T1"),
+        Some(&sparky::project::Workspace::new("slack", "T1")),
         Some(2023),
         false,
     )
@@ -267,7 +267,7 @@ async fn ingesting_the_same_file_twice_embeds_once_and_bad_files_change_nothing(
         store.as_ref(),
         Some(&embedder),
         &paths,
-        Some("T1"),
+        Some(&sparky::project::Workspace::new("slack", "T1")),
         Some(2023),
         false,
     )
@@ -283,11 +283,11 @@ async fn ingesting_the_same_file_twice_embeds_once_and_bad_files_change_nothing(
     // Visible to its workspace only, with its section reference detected.
     let own = ChunkFilter {
         edition: None,
-        workspace: Some("T1".into()),
+        workspace: Some(sparky::project::Workspace::new("slack", "T1")),
     };
     let other = ChunkFilter {
         edition: None,
-        workspace: Some("T2".into()),
+        workspace: Some(sparky::project::Workspace::new("slack", "T2")),
     };
     assert_eq!(
         store.chunks_by_section("250.66", &own).await.unwrap().len(),

@@ -222,3 +222,140 @@ async fn slow_headers_and_slow_bodies_are_cut_off() {
     let _ = stop.send(());
     serving.await.expect("join").expect("serve");
 }
+
+/// A proposal nobody confirmed in time is expired by the serving process's own timer: its
+/// card on Slack is edited to "expired" (the `chat.update` reaches the fake) without anyone
+/// clicking, and the action is resolved as expired in the store. Both stores.
+async fn an_expired_proposal_is_swept_and_its_card_edited(db: support::bot::Db) {
+    use sparky::core::session::SessionKey;
+    use sparky::store::PendingState;
+    use support::fake_slack::slash_command_form;
+
+    sparky::llm::tls::install_default_crypto_provider();
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let slack = FakeSlack::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let postgres = match db {
+        support::bot::Db::Sqlite => None,
+        support::bot::Db::Postgres => Some(support::bot::fresh_postgres_url().await),
+    };
+    // The sweep runs every third of the lease: every second.
+    let mut extra = vec![("SPARKY_AGENT__LEASE_SECS", "3")];
+    if let Some(url) = &postgres {
+        extra.push(("DATABASE_URL", url.as_str()));
+    }
+    let config = serve_config(&llm, &slack, &dir, &extra);
+    let server = Server::bind(config).await.expect("bind");
+    let addr = server.local_addr().expect("address");
+    let store = server.app().store.clone();
+    let project = store
+        .create_project(
+            &sparky::project::Workspace::new("slack", TEAM),
+            "Shop",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    store
+        .bind_channel("slack", TEAM, CHANNEL, project.id)
+        .await
+        .expect("bind");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+
+    // A write from a command: a card with buttons.
+    let poster = SignedPoster::new(&format!("http://{addr}"));
+    poster
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            r#"tool create_task {"title": "Label the panels"}"#,
+            "cmd.expire",
+        ))
+        .await;
+    let wait = Duration::from_secs(15);
+    let card = slack
+        .wait_for("the card", wait, |s| {
+            s.messages().into_iter().find(|m| m.has_buttons())
+        })
+        .await;
+    let thread = card.thread_ts.clone().unwrap_or_else(|| card.ts.clone());
+    let session = store
+        .open_session(
+            &SessionKey::new("slack", TEAM, CHANNEL, &thread),
+            Default::default(),
+            None,
+        )
+        .await
+        .expect("session");
+    let action = store
+        .open_pending_for_session(session.id)
+        .await
+        .expect("pending")
+        .expect("a proposal waits");
+    // Its time runs out (as if its hours had passed).
+    let expire = format!(
+        "UPDATE pending_actions SET expires_at = '2000-01-01T00:00:00+00:00' WHERE id = '{}'",
+        action.id
+    );
+    match &postgres {
+        None => {
+            use sqlx::{ConnectOptions, Executor};
+            let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(dir.path().join("serve.db"))
+                .connect()
+                .await
+                .expect("sqlite");
+            conn.execute(expire.as_str()).await.expect("expire");
+        }
+        Some(url) => {
+            use sqlx::{Connection, Executor};
+            let mut conn = sqlx::PgConnection::connect(url).await.expect("postgres");
+            conn.execute(expire.as_str()).await.expect("expire");
+        }
+    }
+
+    // Nobody clicks: the timer edits the card.
+    let edited = slack
+        .wait_for("the card edited to expired", wait, |s| {
+            s.calls_of("chat.update").into_iter().find(|c| {
+                c.args["ts"] == card.ts.as_str() && c.args.to_string().contains("Expired")
+            })
+        })
+        .await;
+    assert_eq!(edited.args["channel"], CHANNEL);
+    let now = slack
+        .messages()
+        .into_iter()
+        .find(|m| m.ts == card.ts)
+        .expect("the card");
+    assert!(!now.has_buttons(), "no buttons left on an expired card");
+    let resolved = store.pending(&action.id).await.expect("read").expect("row");
+    assert_eq!(resolved.state, PendingState::Expired);
+    assert!(store
+        .load_project(project.id)
+        .await
+        .expect("project")
+        .tasks
+        .is_empty());
+
+    stop.send(()).expect("serve is running");
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("serve returned")
+        .expect("serve task")
+        .expect("serve ended cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_proposal_is_swept_and_its_card_edited_sqlite() {
+    an_expired_proposal_is_swept_and_its_card_edited(support::bot::Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_proposal_is_swept_and_its_card_edited_postgres() {
+    an_expired_proposal_is_swept_and_its_card_edited(support::bot::Db::Postgres).await;
+}

@@ -37,12 +37,15 @@ async fn upsert_document_reports_changes(db: TestDb) {
 
     // The same source in a workspace is a different document.
     let (ws, changed) = store
-        .upsert_document(&doc("nec.pdf", Some("T1"), "bbb"))
+        .upsert_document(&doc("nec.pdf", Some("slack:T1"), "bbb"))
         .await
         .expect("workspace copy");
     assert!(changed);
     assert_ne!(ws.id, d.id);
-    assert_eq!(ws.workspace.as_deref(), Some("T1"));
+    assert_eq!(
+        ws.workspace.as_ref().map(ToString::to_string).as_deref(),
+        Some("slack:T1")
+    );
 
     // Concurrent upserts of one new document end with one row.
     let mut tasks = Vec::new();

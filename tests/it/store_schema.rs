@@ -199,3 +199,79 @@ async fn dm_rows_move_to_their_users_workspace(db: TestDb) {
 }
 
 db::both_backends!(dm_rows_move_to_their_users_workspace);
+
+/// Documents scoped by a bare workspace id move to `platform:id` (migration 0020): a Slack
+/// team's document is then seen by that team and not by a Discord guild with the same id; an
+/// id no platform uses is left visible to nobody.
+async fn document_rows_move_to_their_platforms_workspace(db: TestDb) {
+    use sparky::project::Workspace;
+    use sparky::store::{ChunkFilter, NewChunk};
+    let store = db.store();
+    store
+        .create_project(&Workspace::new("slack", "T1"), "Shop", Edition::Nec2023)
+        .await
+        .expect("project");
+    for (source, workspace) in [("team.md", "T1"), ("local.md", "local"), ("lost.md", "T9")] {
+        db.execute(&format!(
+            "INSERT INTO documents (source, title, workspace, content_hash, created_at, \
+             updated_at) VALUES ('{source}', '{source}', '{workspace}', 'h', \
+             '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')"
+        ))
+        .await;
+        let id: i64 = db
+            .fetch_text(&format!(
+                "SELECT CAST(id AS TEXT) FROM documents WHERE source = '{source}'"
+            ))
+            .await[0]
+            .parse()
+            .expect("id");
+        store
+            .replace_chunks(
+                id,
+                &[NewChunk {
+                    section: Some("210.8".into()),
+                    edition: None,
+                    page: None,
+                    heading: "210.8".into(),
+                    text: format!("GFCI notes of {source}"),
+                    content_hash: format!("c-{source}"),
+                }],
+            )
+            .await
+            .expect("chunks");
+    }
+    let migration = match db.backend() {
+        Backend::Sqlite => include_str!("../../migrations/sqlite/0020_document_workspaces.sql"),
+        Backend::Postgres => include_str!("../../migrations/postgres/0020_document_workspaces.sql"),
+    };
+    db.execute(migration).await;
+    let seen_by = |w: Workspace| {
+        let store = store.clone();
+        async move {
+            let filter = ChunkFilter {
+                edition: None,
+                workspace: Some(w),
+            };
+            let mut sources: Vec<String> = store
+                .chunks_by_section("210.8", &filter)
+                .await
+                .expect("search")
+                .into_iter()
+                .map(|c| c.source)
+                .collect();
+            sources.sort();
+            sources
+        }
+    };
+    assert_eq!(seen_by(Workspace::new("slack", "T1")).await, ["team.md"]);
+    assert!(seen_by(Workspace::new("discord", "T1")).await.is_empty());
+    assert_eq!(seen_by(Workspace::local()).await, ["local.md"]);
+    assert!(seen_by(Workspace::new("slack", "T9")).await.is_empty());
+    assert_eq!(
+        db.fetch_text("SELECT workspace FROM documents ORDER BY source")
+            .await,
+        ["console:local", "T9", "slack:T1"]
+    );
+}
+
+db::both_backends!(document_rows_move_to_their_platforms_workspace);

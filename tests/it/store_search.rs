@@ -15,7 +15,7 @@ async fn search_text_applies_filters(db: TestDb) {
     let hits = store
         .search_text(
             "equipment grounding conductors",
-            &filter(Some(2023), Some("T1")),
+            &filter(Some(2023), Some("slack:T1")),
             10,
         )
         .await
@@ -36,13 +36,13 @@ async fn search_text_applies_filters(db: TestDb) {
 
     assert_eq!(
         ids(&store
-            .search_text("grounding", &filter(Some(2020), Some("T2")), 10)
+            .search_text("grounding", &filter(Some(2020), Some("slack:T2")), 10)
             .await
             .expect("search")),
         vec![c.egc_2020]
     );
     let mut got = ids(&store
-        .search_text("grounding", &filter(None, Some("T2")), 10)
+        .search_text("grounding", &filter(None, Some("slack:T2")), 10)
         .await
         .expect("search"));
     got.sort();
@@ -66,7 +66,7 @@ async fn search_text_applies_filters(db: TestDb) {
     // Words are ANDed.
     assert_eq!(
         ids(&store
-            .search_text("grounding kitchens", &filter(None, Some("T1")), 10)
+            .search_text("grounding kitchens", &filter(None, Some("slack:T1")), 10)
             .await
             .expect("search")),
         vec![c.gfci_t1]
@@ -150,7 +150,7 @@ async fn search_vector_applies_filters(db: TestDb) {
 
     let q = vec384(&[1.0]);
     let hits = store
-        .search_vector(&q, m, &filter(Some(2023), Some("T1")), 10)
+        .search_vector(&q, m, &filter(Some(2023), Some("slack:T1")), 10)
         .await
         .expect("search");
     assert_eq!(ids(&hits), vec![c.egc_2023, c.gfci_t1, c.ampacity]);
@@ -160,7 +160,7 @@ async fn search_vector_applies_filters(db: TestDb) {
     assert!(hits[2].score.abs() < 1e-5);
 
     let top2 = store
-        .search_vector(&q, m, &filter(Some(2023), Some("T1")), 2)
+        .search_vector(&q, m, &filter(Some(2023), Some("slack:T1")), 2)
         .await
         .expect("k = 2");
     assert_eq!(ids(&top2), vec![c.egc_2023, c.gfci_t1]);
@@ -270,7 +270,7 @@ async fn chunks_by_section_applies_filters(db: TestDb) {
         .is_empty());
     assert_eq!(
         store
-            .chunks_by_section("210.8", &filter(None, Some("T1")))
+            .chunks_by_section("210.8", &filter(None, Some("slack:T1")))
             .await
             .expect("own workspace")
             .iter()
@@ -279,7 +279,7 @@ async fn chunks_by_section_applies_filters(db: TestDb) {
         vec![c.gfci_t1]
     );
     assert!(store
-        .chunks_by_section("210.8", &filter(None, Some("T2")))
+        .chunks_by_section("210.8", &filter(None, Some("slack:T2")))
         .await
         .expect("foreign workspace")
         .is_empty());
@@ -318,7 +318,7 @@ async fn rank_text_weighs_rarity_over_candidates(db: TestDb) {
             "equipment grounding conductor",
             &[c.spec_t2, c.egc_2023],
             2000,
-            &filter(None, Some("T1")),
+            &filter(None, Some("slack:T1")),
             10,
         )
         .await
@@ -394,7 +394,7 @@ async fn rank_text_weighs_rarity_over_candidates(db: TestDb) {
         assert_eq!(chunks, stats);
         // Re-ingesting a document with other text moves the counts; deleting drops them.
         let (t2, _) = store
-            .upsert_document(&doc("team-notes.md", Some("T2"), "t2b"))
+            .upsert_document(&doc("team-notes.md", Some("slack:T2"), "t2b"))
             .await
             .expect("doc");
         store

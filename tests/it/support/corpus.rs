@@ -10,7 +10,7 @@ pub fn doc(source: &str, workspace: Option<&str>, hash: &str) -> NewDocument {
     NewDocument {
         source: source.to_string(),
         title: format!("Title of {source}"),
-        workspace: workspace.map(str::to_string),
+        workspace: workspace.map(|w| w.parse().expect("PLATFORM:ID")),
         content_hash: hash.to_string(),
     }
 }
@@ -36,7 +36,7 @@ pub fn vec384(head: &[f32]) -> Vec<f32> {
 pub fn filter(edition: Option<i32>, workspace: Option<&str>) -> ChunkFilter {
     ChunkFilter {
         edition,
-        workspace: workspace.map(str::to_string),
+        workspace: workspace.map(|w| w.parse().expect("PLATFORM:ID")),
     }
 }
 
@@ -60,11 +60,11 @@ pub async fn corpus(store: &Arc<dyn Store>) -> Corpus {
         .await
         .expect("global doc");
     let (t1, _) = store
-        .upsert_document(&doc("team-notes.md", Some("T1"), "t1"))
+        .upsert_document(&doc("team-notes.md", Some("slack:T1"), "t1"))
         .await
         .expect("t1 doc");
     let (t2, _) = store
-        .upsert_document(&doc("team-notes.md", Some("T2"), "t2"))
+        .upsert_document(&doc("team-notes.md", Some("slack:T2"), "t2"))
         .await
         .expect("t2 doc");
     let g = store

@@ -70,7 +70,7 @@ pub async fn call(
     args: Value,
 ) -> Result<Value, ToolError> {
     let c = reg.validate(name, &args.to_string())?;
-    reg.check_rate(ctx.tool.workspace.as_deref(), name)?;
+    reg.check_rate(ctx.tool.workspace.as_ref(), name)?;
     match c.tool {
         RegisteredTool::Read(t) => t.execute(c.args, &ctx.tool).await,
         RegisteredTool::Write(t) => {
