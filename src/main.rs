@@ -229,6 +229,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let app = App::build(config).await?;
+            app.embed_in_background();
             console::run(
                 app.agent.clone(),
                 ConsoleOptions {
@@ -461,8 +462,9 @@ async fn search(
 ) -> anyhow::Result<ExitCode> {
     let app = App::build(config).await?;
     if let Some(e) = app.retriever.embedder() {
-        // One-shot: make sure every chunk has its vector before searching.
-        sparky::rag::ingest::embed_missing(app.store.as_ref(), e.as_ref(), true).await?;
+        // Vectors are made by ingest and by a long-running process at start; this only fills
+        // in after a change none of them has seen (one read of two counters otherwise).
+        sparky::rag::ingest::embed_if_changed(app.store.as_ref(), e.as_ref(), true).await?;
     }
     let opts = sparky::rag::search::SearchOptions {
         k,
