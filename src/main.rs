@@ -100,9 +100,9 @@ enum Cmd {
         #[arg(value_parser = ["retrieval"])]
         what: String,
         /// Question set: corpus (written with the summaries), chat (written apart, the way
-        /// people type in chat, with out-of-scope questions), heldout or heldout2 (the same
+        /// people type in chat, with out-of-scope questions), heldout, heldout2 or heldout3 (the same
         /// kind, never used to choose thresholds).
-        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2"])]
+        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2", "heldout3"])]
         set: String,
         /// Store to evaluate on: sqlite (a temporary file) or postgres (a temporary database
         /// created through database.url, dropped afterwards).
