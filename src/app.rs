@@ -41,20 +41,10 @@ impl App {
         let provider = crate::llm::resilient::build_provider(&config);
         let (embedder, why_not) =
             crate::rag::build_embedder(&config, is_terminal::is_terminal(std::io::stderr())).await;
-        // The shipped corpus is stored as text at once (fast); embedding runs in the background
-        // so start-up stays quick, and search uses vectors as they arrive.
+        // The shipped corpus is stored as text at once (fast); vectors come from
+        // `embed_in_background` (long-running commands) or the command itself.
         if let Err(e) = crate::rag::ingest::sync_builtin(store.as_ref(), None).await {
             tracing::error!(error = %e, "could not store the built-in knowledge base");
-        }
-        if let Some(e) = embedder.clone() {
-            let store = store.clone();
-            tokio::spawn(async move {
-                if let Err(err) =
-                    crate::rag::ingest::embed_missing(store.as_ref(), e.as_ref(), false).await
-                {
-                    tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
-                }
-            });
         }
         let retriever = Retriever::new(store.clone(), embedder, why_not);
         let mut tools = crate::tools::default_registry(config.limits.tool_executions_per_minute);
@@ -75,6 +65,25 @@ impl App {
             agent: Arc::new(agent),
             retriever,
         })
+    }
+}
+
+impl App {
+    /// Embeds passages that lack a vector, in the background, when the passages changed since
+    /// the last complete pass (otherwise one read of two counters). Long-running commands
+    /// call it once at start, so no request waits for it; search uses vectors as they arrive.
+    pub fn embed_in_background(&self) {
+        let Some(embedder) = self.retriever.embedder().cloned() else {
+            return;
+        };
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(err) =
+                crate::rag::ingest::embed_if_changed(store.as_ref(), embedder.as_ref(), false).await
+            {
+                tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
+            }
+        });
     }
 }
 

@@ -101,9 +101,9 @@ enum Cmd {
         #[arg(value_parser = ["retrieval"])]
         what: String,
         /// Question set: corpus (written with the summaries), chat (written apart, the way
-        /// people type in chat, with out-of-scope questions), heldout or heldout2 (the same
+        /// people type in chat, with out-of-scope questions), heldout, heldout2 or heldout3 (the same
         /// kind, never used to choose thresholds).
-        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2"])]
+        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2", "heldout3"])]
         set: String,
         /// Store to evaluate on: sqlite (a temporary file) or postgres (a temporary database
         /// created through database.url, dropped afterwards).
@@ -230,6 +230,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let app = App::build(config).await?;
+            app.embed_in_background();
             console::run(
                 app.agent.clone(),
                 ConsoleOptions {
@@ -462,8 +463,9 @@ async fn search(
 ) -> anyhow::Result<ExitCode> {
     let app = App::build(config).await?;
     if let Some(e) = app.retriever.embedder() {
-        // One-shot: make sure every chunk has its vector before searching.
-        sparky::rag::ingest::embed_missing(app.store.as_ref(), e.as_ref(), true).await?;
+        // Vectors are made by ingest and by a long-running process at start; this only fills
+        // in after a change none of them has seen (one read of two counters otherwise).
+        sparky::rag::ingest::embed_if_changed(app.store.as_ref(), e.as_ref(), true).await?;
     }
     let opts = sparky::rag::search::SearchOptions {
         k,

@@ -41,6 +41,7 @@ impl Server {
             );
         }
         let app = App::build(config).await?;
+        app.embed_in_background();
         let listener = tokio::net::TcpListener::bind(&app.config.server.bind)
             .await
             .with_context(|| format!("cannot listen on {}", app.config.server.bind))?;

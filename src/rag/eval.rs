@@ -17,6 +17,8 @@ pub const CHAT_QUESTIONS: &str = include_str!("eval/chat.toml");
 pub const HELDOUT_QUESTIONS: &str = include_str!("eval/heldout.toml");
 /// A second held-out set, written before the current scope rule and never used to tune it.
 pub const HELDOUT2_QUESTIONS: &str = include_str!("eval/heldout2.toml");
+/// A third held-out set, written before the full-text scope change it measures.
+pub const HELDOUT3_QUESTIONS: &str = include_str!("eval/heldout3.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -56,6 +58,8 @@ pub enum EvalSet {
     Heldout,
     /// `eval/heldout2.toml`.
     Heldout2,
+    /// `eval/heldout3.toml`.
+    Heldout3,
 }
 
 impl std::str::FromStr for EvalSet {
@@ -66,8 +70,9 @@ impl std::str::FromStr for EvalSet {
             "chat" => Ok(Self::Chat),
             "heldout" => Ok(Self::Heldout),
             "heldout2" => Ok(Self::Heldout2),
+            "heldout3" => Ok(Self::Heldout3),
             other => Err(format!(
-                "unknown question set {other:?} (corpus, chat, heldout or heldout2)"
+                "unknown question set {other:?} (corpus, chat, heldout, heldout2 or heldout3)"
             )),
         }
     }
@@ -80,6 +85,7 @@ pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
         EvalSet::Chat => ("eval/chat.toml", CHAT_QUESTIONS),
         EvalSet::Heldout => ("eval/heldout.toml", HELDOUT_QUESTIONS),
         EvalSet::Heldout2 => ("eval/heldout2.toml", HELDOUT2_QUESTIONS),
+        EvalSet::Heldout3 => ("eval/heldout3.toml", HELDOUT3_QUESTIONS),
     };
     toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
 }
@@ -210,6 +216,7 @@ mod tests {
             EvalSet::Chat,
             EvalSet::Heldout,
             EvalSet::Heldout2,
+            EvalSet::Heldout3,
         ] {
             let s = load(set).expect("parses");
             assert!(!s.questions.is_empty());
@@ -263,6 +270,24 @@ mod tests {
         {
             assert!(!earlier.contains(q), "{q}");
         }
+        // The third one shares no question with any earlier set either.
+        let heldout3 = load(EvalSet::Heldout3).expect("heldout3");
+        assert!(heldout3.questions.len() >= 60);
+        assert!(heldout3.out_of_scope.len() >= 40);
+        let earlier: Vec<String> = earlier
+            .into_iter()
+            .chain(heldout2.questions.iter().map(|q| q.text.clone()))
+            .chain(heldout2.out_of_scope.iter().map(|q| q.text.clone()))
+            .collect();
+        for q in heldout3
+            .questions
+            .iter()
+            .map(|q| &q.text)
+            .chain(heldout3.out_of_scope.iter().map(|q| &q.text))
+        {
+            assert!(!earlier.contains(q), "{q}");
+        }
+        assert_eq!("heldout3".parse::<EvalSet>(), Ok(EvalSet::Heldout3));
         assert_eq!("heldout2".parse::<EvalSet>(), Ok(EvalSet::Heldout2));
         assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));
         assert_eq!("heldout".parse::<EvalSet>(), Ok(EvalSet::Heldout));

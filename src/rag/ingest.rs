@@ -191,21 +191,47 @@ fn chunk_pages(pages: &[Page], edition: Option<i32>) -> Vec<NewChunk> {
     out
 }
 
+/// Marks a document whose chunks are being replaced: its stored hash matches no content until
+/// the last batch is in, so a run that stopped half-way is taken up again by the next one.
+const INCOMPLETE: &str = "incomplete:";
+
 /// Stores a document's chunks unless its content is unchanged.
 async fn store_document(
     store: &dyn Store,
     doc: NewDocument,
     chunks: &[NewChunk],
     report: &mut IngestReport,
+    progress: bool,
 ) -> Result<i64, IngestError> {
-    let (stored, changed) = store.upsert_document(&doc).await?;
-    if changed {
-        store.replace_chunks(stored.id, chunks).await?;
-        report.documents_changed += 1;
-        report.chunks += chunks.len();
-    } else {
+    if store
+        .document_hash(&doc.source, doc.workspace.as_deref())
+        .await?
+        .is_some_and(|h| h == doc.content_hash)
+    {
+        let (stored, _) = store.upsert_document(&doc).await?;
         report.documents_unchanged += 1;
+        return Ok(stored.id);
     }
+    let pending = NewDocument {
+        content_hash: format!("{INCOMPLETE}{}", doc.content_hash),
+        ..doc.clone()
+    };
+    let (stored, _) = store.upsert_document(&pending).await?;
+    let total = chunks.len();
+    let show = |done: usize| {
+        if progress {
+            eprint!("\r{}: stored {done}/{total} chunks", doc.source);
+        }
+    };
+    store
+        .replace_chunks_in_batches(stored.id, chunks, &show)
+        .await?;
+    if progress && total > 0 {
+        eprintln!();
+    }
+    store.upsert_document(&doc).await?;
+    report.documents_changed += 1;
+    report.chunks += total;
     Ok(stored.id)
 }
 
@@ -238,10 +264,10 @@ pub async fn sync_builtin(
             workspace: None,
             content_hash: super::hash(&all),
         };
-        store_document(store, doc, &chunks, &mut report).await?;
+        store_document(store, doc, &chunks, &mut report, false).await?;
     }
     if let Some(e) = embedder {
-        report.embedded = embed_missing(store, e.as_ref(), false).await?;
+        report.embedded = embed_if_changed(store, e.as_ref(), false).await?;
     }
     Ok(report)
 }
@@ -301,16 +327,13 @@ pub async fn ingest_files_for(
     }
     let mut report = IngestReport::default();
     for (doc, chunks) in prepared {
-        if progress {
-            eprintln!("{}: {} chunks", doc.source, chunks.len());
-        }
-        let id = store_document(store, doc, &chunks, &mut report).await?;
+        let id = store_document(store, doc, &chunks, &mut report, progress).await?;
         if jurisdiction.is_some() {
             store.set_document_jurisdiction(id, jurisdiction).await?;
         }
     }
     if let Some(e) = embedder {
-        report.embedded = embed_missing(store, e.as_ref(), progress).await?;
+        report.embedded = embed_if_changed(store, e.as_ref(), progress).await?;
     }
     Ok(report)
 }
@@ -332,6 +355,9 @@ pub async fn embed_missing(
         embedder.dimensions(),
         embedder.fingerprint(),
     );
+    // Read before the scan: a change committed while it runs leaves the counter ahead of the
+    // mark, so the next check scans again.
+    let (generation, _) = store.embedding_generation(model).await?;
     let mut done = 0usize;
     loop {
         let mut batch = store.chunks_missing_embedding(model, EMBED_BATCH).await?;
@@ -380,7 +406,22 @@ pub async fn embed_missing(
     if progress && done > 0 {
         eprintln!();
     }
+    store.mark_embedded(model, generation).await?;
     Ok(done)
+}
+
+/// Embeds what is missing only when the passages changed since every one last had a vector of
+/// this embedder's model (one read of two counters otherwise); returns how many it embedded.
+pub async fn embed_if_changed(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    progress: bool,
+) -> Result<usize, IngestError> {
+    let (corpus, embedded) = store.embedding_generation(embedder.model_name()).await?;
+    if embedded == Some(corpus) {
+        return Ok(0);
+    }
+    embed_missing(store, embedder, progress).await
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod llm_providers;
 mod outbound_policy;
 mod pdf_bombs;
 mod project_files_equipment;
+mod rag_ingest;
 mod rag_retrieval;
 mod reports;
 mod scale;

@@ -434,3 +434,103 @@ async fn offline_answers_lead_with_the_computed_table_row() {
         );
     }
 }
+
+/// Runs one statement on the test's database (both backends speak this SQL).
+async fn execute(config: &Config, sql: &str) {
+    if config.database.url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(&config.database.url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    } else {
+        let url = format!("sqlite://{}", config.sqlite_file().display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+}
+
+/// The "embed what is missing" scan runs after a change to the passages and not otherwise: a
+/// vector removed behind the store's back is not looked for until the next ingest changes
+/// something, which then embeds what changed and what was missing.
+async fn the_missing_vector_scan_runs_only_after_a_change(db: Db) {
+    use sparky::rag::ingest::{embed_if_changed, ingest_files};
+    let dir = tempfile::tempdir().unwrap();
+    let (config, store) = store_for(db, dir.path()).await;
+    sparky::rag::ingest::sync_builtin(store.as_ref(), None)
+        .await
+        .unwrap();
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let embedder: Arc<dyn Embedder> = counting.clone();
+    let doc = dir.path().join("notes.md");
+    std::fs::write(&doc, "210.8 Wash bay\nGFCI on every wash bay receptacle.\n").unwrap();
+    let first = ingest_files(
+        store.as_ref(),
+        Some(&embedder),
+        std::slice::from_ref(&doc),
+        None,
+        None,
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(first.embedded > 300, "the corpus and the file: {first:?}");
+    let embedded = counting.0.load(Ordering::SeqCst);
+    assert_eq!(
+        embed_if_changed(store.as_ref(), embedder.as_ref(), false)
+            .await
+            .unwrap(),
+        0
+    );
+
+    execute(
+        &config,
+        "DELETE FROM chunk_embeddings WHERE chunk_id = \
+         (SELECT min(chunk_id) FROM chunk_embeddings WHERE model = 'counting-test')",
+    )
+    .await;
+    assert_eq!(
+        embed_if_changed(store.as_ref(), embedder.as_ref(), false)
+            .await
+            .unwrap(),
+        0,
+        "nothing changed through the store, so nothing is scanned"
+    );
+    assert_eq!(counting.0.load(Ordering::SeqCst), embedded);
+
+    std::fs::write(
+        &doc,
+        "210.8 Wash bay\nGFCI and weatherproof covers in the wash bay.\n",
+    )
+    .unwrap();
+    let second = ingest_files(
+        store.as_ref(),
+        Some(&embedder),
+        std::slice::from_ref(&doc),
+        None,
+        None,
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.documents_changed, 1, "{second:?}");
+    assert_eq!(
+        second.embedded, 2,
+        "the changed passage and the one whose vector went: {second:?}"
+    );
+    assert_eq!(
+        embed_if_changed(store.as_ref(), embedder.as_ref(), false)
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn the_missing_vector_scan_runs_only_after_a_change_sqlite() {
+    the_missing_vector_scan_runs_only_after_a_change(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_missing_vector_scan_runs_only_after_a_change_postgres() {
+    the_missing_vector_scan_runs_only_after_a_change(Db::Postgres).await;
+}
