@@ -204,7 +204,7 @@ async fn store_document(
     progress: bool,
 ) -> Result<i64, IngestError> {
     if store
-        .document_hash(&doc.source, doc.workspace.as_deref())
+        .document_hash(&doc.source, doc.workspace.as_ref())
         .await?
         .is_some_and(|h| h == doc.content_hash)
     {

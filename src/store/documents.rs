@@ -47,7 +47,7 @@ pub trait DocumentStore: Send + Sync {
     async fn document_hash(
         &self,
         source: &str,
-        workspace: Option<&str>,
+        workspace: Option<&crate::domain::workspace::Workspace>,
     ) -> StoreResult<Option<String>>;
     /// The passages' change counter and the counter value at which every passage last had a
     /// vector of `model` (`None`: never).
@@ -344,14 +344,14 @@ macro_rules! impl_documents {
                 async fn document_hash(
                     &self,
                     source: &str,
-                    workspace: Option<&str>,
+                    workspace: Option<&$crate::domain::workspace::Workspace>,
                 ) -> StoreResult<Option<String>> {
                     sqlx::query_scalar(
                         "SELECT content_hash FROM documents \
                          WHERE source = $1 AND workspace IS NOT DISTINCT FROM $2",
                     )
                     .bind(source)
-                    .bind(workspace)
+                    .bind(workspace.map(ToString::to_string))
                     .fetch_optional(&self.pool)
                     .await
                     .map_err(db)
