@@ -939,7 +939,11 @@ fn load() -> Result<Tables, NecError> {
     let c_value_disagreements = rows(&csv(F_CVAL_LOW)?)
         .map(|r| {
             let (material, conduit) = c_column(r.text("column")?).ok_or_else(|| {
-                NecError::invalid("column", r.text("column").unwrap_or_default(), "not a C value column")
+                NecError::invalid(
+                    "column",
+                    r.text("column").unwrap_or_default(),
+                    "not a C value column",
+                )
             })?;
             Ok(CValueDisagreement {
                 size: r.size_with_unit()?,

@@ -154,11 +154,7 @@ fn c_values_are_the_cells_two_publishers_print() {
             match (tables::c_value_cell(size, m, c), want) {
                 (Ok(v), Some((hi, lo))) => {
                     assert_eq!(v.value, hi, "{size} {col}");
-                    assert_eq!(
-                        v.lowest_published,
-                        (lo < hi).then_some(lo),
-                        "{size} {col}"
-                    );
+                    assert_eq!(v.lowest_published, (lo < hi).then_some(lo), "{size} {col}");
                     shipped += 1;
                     disagree += usize::from(lo < hi);
                 }

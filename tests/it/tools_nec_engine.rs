@@ -641,6 +641,8 @@ async fn fault_chain_verified_feeders_sokolik(db: TestDb) {
                     ocpd: Amps(ocpd),
                     raceway: Some(RacewayMaterial::Nonmetallic),
                     egc_size: None,
+                    c_value: None,
+                    impedance_ohms_per_1000ft: None,
                 },
             )
             .await
