@@ -68,6 +68,8 @@ fn feeder(i: usize) -> FeederSpec {
         ocpd: Amps(200.0),
         raceway: None,
         egc_size: None,
+        c_value: None,
+        impedance_ohms_per_1000ft: None,
     }
 }
 

@@ -789,6 +789,10 @@ pub struct LineCurrentsInput {
     pub edition: Edition,
     /// Current per line already calculated (e.g. a standard-method result), amperes.
     pub base_line_amps: f64,
+    /// Neutral current already calculated (the standard method's 220.61 neutral), amperes;
+    /// without it no neutral is given.
+    #[serde(default)]
+    pub base_neutral_amps: Option<f64>,
     /// Loads added per line.
     pub loads: Vec<LineLoad>,
 }
@@ -804,6 +808,10 @@ pub struct LineCurrentsResult {
     pub line_b: Amps,
     /// 25 % of the largest motor added to line A and line B.
     pub motor_25pct: (f64, f64),
+    /// Neutral total (220.61), amperes, when a base neutral was given.
+    pub neutral: Option<Amps>,
+    /// 25 % of the largest 120 V motor added to the neutral.
+    pub motor_25pct_neutral: f64,
     /// Smallest standard rating not below the heavier line (and not below 100 A).
     pub minimum_service_rating: Amps,
     /// References.
@@ -814,9 +822,16 @@ pub struct LineCurrentsResult {
 
 /// Adds individual loads line by line to a calculated 120/240 V feeder current (the method of
 /// Annex D Example D1(b)): each line gets its loads plus 25 % of the largest motor it carries;
-/// the service is sized on the heavier line. The neutral is not calculated here.
+/// the service is sized on the heavier line. With a base neutral the neutral is carried the
+/// same way (220.61): 240 V loads add nothing; 120 V loads on opposite lines are paired largest
+/// with largest and the neutral carries the larger of each pair (their unbalance, the rule of
+/// the D1(b) footnote), an unpaired one in full; plus 25 % of the largest 120 V motor.
 pub fn dwelling_line_currents(input: &LineCurrentsInput) -> Result<LineCurrentsResult, NecError> {
     let base = non_negative("base_line_amps", input.base_line_amps)?;
+    let base_neutral = input
+        .base_neutral_amps
+        .map(|n| non_negative("base_neutral_amps", n))
+        .transpose()?;
     let (mut a, mut b) = (base, base);
     let (mut motor_a, mut motor_b) = (0.0f64, 0.0f64);
     for l in &input.loads {
@@ -842,19 +857,56 @@ pub fn dwelling_line_currents(input: &LineCurrentsInput) -> Result<LineCurrentsR
     let (ma, mb) = (0.25 * motor_a, 0.25 * motor_b);
     a += ma;
     b += mb;
+    // Neutral: 120 V loads of each line, largest first, paired across the lines.
+    let side = |c: LineConnection| {
+        let mut v: Vec<f64> = input
+            .loads
+            .iter()
+            .filter(|l| l.connection == c)
+            .map(|l| l.amps)
+            .collect();
+        v.sort_by(|x, y| y.total_cmp(x));
+        v
+    };
+    let (na, nb) = (side(LineConnection::LineA), side(LineConnection::LineB));
+    let unbalance: f64 = (0..na.len().max(nb.len()))
+        .map(|i| {
+            na.get(i)
+                .copied()
+                .unwrap_or(0.0)
+                .max(nb.get(i).copied().unwrap_or(0.0))
+        })
+        .sum();
+    let motor_n = 0.25
+        * input
+            .loads
+            .iter()
+            .filter(|l| l.motor && l.connection != LineConnection::LineToLine)
+            .map(|l| l.amps)
+            .fold(0.0, f64::max);
+    let neutral = base_neutral.map(|n| Amps(n + unbalance + motor_n));
+    let mut references = vec![
+        "NEC 220.50, 430.24 (25 % of the largest motor)".to_string(),
+        "NEC 230.42, 230.79(C)".to_string(),
+    ];
+    let mut assumptions = vec![
+        "added loads at 100 % of rated current; 115/230 V nameplates taken on 120/240 V"
+            .to_string(),
+    ];
+    if neutral.is_some() {
+        references.push("NEC 220.61 (feeder or service neutral load)".into());
+        assumptions.push("neutral: 240 V loads add nothing; 120 V loads on opposite lines paired largest with largest, the larger of each pair taken (their unbalance), an unpaired one in full; 25 % of the largest 120 V motor".into());
+    }
     Ok(LineCurrentsResult {
         input: input.clone(),
         line_a: Amps(a),
         line_b: Amps(b),
         motor_25pct: (ma, mb),
+        neutral,
+        motor_25pct_neutral: motor_n,
         minimum_service_rating: Amps(service_rating(a.max(b), input.edition)?),
-        references: vec![
-            "NEC 220.50, 430.24 (25 % of the largest motor)".into(),
-            "NEC 230.42, 230.79(C)".into(),
-        ],
-        assumptions: vec![
-            "added loads at 100 % of rated current; 115/230 V nameplates taken on 120/240 V".into(),
-        ],
+        references,
+        assumptions,
     })
 }
 

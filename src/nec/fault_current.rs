@@ -162,6 +162,10 @@ pub struct PointToPointResult {
     pub input: PointToPointInput,
     /// C value used.
     pub c_value: f64,
+    /// Where published copies of the C value table disagree for this cell: the lowest value
+    /// published (the highest is used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c_value_lowest_published: Option<f64>,
     /// f factor.
     pub f: f64,
     /// Multiplier M = 1/(1+f).
@@ -194,16 +198,23 @@ pub fn point_to_point(input: &PointToPointInput) -> Result<PointToPointResult, N
             "C values are the 600 V three-single-conductor column; above 600 V they are approximate".into(),
         );
     }
-    let c = match input.c_value {
+    let (c, lowest) = match input.c_value {
         Some(c) => {
             assumptions.push("C value given by the caller".into());
-            positive("c_value", c)?
+            (positive("c_value", c)?, None)
         }
         None => {
-            assumptions.push(
-                "C value from the SPD handbook table (600 V, three single conductors), a cell confirmed by two independent published sources".into(),
-            );
-            tables::c_value(input.size, input.material, input.conduit)?
+            let cell = tables::c_value_cell(input.size, input.material, input.conduit)?;
+            match cell.lowest_published {
+                Some(low) => assumptions.push(format!(
+                    "C value from the SPD handbook table (600 V, three single conductors): published copies disagree for this cell ({low:.0} to {:.0}); the higher C is used, which gives the higher fault current",
+                    cell.value
+                )),
+                None => assumptions.push(
+                    "C value from the SPD handbook table (600 V, three single conductors), a cell two independent published copies print alike".into(),
+                ),
+            }
+            (cell.value, cell.lowest_published)
         }
     };
     let n = f64::from(input.parallel_sets);
@@ -221,6 +232,7 @@ pub fn point_to_point(input: &PointToPointInput) -> Result<PointToPointResult, N
     Ok(PointToPointResult {
         input: input.clone(),
         c_value: c,
+        c_value_lowest_published: lowest,
         f,
         m,
         fault_current: Amps(fault),
@@ -232,6 +244,12 @@ pub fn point_to_point(input: &PointToPointInput) -> Result<PointToPointResult, N
         ],
         assumptions,
     })
+}
+
+/// The point-to-point C value of a conductor from its impedance: C is the reciprocal of the
+/// line-to-neutral impedance per foot, so C = 1000 / (ohms per 1000 ft).
+pub fn c_from_impedance(ohms_per_1000_ft: f64) -> Result<f64, NecError> {
+    Ok(1000.0 / positive("impedance_ohms_per_1000ft", ohms_per_1000_ft)?)
 }
 
 /// Result of the interrupting-rating check.

@@ -65,6 +65,10 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     (F_FLCDC, include_str!("data/table_430_247_dc_flc.csv")),
     (F_CVAL, include_str!("data/ptp_c_values_600v.csv")),
+    (
+        F_CVAL_LOW,
+        include_str!("data/ptp_c_values_600v_disagreements.csv"),
+    ),
     (F_PPE_AC, include_str!("data/nfpa70e_130_7_C15a_ac_ppe.csv")),
     (F_PPE_DC, include_str!("data/nfpa70e_130_7_C15b_dc_ppe.csv")),
 ];
@@ -89,6 +93,7 @@ const F_FLC1: &str = "table_430_248_single_phase_flc.csv";
 const F_FLC3: &str = "table_430_250_three_phase_flc.csv";
 const F_FLCDC: &str = "table_430_247_dc_flc.csv";
 const F_CVAL: &str = "ptp_c_values_600v.csv";
+const F_CVAL_LOW: &str = "ptp_c_values_600v_disagreements.csv";
 const F_PPE_AC: &str = "nfpa70e_130_7_C15a_ac_ppe.csv";
 const F_PPE_DC: &str = "nfpa70e_130_7_C15b_dc_ppe.csv";
 
@@ -524,6 +529,21 @@ pub struct CValueRow {
     pub al_nonmagnetic: Option<f64>,
 }
 
+/// A C value cell whose published copies disagree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CValueDisagreement {
+    /// Size.
+    pub size: ConductorSize,
+    /// Conductor material.
+    pub material: Material,
+    /// Raceway.
+    pub conduit: ConduitMagnetism,
+    /// The value shipped (the highest published).
+    pub shipped: f64,
+    /// The lowest value published for the cell.
+    pub lowest_published: f64,
+}
+
 /// A row of NFPA 70E Table 130.7(C)(15)(a) (AC).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PpeAcRow {
@@ -612,6 +632,9 @@ pub struct Tables {
     pub flc_dc: Vec<FlcRow>,
     /// Point-to-point C values.
     pub c_values: Vec<CValueRow>,
+    /// C value cells whose published copies disagree: the lowest value published (the table
+    /// ships the highest).
+    pub c_value_disagreements: Vec<CValueDisagreement>,
     /// NFPA 70E AC PPE category table.
     pub ppe_ac: Vec<PpeAcRow>,
     /// NFPA 70E DC PPE category table.
@@ -913,6 +936,24 @@ fn load() -> Result<Tables, NecError> {
             })
         })
         .collect::<Result<Vec<_>, NecError>>()?;
+    let c_value_disagreements = rows(&csv(F_CVAL_LOW)?)
+        .map(|r| {
+            let (material, conduit) = c_column(r.text("column")?).ok_or_else(|| {
+                NecError::invalid(
+                    "column",
+                    r.text("column").unwrap_or_default(),
+                    "not a C value column",
+                )
+            })?;
+            Ok(CValueDisagreement {
+                size: r.size_with_unit()?,
+                material,
+                conduit,
+                shipped: r.f64("shipped")?,
+                lowest_published: r.f64("lowest_published")?,
+            })
+        })
+        .collect::<Result<Vec<_>, NecError>>()?;
 
     let ppe_ac = rows(&csv(F_PPE_AC)?)
         .map(|r| {
@@ -966,6 +1007,7 @@ fn load() -> Result<Tables, NecError> {
         flc_three_phase: flc_rows(&csv(F_FLC3)?)?,
         flc_dc: flc_rows(&csv(F_FLCDC)?)?,
         c_values,
+        c_value_disagreements,
         ppe_ac,
         ppe_dc,
     })
@@ -1365,14 +1407,36 @@ pub fn unit_lighting_load(
         .ok_or_else(|| NecError::not_in_table(name, occupancy.to_string()))
 }
 
-/// Point-to-point C value (600 V, three single conductors). Cells not confirmed by two
-/// independent sources are not shipped: asking for one is [`NecError::NotVerified`].
-pub fn c_value(
+/// The material and raceway of a column of the C value table (`c_cu_steel_conduit`, ...).
+pub(crate) fn c_column(name: &str) -> Option<(Material, ConduitMagnetism)> {
+    match name {
+        "c_cu_steel_conduit" => Some((Material::Copper, ConduitMagnetism::Steel)),
+        "c_cu_nonmagnetic_conduit" => Some((Material::Copper, ConduitMagnetism::Nonmagnetic)),
+        "c_al_steel_conduit" => Some((Material::Aluminum, ConduitMagnetism::Steel)),
+        "c_al_nonmagnetic_conduit" => Some((Material::Aluminum, ConduitMagnetism::Nonmagnetic)),
+        _ => None,
+    }
+}
+
+/// A point-to-point C value and what the published copies say about it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CValue {
+    /// The value used: where published copies disagree, the highest (the higher fault current).
+    pub value: f64,
+    /// The lowest published value when copies disagree; `None` when they agree.
+    pub lowest_published: Option<f64>,
+}
+
+/// Point-to-point C value (600 V, three single conductors) with the disagreement of its
+/// published copies, if any. Cells without two publishers are not shipped: asking for one is
+/// [`NecError::NotVerified`].
+pub fn c_value_cell(
     size: ConductorSize,
     material: Material,
     conduit: ConduitMagnetism,
-) -> Result<f64, NecError> {
-    let cell = tables()?
+) -> Result<CValue, NecError> {
+    let t = tables()?;
+    let cell = t
         .c_values
         .iter()
         .find(|r| r.size == size)
@@ -1386,11 +1450,29 @@ pub fn c_value(
         ConduitMagnetism::Steel => "steel",
         ConduitMagnetism::Nonmagnetic => "nonmagnetic",
     };
-    cell.ok_or_else(|| NecError::NotVerified {
+    let value = cell.ok_or_else(|| NecError::NotVerified {
         table: "point-to-point C value table (600 V, three single conductors)",
         key: format!("{size} {material} in {conduit_name} conduit"),
-        hint: "give c_value from the published table (Eaton Bussmann SPD handbook, C values for conductors)",
+        hint: "give c_value from the published table (Eaton Bussmann SPD handbook, C values for conductors) or the conductor's impedance",
+    })?;
+    let lowest_published = t
+        .c_value_disagreements
+        .iter()
+        .find(|d| d.size == size && d.material == material && d.conduit == conduit)
+        .map(|d| d.lowest_published);
+    Ok(CValue {
+        value,
+        lowest_published,
     })
+}
+
+/// Point-to-point C value (600 V, three single conductors); see [`c_value_cell`].
+pub fn c_value(
+    size: ConductorSize,
+    material: Material,
+    conduit: ConduitMagnetism,
+) -> Result<f64, NecError> {
+    c_value_cell(size, material, conduit).map(|c| c.value)
 }
 
 #[cfg(test)]
@@ -1415,7 +1497,7 @@ mod tests {
         assert_eq!(t.flc_dc.len(), 23);
         assert_eq!(t.range_demand.len(), 30);
         assert_eq!(t.dryer_demand.len(), 11);
-        assert_eq!(t.c_values.len(), 3);
+        assert_eq!(t.c_values.len(), 17);
     }
 
     /// Well-known values, typed here independently of the CSVs.
@@ -1544,25 +1626,36 @@ mod tests {
 
     /// Compares every cell of every shipped CSV that has a counterpart in the vetted reference
     /// folder, and then the typed values the lookups return for the main tables.
-    /// The C values still shipped are the cells two independent published copies agree on
-    /// (see `data/SOURCES.md`): a reproduction of the SPD handbook's C value table
-    /// (scribd document 184293836, "Short Circuit Current Calculation") for all three, and a
-    /// second source per cell: the handbook's own 300 kVA / 208 V worked example (500 kcmil
-    /// copper, steel conduit) and J. Sokolik's point-to-point spreadsheet "FaultV6-2" (3/0 and
-    /// 6 AWG copper, nonmagnetic raceway). Every other cell says it is not available.
+    /// The C values shipped are the cells at least two publishers print (see `data/SOURCES.md`
+    /// and `nec::two_source_check`, which derives every cell from the per-source copies);
+    /// where they disagree the highest is shipped and the lowest is reported with it.
     #[test]
-    fn c_values_ship_only_cells_confirmed_twice() {
+    fn c_values_ship_only_cells_two_publishers_print() {
         use ConduitMagnetism::{Nonmagnetic, Steel};
         use Material::{Aluminum, Copper};
         assert_eq!(c_value(s("500"), Copper, Steel).unwrap(), 22_185.0);
-        assert_eq!(c_value(s("3/0"), Copper, Nonmagnetic).unwrap(), 13_923.0);
-        assert_eq!(c_value(s("6"), Copper, Nonmagnetic).unwrap(), 2_430.0);
+        assert_eq!(c_value(s("3/0"), Copper, Steel).unwrap(), 12_844.0);
+        assert_eq!(c_value(s("12"), Copper, Steel).unwrap(), 617.0);
+        assert_eq!(c_value(s("12"), Copper, Nonmagnetic).unwrap(), 617.0);
+        assert_eq!(
+            c_value_cell(s("3/0"), Copper, Nonmagnetic).unwrap(),
+            CValue {
+                value: 13_923.0,
+                lowest_published: Some(13_107.0)
+            }
+        );
+        assert_eq!(
+            c_value_cell(s("3/0"), Copper, Steel)
+                .unwrap()
+                .lowest_published,
+            None
+        );
         for (size, m, c) in [
-            ("500", Copper, Nonmagnetic),
-            ("6", Copper, Steel),
-            ("3/0", Aluminum, Steel),
-            ("4", Copper, Steel),
-            ("1000", Aluminum, Nonmagnetic),
+            ("3", Copper, Steel),
+            ("300", Copper, Nonmagnetic),
+            ("14", Aluminum, Steel),
+            ("4/0", Aluminum, Nonmagnetic),
+            ("600", Copper, Steel),
         ] {
             let e = c_value(s(size), m, c).unwrap_err();
             assert!(
@@ -1592,7 +1685,7 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 12);
+        assert_eq!(seen, 68);
     }
 
     #[test]

@@ -1060,7 +1060,9 @@ fn inputs_deserialize_from_json() {
 /// NEC Informative Annex D, Example D1(b): D1(a) plus a 6 A 230 V room AC, a 12 A 115 V room
 /// AC, an 8 A 115 V disposer and a 10 A 120 V dishwasher, added per line to the 78 A of D1(a),
 /// with 25 % of the largest motor per line (3 A on line A, 2 A on line B): line A 99 A,
-/// line B 104 A → 110 A service.
+/// line B 104 A → 110 A service. Neutral: the 61 A of D1(a), the larger of the 115 V room AC
+/// and the dishwasher (12 A, the footnote's unbalance rule), the disposer 8 A and 25 % of the
+/// 12 A motor (3 A): 84 A.
 #[test]
 fn annex_d1b_line_by_line() {
     let l = |amps: f64, connection: LineConnection, motor: bool| LineLoad {
@@ -1072,6 +1074,7 @@ fn annex_d1b_line_by_line() {
     let r = dwelling_line_currents(&LineCurrentsInput {
         edition: Edition::Nec2023,
         base_line_amps: 78.0,
+        base_neutral_amps: Some(61.0),
         loads: vec![
             l(6.0, LineConnection::LineToLine, true),
             l(12.0, LineConnection::LineA, true),
@@ -1084,6 +1087,22 @@ fn annex_d1b_line_by_line() {
     close(r.line_b.0, 104.0, 1e-9);
     assert_eq!(r.motor_25pct, (3.0, 2.0));
     assert_eq!(r.minimum_service_rating, Amps(110.0));
+    close(r.neutral.unwrap().0, 84.0, 1e-9);
+    close(r.motor_25pct_neutral, 3.0, 1e-9);
+}
+
+/// The D1(a) neutral the line-by-line method starts from: lighting and appliance circuits at
+/// 5100 VA, the 12 kW range at 70 % of 8000 VA and the 5.5 kW dryer at 70 %: 14 550 VA,
+/// 60.6 A at 240 V (Annex D Example D1(a) prints 14,550 VA and 61 A).
+#[test]
+fn annex_d1a_neutral_feeds_line_by_line() {
+    let d: DwellingStandardInput = serde_json::from_str(
+        r#"{"edition":"2023","floor_area_ft2":1500,"dryers_w":[5500],"cooking_appliances_kw":[12]}"#,
+    )
+    .unwrap();
+    let r = dwelling_standard(&d).unwrap();
+    close(r.neutral_va.unwrap(), 14_550.0, 1e-6);
+    close(r.neutral_amps.unwrap().0.round(), 61.0, 1e-9);
 }
 
 /// 430.52(C)(1) Exception No. 2, stated as a device: 25 hp, 230 V, 3-phase, FLC 68 A (Table

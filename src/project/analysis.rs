@@ -346,6 +346,10 @@ pub struct FaultPath {
     pub steps: Vec<FaultStep>,
     /// Assumptions made on the way.
     pub assumptions: Vec<String>,
+    /// Why the figure is only an upper bound (a run whose impedance was left out), with what
+    /// would give the exact figure; empty when every run on the way was reduced.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upper_bound: Vec<String>,
 }
 
 /// Computes fault currents at equipment of a project, remembering what it found.
@@ -353,6 +357,7 @@ pub struct FaultCalculator<'a> {
     p: &'a ProjectData,
     memo: HashMap<String, Result<FaultPath, AnalysisError>>,
     impedance_tolerance: bool,
+    upper_bound_when_c_unknown: bool,
 }
 
 impl<'a> FaultCalculator<'a> {
@@ -362,7 +367,16 @@ impl<'a> FaultCalculator<'a> {
             p,
             memo: HashMap::new(),
             impedance_tolerance: false,
+            upper_bound_when_c_unknown: false,
         }
+    }
+
+    /// For interrupting-rating questions: a feeder without a published C value (and none
+    /// recorded) is passed with no reduction and the result is labelled an upper bound, instead
+    /// of stopping the chain. Never for arc flash, where a lower current can mean more energy.
+    pub fn upper_bound_when_c_unknown(mut self) -> Self {
+        self.upper_bound_when_c_unknown = true;
+        self
     }
 
     /// Applies the −10 % transformer impedance tolerance along the chain (the worst case the
@@ -433,6 +447,7 @@ impl<'a> FaultCalculator<'a> {
                     fault_ka: ka,
                 }],
                 assumptions: Vec::new(),
+                upper_bound: Vec::new(),
             });
         }
         if let Some(t) = p
@@ -474,6 +489,7 @@ impl<'a> FaultCalculator<'a> {
                     "transformer {}: unlimited primary fault current (an upper bound), {z_note}, no motor contribution",
                     t.spec.name
                 )],
+                upper_bound: Vec::new(),
             });
         }
         let panel = resolve_panel(p, equipment)?;
@@ -504,6 +520,16 @@ impl<'a> FaultCalculator<'a> {
         let (ka, how) = match feeder {
             Some(f) => match f.spec.length {
                 Some(len) => {
+                    let recorded_c = match (f.spec.c_value, f.spec.impedance_ohms_per_1000ft) {
+                        (Some(c), _) => Some((c, "its recorded C value".to_string())),
+                        (None, Some(z)) => Some((
+                            fault_current::c_from_impedance(z).map_err(|e| {
+                                AnalysisError::Invalid(format!("feeder {}: {e}", f.spec.name))
+                            })?,
+                            format!("C = 1000 / its recorded {z} Ω per 1000 ft"),
+                        )),
+                        (None, None) => None,
+                    };
                     let r = fault_current::point_to_point(&PointToPointInput {
                         available_fault_current: Amps(start_ka * 1000.0),
                         voltage: panel.spec.voltage,
@@ -520,43 +546,82 @@ impl<'a> FaultCalculator<'a> {
                             .map(|r| r.magnetism())
                             .unwrap_or(ConduitMagnetism::Nonmagnetic),
                         parallel_sets: u32::from(f.spec.sets.max(1)),
-                        c_value: None,
+                        c_value: recorded_c.as_ref().map(|(c, _)| *c),
                         equipment_interrupting_rating: None,
-                    })
-                    .map_err(|e| match e {
-                        NecError::NotVerified { .. } => {
-                            AnalysisError::MissingData(format!("feeder {}: {e}", f.spec.name))
-                        }
-                        _ => AnalysisError::Invalid(format!("feeder {}: {e}", f.spec.name)),
-                    })?;
-                    path.assumptions.push(match f.spec.raceway {
-                        Some(r) => format!(
-                            "feeder {}: C value for its {r} raceway",
-                            f.spec.name
-                        ),
-                        None => format!(
-                            "feeder {}: nonmagnetic raceway C value (the higher fault current when the raceway is not recorded)",
-                            f.spec.name
-                        ),
                     });
-                    (
-                        r.fault_current.0 / 1000.0,
-                        format!(
-                            "point-to-point over feeder {} ({} × {} {} , {} ft): f = {:.3}, M = {:.3}",
-                            f.spec.name,
-                            f.spec.sets.max(1),
-                            f.spec.conductor_size,
-                            f.spec.material,
-                            len.0,
-                            r.f,
-                            r.m
-                        ),
-                    )
+                    match r {
+                        Ok(r) => {
+                            path.assumptions.push(match (&recorded_c, f.spec.raceway) {
+                                (Some((_, how)), _) => {
+                                    format!("feeder {}: {how}", f.spec.name)
+                                }
+                                (None, Some(rw)) => format!(
+                                    "feeder {}: C value for its {rw} raceway{}",
+                                    f.spec.name,
+                                    r.c_value_lowest_published
+                                        .map(|low| format!(
+                                            " ({:.0}; published copies disagree, the lowest is {low:.0}: the higher C gives the higher fault current)",
+                                            r.c_value
+                                        ))
+                                        .unwrap_or_default()
+                                ),
+                                (None, None) => format!(
+                                    "feeder {}: nonmagnetic raceway C value (the higher fault current when the raceway is not recorded)",
+                                    f.spec.name
+                                ),
+                            });
+                            (
+                                r.fault_current.0 / 1000.0,
+                                format!(
+                                    "point-to-point over feeder {} ({} × {} {} , {} ft, C {:.0}): f = {:.3}, M = {:.3}",
+                                    f.spec.name,
+                                    f.spec.sets.max(1),
+                                    f.spec.conductor_size,
+                                    f.spec.material,
+                                    len.0,
+                                    r.c_value,
+                                    r.f,
+                                    r.m
+                                ),
+                            )
+                        }
+                        Err(e @ NecError::NotVerified { .. })
+                            if self.upper_bound_when_c_unknown =>
+                        {
+                            path.upper_bound.push(format!(
+                                "feeder {}: {e}; its impedance is left out, so the figure from here on is the source's fault current (an upper bound). Record the feeder's c_value or impedance_ohms_per_1000ft for the exact figure",
+                                f.spec.name
+                            ));
+                            (
+                                start_ka,
+                                format!(
+                                    "feeder {}: no published C value for {} {}: no reduction (upper bound)",
+                                    f.spec.name, f.spec.conductor_size, f.spec.material
+                                ),
+                            )
+                        }
+                        Err(e @ NecError::NotVerified { .. }) => {
+                            return Err(AnalysisError::MissingData(format!(
+                                "feeder {}: {e}",
+                                f.spec.name
+                            )))
+                        }
+                        Err(e) => {
+                            return Err(AnalysisError::Invalid(format!(
+                                "feeder {}: {e}",
+                                f.spec.name
+                            )))
+                        }
+                    }
                 }
                 None => {
                     path.assumptions.push(format!(
                         "feeder {} has no length: the fault current at {} is taken as at its source (conservative)",
                         f.spec.name, panel.spec.name
+                    ));
+                    path.upper_bound.push(format!(
+                        "feeder {} has no length: its impedance is left out (an upper bound); record its one-way length for the exact figure",
+                        f.spec.name
                     ));
                     (
                         start_ka,

@@ -88,6 +88,8 @@ mod tests {
             ocpd: Amps(ocpd),
             raceway: None,
             egc_size: egc.map(|e| e.parse().unwrap()),
+            c_value: None,
+            impedance_ohms_per_1000ft: None,
         }
     }
 

@@ -21,7 +21,7 @@
 //! The inspection is a pure function over [`ProjectData`] ([`inspect`]), so it can be
 //! benchmarked and tested without a database.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -156,21 +156,187 @@ pub struct InspectionReport {
     pub checks_run: Vec<&'static str>,
     /// Counts by severity.
     pub counts: Counts,
+    /// Per check: items checked, passed, failed and not checked (with why).
+    pub check_summary: Vec<CheckTally>,
     /// Findings, violations first.
     pub findings: Vec<Finding>,
     /// Assumptions every check relies on.
     pub assumptions: Vec<String>,
 }
 
+/// Equipment a check could not be run on, grouped by why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotRun {
+    /// Why the check did not run.
+    pub why: String,
+    /// Equipment concerned.
+    pub equipment: Vec<String>,
+}
+
+/// What one check did: on how many items it ran, passed and failed (a violation or warning),
+/// and where it could not run. A check with `not_run > 0` is never clean.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckTally {
+    /// Id of the check ([`CHECKS`]).
+    pub check: &'static str,
+    /// Its category.
+    pub category: Category,
+    /// Items it ran on.
+    pub run: usize,
+    /// Items that passed.
+    pub passed: usize,
+    /// Items with a violation or warning.
+    pub failed: usize,
+    /// Items it could not run on.
+    pub not_run: usize,
+    /// Why, with the items.
+    pub not_run_why: Vec<NotRun>,
+}
+
+impl CheckTally {
+    /// One line: "interrupting_rating: 2 run, 1 passed, 1 failed, 1 not run (why: items)".
+    pub fn line(&self) -> String {
+        let mut l = format!(
+            "{}: {} run, {} passed, {} failed, {} not run",
+            self.check, self.run, self.passed, self.failed, self.not_run
+        );
+        if !self.not_run_why.is_empty() {
+            let why: Vec<String> = self
+                .not_run_why
+                .iter()
+                .map(|n| {
+                    let shown: Vec<&str> = n.equipment.iter().take(5).map(String::as_str).collect();
+                    let more = n.equipment.len().saturating_sub(shown.len());
+                    format!(
+                        "{}: {}{}",
+                        n.why,
+                        shown.join(", "),
+                        if more > 0 {
+                            format!(" and {more} more")
+                        } else {
+                            String::new()
+                        }
+                    )
+                })
+                .collect();
+            l.push_str(&format!(" ({})", why.join("; ")));
+        }
+        l
+    }
+}
+
+/// The one-line summary of a report: severities, then what the checks did; a report with a
+/// check that did not run says so instead of reading as clean.
+pub fn summary_line(report: &InspectionReport) -> String {
+    let sum = |f: fn(&CheckTally) -> usize| report.check_summary.iter().map(f).sum::<usize>();
+    let not_run = sum(|t| t.not_run);
+    format!(
+        "{} violation(s), {} warning(s), {} info; checks: {} run, {} passed, {} failed, {} not run{}",
+        report.counts.violations,
+        report.counts.warnings,
+        report.counts.info,
+        sum(|t| t.run),
+        sum(|t| t.passed),
+        sum(|t| t.failed),
+        not_run,
+        if not_run > 0 {
+            " (not a clean result: some checks could not run; see check_summary)"
+        } else {
+            ""
+        }
+    )
+}
+
+#[derive(Default)]
+struct Tally {
+    ran: BTreeSet<String>,
+    /// Equipment → why the check did not run on it.
+    not_run: BTreeMap<String, String>,
+}
+
 struct Ctx<'a> {
     p: &'a ProjectData,
     category: Option<Category>,
     findings: Vec<Finding>,
+    tally: BTreeMap<&'static str, Tally>,
+}
+
+fn category_of(check: &str) -> Category {
+    CHECKS
+        .iter()
+        .find(|c| c.id == check)
+        .map(|c| c.category)
+        .unwrap_or(Category::MissingData)
 }
 
 impl Ctx<'_> {
     fn wants(&self, c: Category) -> bool {
         self.category.is_none_or(|x| x == c)
+    }
+    /// `check` ran on `equipment` (its findings say whether it passed).
+    fn ran(&mut self, check: &'static str, equipment: &str) {
+        if self.wants(category_of(check)) {
+            self.tally
+                .entry(check)
+                .or_default()
+                .ran
+                .insert(equipment.to_string());
+        }
+    }
+    /// `check` could not run on `equipment`.
+    fn not_run(&mut self, check: &'static str, equipment: &str, why: impl Into<String>) {
+        if self.wants(category_of(check)) {
+            let t = self.tally.entry(check).or_default();
+            t.ran.remove(equipment);
+            t.not_run.insert(equipment.to_string(), why.into());
+        }
+    }
+    /// The tally of every check in scope, from what ran and the findings.
+    fn summary(&self) -> Vec<CheckTally> {
+        CHECKS
+            .iter()
+            .filter(|c| self.wants(c.category))
+            .map(|c| {
+                let empty = Tally::default();
+                let t = self.tally.get(c.id).unwrap_or(&empty);
+                let serious = self.findings.iter().filter(|f| {
+                    f.check == c.id && matches!(f.severity, Severity::Violation | Severity::Warning)
+                });
+                // Missing data is one look at the whole scope.
+                let failed: BTreeSet<String> = if c.id == "missing_data" {
+                    serious.take(1).map(|_| "scope".to_string()).collect()
+                } else {
+                    serious
+                        .map(|f| f.equipment.clone())
+                        .filter(|e| !t.not_run.contains_key(e))
+                        .collect()
+                };
+                let run = if c.id == "missing_data" {
+                    1
+                } else {
+                    t.ran.union(&failed).count()
+                };
+                let mut why: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+                for (eq, w) in &t.not_run {
+                    why.entry(w.as_str()).or_default().push(eq.clone());
+                }
+                CheckTally {
+                    check: c.id,
+                    category: c.category,
+                    run,
+                    passed: run - failed.len(),
+                    failed: failed.len(),
+                    not_run: t.not_run.len(),
+                    not_run_why: why
+                        .into_iter()
+                        .map(|(w, equipment)| NotRun {
+                            why: w.to_string(),
+                            equipment,
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
     }
     fn add(
         &mut self,
@@ -181,11 +347,7 @@ impl Ctx<'_> {
         message: impl Into<String>,
         fix: impl Into<String>,
     ) {
-        let category = CHECKS
-            .iter()
-            .find(|c| c.id == check)
-            .map(|c| c.category)
-            .unwrap_or(Category::MissingData);
+        let category = category_of(check);
         if self.wants(category) {
             self.findings.push(Finding {
                 check,
@@ -199,6 +361,15 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// The checks made on each branch circuit.
+const CIRCUIT_CHECKS: [&str; 5] = [
+    "branch_conductor_ampacity",
+    "conductor_protection",
+    "small_conductor",
+    "egc_size",
+    "circuit_voltage_drop",
+];
 
 /// Common equipment short-circuit ratings, kA, for the suggested fix.
 const AIC_STEPS: &[f64] = &[
@@ -293,6 +464,7 @@ pub fn inspect(p: &ProjectData, opts: &InspectOptions) -> Result<InspectionRepor
         p,
         category: opts.category,
         findings: Vec::new(),
+        tally: BTreeMap::new(),
     };
     let mut by_panel: HashMap<i64, Vec<&Circuit>> = HashMap::new();
     for c in &p.circuits {
@@ -309,7 +481,9 @@ pub fn inspect(p: &ProjectData, opts: &InspectOptions) -> Result<InspectionRepor
     if only.is_none() {
         service_checks(&mut cx);
     }
-    let mut fc = FaultCalculator::new(p);
+    // 110.9/110.10 is an interrupting-rating question: a feeder without a C value gives an
+    // upper bound (a pass against it is a pass), not a stop.
+    let mut fc = FaultCalculator::new(p).upper_bound_when_c_unknown();
     // Reasons a fault current is unknown, with the panels concerned (one finding per reason).
     let mut fault_unknown: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let empty: Vec<&Circuit> = Vec::new();
@@ -398,6 +572,7 @@ pub fn inspect(p: &ProjectData, opts: &InspectOptions) -> Result<InspectionRepor
         feeder_checks(&mut cx, f);
     }
 
+    let check_summary = cx.summary();
     let mut findings = cx.findings;
     findings.sort_by_key(|f| f.severity);
     let counts = Counts {
@@ -431,6 +606,7 @@ pub fn inspect(p: &ProjectData, opts: &InspectOptions) -> Result<InspectionRepor
         ),
         checks_run,
         counts,
+        check_summary,
         findings,
         assumptions: vec![
             format!("NEC {} edition", p.project.edition),
@@ -508,7 +684,27 @@ fn panel_checks(
     // 110.9 / 110.10.
     if cx.wants(Category::Interrupting) || cx.wants(Category::MissingData) {
         match (fc.at(name), panel.spec.interrupting_rating_ka) {
+            (Ok(f), Some(r)) if !f.upper_bound.is_empty() && r + 1e-9 < f.fault_ka => {
+                cx.not_run(
+                    "interrupting_rating",
+                    &eq,
+                    "only an upper bound of the fault current is known and it exceeds the rating",
+                );
+                cx.add(
+                    "interrupting_rating",
+                    Severity::Warning,
+                    eq.clone(),
+                    "NEC 110.9, 110.10 (undecided)",
+                    format!(
+                        "interrupting rating {r} kA is below the upper bound {:.1} kA of the available fault current; the exact figure may be lower ({})",
+                        f.fault_ka,
+                        f.upper_bound.join("; ")
+                    ),
+                    "record the missing C value or impedance of the feeders named, then inspect again",
+                );
+            }
             (Ok(f), Some(r)) if r + 1e-9 < f.fault_ka => {
+                cx.ran("interrupting_rating", &eq);
                 let path = f
                     .steps
                     .iter()
@@ -530,23 +726,36 @@ fn panel_checks(
                     ),
                 );
             }
-            (Ok(f), None) => cx.add(
-                "missing_data",
-                Severity::Warning,
-                eq.clone(),
-                "NEC 110.9, 110.10 (not checked)",
-                format!(
-                    "no interrupting rating recorded; the available fault current here is {:.1} kA",
-                    f.fault_ka
-                ),
-                format!(
-                    "record interrupting_rating_ka from the panel label (needs at least {} kA)",
-                    next_aic(f.fault_ka)
-                ),
-            ),
-            (Ok(_), Some(_)) => {}
+            (Ok(f), None) => {
+                cx.not_run(
+                    "interrupting_rating",
+                    &eq,
+                    "no interrupting rating recorded",
+                );
+                cx.add(
+                    "missing_data",
+                    Severity::Warning,
+                    eq.clone(),
+                    "NEC 110.9, 110.10 (not checked)",
+                    format!(
+                        "no interrupting rating recorded; the available fault current here is {}{:.1} kA",
+                        if f.upper_bound.is_empty() { "" } else { "at most " },
+                        f.fault_ka
+                    ),
+                    format!(
+                        "record interrupting_rating_ka from the panel label (needs at least {} kA)",
+                        next_aic(f.fault_ka)
+                    ),
+                )
+            }
+            (Ok(_), Some(_)) => cx.ran("interrupting_rating", &eq),
             (Err(e), rating) => {
                 let reason = e.to_string();
+                cx.not_run(
+                    "interrupting_rating",
+                    &eq,
+                    format!("available fault current unknown: {reason}"),
+                );
                 // A loop or unknown source is already reported above; keep the rest.
                 fault_unknown.entry(reason).or_default().push(name.clone());
                 if rating.is_none() {
@@ -565,6 +774,7 @@ fn panel_checks(
 
     // 408.36.
     if let Some(m) = panel.spec.main_breaker {
+        cx.ran("panel_protection", &eq);
         if m.0 > panel.spec.bus_rating.0 + 1e-9 {
             cx.add(
                 "panel_protection",
@@ -583,6 +793,14 @@ fn panel_checks(
             .feeders
             .iter()
             .find(|f| f.spec.to.trim().eq_ignore_ascii_case(name.trim()));
+        match feeder {
+            Some(_) => cx.ran("panel_protection", &eq),
+            None => cx.not_run(
+                "panel_protection",
+                &eq,
+                "main-lug-only panel without a recorded feeder",
+            ),
+        }
         match feeder {
             Some(f) if f.spec.ocpd.0 > panel.spec.bus_rating.0 + 1e-9 => cx.add(
                 "panel_protection",
@@ -612,6 +830,7 @@ fn panel_checks(
 
     // 408.54 and poles.
     if cx.wants(Category::Panels) {
+        cx.ran("panel_spaces", &eq);
         let spaces = i32::try_from(panel.spec.spaces).unwrap_or(i32::MAX);
         let mut owner: HashMap<i32, &Circuit> = HashMap::new();
         for c in circuits {
@@ -662,7 +881,13 @@ fn panel_checks(
     // 408.30 / 215.3 loading.
     if cx.wants(Category::Panels) {
         let specs: Vec<&CircuitSpec> = circuits.iter().map(|c| &c.spec).collect();
-        if let Ok(Some(r)) = panel_loading(&panel.spec, &specs) {
+        let loading = panel_loading(&panel.spec, &specs);
+        match &loading {
+            Ok(Some(_)) => cx.ran("panel_loading", &eq),
+            Ok(None) => cx.not_run("panel_loading", &eq, "no circuits recorded"),
+            Err(e) => cx.not_run("panel_loading", &eq, e.to_string()),
+        }
+        if let Ok(Some(r)) = loading {
             let pct = r.max_phase_amps / r.limiting_rating.0 * 100.0;
             if !r.pass {
                 cx.add(
@@ -738,9 +963,22 @@ fn circuit_checks(
 ) {
     let spec = &c.spec;
     let label = circuit_label(&panel.spec, spec);
-    let Ok(e) = circuit_electrical(&panel.spec, spec) else {
-        return;
+    let e = match circuit_electrical(&panel.spec, spec) {
+        Ok(e) => e,
+        Err(err) => {
+            for check in CIRCUIT_CHECKS {
+                cx.not_run(check, &label, err.to_string());
+            }
+            return;
+        }
     };
+    if spec.conductor_size.is_none() {
+        for check in CIRCUIT_CHECKS {
+            if check != "circuit_voltage_drop" {
+                cx.not_run(check, &label, "no conductor size recorded");
+            }
+        }
+    }
     let edition = cx.p.project.edition;
     let wants_cond = cx.wants(Category::Conductors);
     let wants_egc = cx.wants(Category::Grounding);
@@ -757,6 +995,17 @@ fn circuit_checks(
             // engine's load rules trivially satisfied.
             input.noncontinuous_load = Amps(0.01);
             input.continuous_load = Amps(0.0);
+        }
+        if wants_cond {
+            cx.ran("conductor_protection", &label);
+            if protection_only {
+                cx.not_run("branch_conductor_ampacity", &label, "no load recorded");
+            } else {
+                cx.ran("branch_conductor_ampacity", &label);
+            }
+            if !rule.is_article_430() {
+                cx.ran("small_conductor", &label);
+            }
         }
         if wants_cond && !rule.is_article_430() {
             if let Some((r, sev)) = conductor_findings(&input, size) {
@@ -812,6 +1061,15 @@ fn circuit_checks(
         }
         if wants_egc {
             match recorded_egc(&spec.conduit) {
+                Some(_) => cx.ran("egc_size", &label),
+                None if raceway_is_egc(&spec.conduit) => cx.ran("egc_size", &label),
+                None => cx.not_run(
+                    "egc_size",
+                    &label,
+                    "no EGC size in the raceway text and no metallic raceway or cable named",
+                ),
+            }
+            match recorded_egc(&spec.conduit) {
                 Some(egc) => {
                     let minimum = if protection_only {
                         None
@@ -847,6 +1105,16 @@ fn circuit_checks(
                 None if raceway_is_egc(&spec.conduit) => {}
                 None => *no_egc += 1,
             }
+        }
+    }
+    if cx.wants(Category::VoltageDrop) {
+        match (spec.length, spec.conductor_size) {
+            (None, _) => cx.not_run("circuit_voltage_drop", &label, "no length recorded"),
+            (_, None) => cx.not_run("circuit_voltage_drop", &label, "no conductor size recorded"),
+            _ => match circuit_voltage_drop(&panel.spec, spec, None, None) {
+                Ok(_) => cx.ran("circuit_voltage_drop", &label),
+                Err(e) => cx.not_run("circuit_voltage_drop", &label, e.to_string()),
+            },
         }
     }
     if cx.wants(Category::VoltageDrop) && spec.length.is_some() && spec.conductor_size.is_some() {
@@ -970,6 +1238,7 @@ fn feeder_checks(cx: &mut Ctx, f: &Feeder) {
     let sets = f64::from(f.spec.sets.max(1));
     let load = feeder_load_current(p, f).ok().map(|(i, _)| i);
     if cx.wants(Category::Conductors) {
+        cx.ran("feeder_conductor", &eq);
         let to = p.panel_by_name(&f.spec.to);
         let specs: Vec<&CircuitSpec> = to
             .map(|x| {
@@ -1035,6 +1304,15 @@ fn feeder_checks(cx: &mut Ctx, f: &Feeder) {
     if cx.wants(Category::Grounding) {
         feeder_egc_findings(cx, f, &eq);
     }
+    if cx.wants(Category::VoltageDrop) {
+        match f.spec.length {
+            None => cx.not_run("feeder_voltage_drop", &eq, "no length recorded"),
+            Some(_) => match feeder_voltage_drop(p, f, None, None) {
+                Ok(_) => cx.ran("feeder_voltage_drop", &eq),
+                Err(e) => cx.not_run("feeder_voltage_drop", &eq, e.to_string()),
+            },
+        }
+    }
     if cx.wants(Category::VoltageDrop) && f.spec.length.is_some() {
         if let Ok(r) = feeder_voltage_drop(p, f, None, None) {
             if r.percent > 3.0 {
@@ -1057,9 +1335,17 @@ fn feeder_checks(cx: &mut Ctx, f: &Feeder) {
 /// The feeder's EGC against 250.122 (per raceway, sized by the feeder OCPD, increased when the
 /// ungrounded conductors were upsized).
 fn feeder_egc_findings(cx: &mut Ctx, f: &Feeder, eq: &str) {
-    let Ok(c) = check_feeder_egc(&f.spec, None) else {
-        return;
+    let c = match check_feeder_egc(&f.spec, None) {
+        Ok(c) => c,
+        Err(e) => {
+            cx.not_run("egc_size", eq, e.to_string());
+            return;
+        }
     };
+    match c.installed {
+        Some(_) => cx.ran("egc_size", eq),
+        None => cx.not_run("egc_size", eq, "no EGC size recorded"),
+    }
     let reference = if c.required.upsize_ratio.is_some() {
         "NEC 250.122(A), 250.122(B)"
     } else {

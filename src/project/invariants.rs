@@ -260,6 +260,19 @@ pub fn check_feeder(p: &ProjectData, f: &FeederSpec) -> Result<(), AnalysisError
     if let Some(l) = f.length {
         up_to(&mut problems, "length", l.0, 10_000.0, " ft");
     }
+    // Published C values run from a few hundred (14 AWG) to about 60 000 (busway).
+    if let Some(c) = f.c_value {
+        up_to(&mut problems, "c_value", c, 100_000.0, "");
+    }
+    if let Some(z) = f.impedance_ohms_per_1000ft {
+        up_to(
+            &mut problems,
+            "impedance_ohms_per_1000ft",
+            z,
+            100.0,
+            " Ω per 1000 ft",
+        );
+    }
     if let Err(e) = crate::nec::tables::ampacity_row(f.conductor_size, f.material) {
         problems.push(format!("conductor_size: {e}"));
     }

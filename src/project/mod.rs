@@ -258,6 +258,14 @@ pub struct FeederSpec {
     /// Installed equipment grounding conductor size (per raceway), checked against 250.122.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egc_size: Option<ConductorSize>,
+    /// Point-to-point C value of this run (from the cable maker or a published table), used
+    /// instead of the shipped table; per set (parallel sets are counted separately).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_value: Option<f64>,
+    /// Line-to-neutral impedance of one set, ohms per 1000 ft (C = 1000 / Z), used when no
+    /// `c_value` is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impedance_ohms_per_1000ft: Option<f64>,
 }
 
 fn one_set() -> u8 {

@@ -3,7 +3,9 @@
 
 use super::document::{Align, Block, Column, Document, Header, Orientation, Row, RowStyle, Table};
 use super::ReportError;
-use crate::project::inspection::{inspect, Category, InspectOptions, Severity, CHECKS};
+use crate::project::inspection::{
+    inspect, summary_line, Category, InspectOptions, Severity, CHECKS,
+};
 use crate::project::ProjectData;
 
 fn category_name(c: Category) -> &'static str {
@@ -101,6 +103,41 @@ pub fn build(
         ],
         rows: by_cat,
     }));
+    // What each check did: a check that could not run is listed, never read as a pass.
+    blocks.push(Block::Table(Table {
+        columns: vec![
+            Column::new("Check", 1.8, Align::Left),
+            Column::new("Run", 0.5, Align::Right),
+            Column::new("Passed", 0.7, Align::Right),
+            Column::new("Failed", 0.7, Align::Right),
+            Column::new("Not run", 0.7, Align::Right),
+            Column::new("Why not run", 3.6, Align::Left),
+        ],
+        rows: r
+            .check_summary
+            .iter()
+            .map(|t| {
+                let row = Row::new(vec![
+                    t.check.to_string(),
+                    t.run.to_string(),
+                    t.passed.to_string(),
+                    t.failed.to_string(),
+                    t.not_run.to_string(),
+                    t.not_run_why
+                        .iter()
+                        .map(|n| format!("{} ({})", n.why, n.equipment.len()))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ]);
+                if t.failed > 0 || t.not_run > 0 {
+                    row.styled(RowStyle::Alert)
+                } else {
+                    row
+                }
+            })
+            .collect(),
+    }));
+    let not_run: usize = r.check_summary.iter().map(|t| t.not_run).sum();
     let groups = [
         (Severity::Violation, "Violations", c.violations),
         (Severity::Warning, "Warnings", c.warnings),
@@ -138,19 +175,20 @@ pub fn build(
             rows,
         }));
     }
-    if r.findings.is_empty() {
+    if r.findings.is_empty() && not_run == 0 {
         blocks.push(Block::Notes(vec![
             "No findings: every check passed on the recorded data.".into(),
         ]));
+    } else if r.findings.is_empty() {
+        blocks.push(Block::Notes(vec![format!(
+            "No findings, but not a clean result: {not_run} check(s) could not run (see the checks table)."
+        )]));
     }
     if !r.assumptions.is_empty() {
         blocks.push(Block::Heading("Assumptions".into()));
         blocks.push(Block::Notes(r.assumptions.clone()));
     }
-    let summary = format!(
-        "{} violations, {} warnings, {} info",
-        c.violations, c.warnings, c.info
-    );
+    let summary = summary_line(&r);
     Ok((
         Document {
             header: header("Inspection report".into()),

@@ -463,6 +463,8 @@ pub(crate) fn feeder_from(r: &impl RowExt) -> StoreResult<Feeder> {
                 .opt_string("egc_size")?
                 .map(|s| size_from_db(&s))
                 .transpose()?,
+            c_value: r.opt_f64("c_value")?,
+            impedance_ohms_per_1000ft: r.opt_f64("impedance_ohms_per_1000ft")?,
         },
     })
 }

@@ -170,8 +170,9 @@ macro_rules! impl_equipment {
                 pub(crate) fn stmt_insert_feeder<'q>(project_id: i64, spec: &'q FeederSpec) -> Stmt<'q, $db> {
                     sqlx::query(
                         "INSERT INTO feeders (project_id, name, from_equipment, to_equipment, \
-                        conductor_size, material, insulation, sets, length_ft, ocpd, raceway, egc_size) \
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *",
+                        conductor_size, material, insulation, sets, length_ft, ocpd, raceway, egc_size, \
+                        c_value, impedance_ohms_per_1000ft) \
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *",
                     )
                     .bind(project_id)
                     .bind(spec.name.trim())
@@ -185,6 +186,8 @@ macro_rules! impl_equipment {
                     .bind(spec.ocpd.0)
                     .bind(spec.raceway.map(|r| r.as_str()))
                     .bind(spec.egc_size.map(size_to_db))
+                    .bind(spec.c_value)
+                    .bind(spec.impedance_ohms_per_1000ft)
                 }
 
                 /// Inserts a transformer: the one statement both the store method and applied

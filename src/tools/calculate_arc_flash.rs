@@ -124,6 +124,15 @@ impl Tool for CalculateArcFlash {
                     Some(k) => k,
                     None => {
                         let f = FaultCalculator::new(&p).at(&panel.spec.name)?;
+                        // A lower fault current can mean a longer clearing time and more
+                        // energy: an upper bound is never used here.
+                        if !f.upper_bound.is_empty() {
+                            return Err(ToolError::MissingData(format!(
+                                "the fault current at {} is only known as an upper bound ({}); arc flash needs the actual bolted current, since a lower current can mean more incident energy: record the missing data or give bolted_fault_ka",
+                                panel.spec.name,
+                                f.upper_bound.join("; ")
+                            )));
+                        }
                         assumptions.extend(f.assumptions);
                         assumptions.push(format!(
                             "bolted fault current {:.2} kA calculated at {}",

@@ -12,6 +12,7 @@ use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError};
 use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
 use crate::nec::tables::ConduitMagnetism;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, Phase, Volts};
+use crate::nec::NecError;
 use crate::project::analysis::{resolve_panel, round, FaultCalculator};
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -21,6 +22,17 @@ enum MagnetismArg {
     Steel,
     /// PVC, aluminum or other nonmagnetic raceway.
     Nonmagnetic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum FaultTypeArg {
+    /// Bolted three-phase fault.
+    ThreePhase,
+    /// Line-to-line fault.
+    LineToLine,
+    /// Line-to-neutral fault.
+    LineToNeutral,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -70,10 +82,17 @@ struct ScArgs {
     /// Free input: parallel sets.
     #[serde(default)]
     parallel_sets: Option<u32>,
-    /// Free input: the point-to-point C value of the run, from the published table (the
-    /// shipped table holds only the cells confirmed by two independent sources).
+    /// Free input: the point-to-point C value of the run, from the published table or the
+    /// maker (the shipped table holds the cells two publishers print).
     #[serde(default)]
     c_value: Option<f64>,
+    /// Free input: the run's line-to-neutral impedance, ohms per 1000 ft (C = 1000 / Z).
+    #[serde(default)]
+    impedance_ohms_per_1000ft: Option<f64>,
+    /// Free input: three_phase (default on 3 phases), line_to_line (default on 1 phase) or
+    /// line_to_neutral (a 120 V or 277 V circuit; `voltage` stays the line-to-line voltage).
+    #[serde(default)]
+    fault_type: Option<FaultTypeArg>,
     /// Equipment interrupting rating to check, kA (overrides a panel's recorded rating).
     #[serde(default)]
     interrupting_rating_ka: Option<f64>,
@@ -82,17 +101,27 @@ struct ScArgs {
 /// Available fault current at a panel or transformer, or from free inputs.
 pub struct CalculateShortCircuit;
 
-fn ic_check(fault_ka: f64, rating_ka: Option<f64>, what: &str) -> Value {
+/// The 110.9/110.10 check; against an upper bound a pass is a pass (the real current is lower)
+/// but a fail is undecided.
+fn ic_check(fault_ka: f64, rating_ka: Option<f64>, what: &str, upper_bound: bool) -> Value {
     match rating_ka {
         Some(r) => match fault_current::check_interrupting_rating(
             Amps(fault_ka * 1000.0),
             Amps(r * 1000.0),
         ) {
+            Ok(c) if upper_bound && !c.pass => json!({
+                "interrupting_rating_ka": r,
+                "available_fault_ka_upper_bound": round(fault_ka, 2),
+                "pass": Value::Null,
+                "undecided": "the rating is below the upper bound; the exact fault current (with the run's impedance) may still be within it",
+                "references": c.references,
+            }),
             Ok(c) => json!({
                 "interrupting_rating_ka": r,
                 "available_fault_ka": round(fault_ka, 2),
                 "pass": c.pass,
                 "margin_ka": round(c.margin.0 / 1000.0, 2),
+                "against_upper_bound": upper_bound,
                 "references": c.references,
             }),
             Err(e) => json!({ "error": e.to_string() }),
@@ -112,8 +141,10 @@ impl Tool for CalculateShortCircuit {
         "Available (bolted) fault current: at a project panel (from the service's available fault current \
          or a transformer secondary, reduced by point-to-point over the recorded feeders), at a project \
          transformer's secondary, for every panel (all_panels), or from free inputs (transformer kva + \
-         impedance_percent + voltage + phase, or available_fault_ka + voltage + phase + length + size of \
-         a run). Checks the equipment interrupting rating (110.9/110.10) when one is recorded or given."
+         impedance_percent + voltage + phase, and/or available_fault_ka, then length + size of a run; \
+         fault_type line_to_neutral for 120/277 V circuits). Without a C value for a run the answer is \
+         a labelled upper bound (no conductor impedance) and says what gives the exact figure. Checks \
+         the equipment interrupting rating (110.9/110.10) when one is recorded or given."
     }
     fn schema(&self) -> Value {
         schema_for::<ScArgs>()
@@ -122,8 +153,9 @@ impl Tool for CalculateShortCircuit {
         let a: ScArgs = parse_args(&args)?;
         if a.all_panels {
             let p = ctx.project().await?;
-            let mut fc =
-                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
+            let mut fc = FaultCalculator::new(&p)
+                .with_impedance_tolerance(a.apply_impedance_tolerance)
+                .upper_bound_when_c_unknown();
             let rows: Vec<Value> = p
                 .panels
                 .iter()
@@ -131,7 +163,8 @@ impl Tool for CalculateShortCircuit {
                     Ok(f) => json!({
                         "panel": pn.spec.name,
                         "available_fault_ka": round(f.fault_ka, 2),
-                        "interrupting_check": ic_check(f.fault_ka, pn.spec.interrupting_rating_ka, &pn.spec.name),
+                        "upper_bound": f.upper_bound,
+                        "interrupting_check": ic_check(f.fault_ka, pn.spec.interrupting_rating_ka, &pn.spec.name, !f.upper_bound.is_empty()),
                     }),
                     Err(e) => json!({ "panel": pn.spec.name, "unknown": e.to_string() }),
                 })
@@ -141,8 +174,9 @@ impl Tool for CalculateShortCircuit {
         if let Some(name) = &a.panel {
             let p = ctx.project().await?;
             let panel = resolve_panel(&p, name)?;
-            let mut fc =
-                FaultCalculator::new(&p).with_impedance_tolerance(a.apply_impedance_tolerance);
+            let mut fc = FaultCalculator::new(&p)
+                .with_impedance_tolerance(a.apply_impedance_tolerance)
+                .upper_bound_when_c_unknown();
             let f = fc.at(&panel.spec.name)?;
             let rating = a
                 .interrupting_rating_ka
@@ -157,7 +191,8 @@ impl Tool for CalculateShortCircuit {
                 "at": panel.spec.name,
                 "available_fault_ka": round(f.fault_ka, 2),
                 "steps": f.steps,
-                "interrupting_check": ic_check(f.fault_ka, rating, &format!("panel {}", panel.spec.name)),
+                "upper_bound": f.upper_bound,
+                "interrupting_check": ic_check(f.fault_ka, rating, &format!("panel {}", panel.spec.name), !f.upper_bound.is_empty()),
                 "assumptions": assumptions,
                 "references": ["NEC 110.9", "NEC 110.10", "NEC 110.24", "Eaton Bussmann SPD point-to-point method"],
             }));
@@ -194,92 +229,175 @@ impl Tool for CalculateShortCircuit {
             return Ok(json!({
                 "at": format!("{} secondary", t.spec.name),
                 "available_fault_ka": round(ka, 2),
-                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment")),
+                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
                 "calculation": to_value(&r)?,
             }));
         }
-        let material = a.material.unwrap_or(Material::Copper);
-        if a.kva.is_some() || a.impedance_percent.is_some() {
-            let missing = missing_inputs(&[
-                ("kva", a.kva.is_some()),
-                ("impedance_percent", a.impedance_percent.is_some()),
-                ("voltage (secondary, line to line)", a.voltage.is_some()),
-                ("phase", a.phase.is_some()),
-            ]);
-            if !missing.is_empty() {
-                return Err(ToolError::MissingData(format!(
-                    "a transformer fault current needs {}",
-                    missing.join(", ")
-                )));
+        free_inputs(&a)
+    }
+}
+
+/// The fault type asked for, by default the bolted fault of the phases given.
+fn fault_type(a: &ScArgs) -> FaultType {
+    match (a.fault_type, a.phase) {
+        (Some(FaultTypeArg::ThreePhase), _) | (None, Some(Phase::Three)) => FaultType::ThreePhase,
+        (Some(FaultTypeArg::LineToNeutral), _) => FaultType::SinglePhaseLineToNeutral,
+        _ => FaultType::SinglePhaseLineToLine,
+    }
+}
+
+/// Free inputs: a transformer secondary, a run from a known fault current, or both in a row.
+fn free_inputs(a: &ScArgs) -> Result<Value, ToolError> {
+    let run_given = a.length.is_some()
+        || a.size.is_some()
+        || a.c_value.is_some()
+        || a.impedance_ohms_per_1000ft.is_some();
+    let transformer = a.kva.is_some() || a.impedance_percent.is_some();
+    if !transformer && a.available_fault_ka.is_none() {
+        return Err(ToolError::InvalidArguments(
+            "name a panel or transformer of the project, set all_panels, or give free inputs (kva + impedance_percent + voltage + phase for a transformer secondary, available_fault_ka for a known starting current, then length + size for a run)".into(),
+        ));
+    }
+    if a.fault_type == Some(FaultTypeArg::ThreePhase) && a.phase == Some(Phase::Single) {
+        return Err(ToolError::InvalidArguments(
+            "a three-phase fault needs phase 3".into(),
+        ));
+    }
+    let kind = fault_type(a);
+    let mut missing = vec![
+        ("voltage (line to line)", a.voltage.is_some()),
+        ("phase", a.phase.is_some()),
+    ];
+    if transformer {
+        missing.insert(0, ("impedance_percent", a.impedance_percent.is_some()));
+        missing.insert(0, ("kva", a.kva.is_some()));
+    }
+    if run_given || !transformer {
+        missing.push(("length", a.length.is_some()));
+        missing.push((
+            "size (or c_value, or impedance_ohms_per_1000ft)",
+            a.size.is_some() || a.c_value.is_some() || a.impedance_ohms_per_1000ft.is_some(),
+        ));
+    }
+    let missing = missing_inputs(&missing);
+    if !missing.is_empty() {
+        return Err(ToolError::MissingData(format!(
+            "this fault-current calculation needs {}",
+            missing.join(", ")
+        )));
+    }
+    let phase = a.phase.unwrap_or(Phase::Three);
+    let e_ll = a.voltage.unwrap_or_default();
+    let mut assumptions: Vec<String> = Vec::new();
+    let mut steps: Vec<Value> = Vec::new();
+    // Where the run starts: a transformer's secondary terminals or a given current.
+    let start_a = if transformer {
+        let t = fault_current::transformer_fault_current(&TransformerFaultInput {
+            kva: a.kva.unwrap_or_default(),
+            secondary_voltage: e_ll,
+            phase,
+            percent_z: a.impedance_percent.unwrap_or_default(),
+            apply_impedance_tolerance: a.apply_impedance_tolerance,
+            motor_full_load_current: None,
+        })
+        .map_err(nec_err)?;
+        let at_terminals = t.available_fault_current.0;
+        let start = match (kind, phase) {
+            (FaultType::SinglePhaseLineToNeutral, Phase::Single) => {
+                assumptions.push("line-to-neutral fault at a center-tapped single-phase secondary: 1.5 × the line-to-line fault current at the terminals (SPD handbook note; 1.33 to 1.67 in practice)".into());
+                1.5 * at_terminals
             }
-            let r = fault_current::transformer_fault_current(&TransformerFaultInput {
-                kva: a.kva.unwrap_or_default(),
-                secondary_voltage: a.voltage.unwrap_or_default(),
-                phase: a.phase.unwrap_or(Phase::Three),
-                percent_z: a.impedance_percent.unwrap_or_default(),
-                apply_impedance_tolerance: a.apply_impedance_tolerance,
-                motor_full_load_current: None,
-            })
-            .map_err(nec_err)?;
-            let ka = r.available_fault_current.0 / 1000.0;
-            return Ok(json!({
-                "at": "transformer secondary",
-                "available_fault_ka": round(ka, 2),
-                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment")),
-                "calculation": to_value(&r)?,
-            }));
+            (FaultType::SinglePhaseLineToNeutral, Phase::Three) => {
+                assumptions.push("line-to-neutral fault at a three-phase wye secondary: taken equal to the three-phase fault current at the terminals".into());
+                at_terminals
+            }
+            _ => at_terminals,
+        };
+        steps.push(json!({
+            "at": "transformer secondary terminals",
+            "fault_ka": round(start / 1000.0, 2),
+            "calculation": to_value(&t)?,
+        }));
+        start
+    } else {
+        let ka = a.available_fault_ka.unwrap_or_default();
+        if kind == FaultType::SinglePhaseLineToNeutral {
+            assumptions.push("the given fault current is taken as the line-to-neutral fault current at the start of the run".into());
         }
-        if a.available_fault_ka.is_some() {
-            let missing = missing_inputs(&[
-                ("voltage", a.voltage.is_some()),
-                ("phase", a.phase.is_some()),
-                ("length", a.length.is_some()),
-                ("size (or c_value)", a.size.is_some() || a.c_value.is_some()),
-            ]);
-            if !missing.is_empty() {
-                return Err(ToolError::MissingData(format!(
-                    "a point-to-point calculation needs {}",
-                    missing.join(", ")
-                )));
-            }
-            let mut assumptions = Vec::new();
-            if a.material.is_none() {
-                assumptions.push("material not given: copper".to_string());
-            }
-            if a.raceway.is_none() {
-                assumptions
-                    .push("raceway not given: nonmagnetic (the higher fault current)".to_string());
-            }
-            let r = fault_current::point_to_point(&PointToPointInput {
-                available_fault_current: Amps(a.available_fault_ka.unwrap_or_default() * 1000.0),
-                voltage: a.voltage.unwrap_or_default(),
-                fault_type: match a.phase {
-                    Some(Phase::Three) => FaultType::ThreePhase,
-                    _ => FaultType::SinglePhaseLineToLine,
-                },
-                length: a.length.unwrap_or_default(),
-                size: a.size.unwrap_or(ConductorSize::Awg(12)),
-                material,
-                conduit: match a.raceway {
-                    Some(MagnetismArg::Steel) => ConduitMagnetism::Steel,
-                    _ => ConduitMagnetism::Nonmagnetic,
-                },
-                parallel_sets: a.parallel_sets.unwrap_or(1),
-                c_value: a.c_value,
-                equipment_interrupting_rating: a.interrupting_rating_ka.map(|k| Amps(k * 1000.0)),
-            })
-            .map_err(nec_err)?;
+        ka * 1000.0
+    };
+    if !run_given {
+        let ka = start_a / 1000.0;
+        return Ok(json!({
+            "at": "transformer secondary",
+            "fault_type": kind,
+            "available_fault_ka": round(ka, 2),
+            "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
+            "steps": steps,
+            "assumptions": assumptions,
+        }));
+    }
+    if a.material.is_none() && a.c_value.is_none() && a.impedance_ohms_per_1000ft.is_none() {
+        assumptions.push("material not given: copper".to_string());
+    }
+    if a.raceway.is_none() && a.c_value.is_none() && a.impedance_ohms_per_1000ft.is_none() {
+        assumptions.push("raceway not given: nonmagnetic (the higher fault current)".to_string());
+    }
+    let voltage = match (kind, phase) {
+        (FaultType::SinglePhaseLineToNeutral, Phase::Three) => Volts(e_ll.0 / 3f64.sqrt()),
+        (FaultType::SinglePhaseLineToNeutral, Phase::Single) => Volts(e_ll.0 / 2.0),
+        _ => e_ll,
+    };
+    let c_value = match (a.c_value, a.impedance_ohms_per_1000ft) {
+        (Some(c), _) => Some(c),
+        (None, Some(z)) => Some(fault_current::c_from_impedance(z).map_err(nec_err)?),
+        (None, None) => None,
+    };
+    let input = PointToPointInput {
+        available_fault_current: Amps(start_a),
+        voltage,
+        fault_type: kind,
+        length: a.length.unwrap_or_default(),
+        size: a.size.unwrap_or(ConductorSize::Awg(12)),
+        material: a.material.unwrap_or(Material::Copper),
+        conduit: match a.raceway {
+            Some(MagnetismArg::Steel) => ConduitMagnetism::Steel,
+            _ => ConduitMagnetism::Nonmagnetic,
+        },
+        parallel_sets: a.parallel_sets.unwrap_or(1),
+        c_value,
+        equipment_interrupting_rating: None,
+    };
+    match fault_current::point_to_point(&input) {
+        Ok(r) => {
             let ka = r.fault_current.0 / 1000.0;
-            return Ok(json!({
+            Ok(json!({
                 "at": "end of the run",
+                "fault_type": kind,
                 "available_fault_ka": round(ka, 2),
-                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment")),
+                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
+                "steps": steps,
                 "calculation": to_value(&r)?,
                 "assumptions": assumptions,
-            }));
+            }))
         }
-        Err(ToolError::InvalidArguments(
-            "name a panel or transformer of the project, set all_panels, or give free inputs (kva + impedance_percent + voltage + phase, or available_fault_ka + voltage + phase + length + size)".into(),
-        ))
+        // 110.9/110.10: without the run's C value the source's current is an upper bound.
+        Err(e @ NecError::NotVerified { .. }) => {
+            let ka = start_a / 1000.0;
+            Ok(json!({
+                "at": "end of the run",
+                "fault_type": kind,
+                "available_fault_ka": round(ka, 2),
+                "upper_bound": true,
+                "label": "UPPER BOUND: the fault current at the start of the run, with no conductor impedance; the real value at the end of the run is lower",
+                "why": e.to_string(),
+                "exact_figure_needs": "the run's C value (c_value, from the published point-to-point table or the cable maker) or its impedance (impedance_ohms_per_1000ft)",
+                "use": "good for interrupting ratings (110.9/110.10): equipment rated at or above it is adequate; not for arc flash, where a lower current can mean more incident energy",
+                "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", true)),
+                "steps": steps,
+                "assumptions": assumptions,
+            }))
+        }
+        Err(e) => Err(nec_err(e)),
     }
 }

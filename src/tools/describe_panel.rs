@@ -86,18 +86,22 @@ pub fn describe(p: &ProjectData, panel: &Panel) -> Value {
             Value::Null
         }
     };
-    let mut fc = FaultCalculator::new(p);
+    let mut fc = FaultCalculator::new(p).upper_bound_when_c_unknown();
     let fault = match fc.at(&panel.spec.name) {
         Ok(f) => {
+            let bound = !f.upper_bound.is_empty();
             let check = panel.spec.interrupting_rating_ka.map(|r| {
+                let pass = r + 1e-9 >= f.fault_ka;
                 json!({
                     "interrupting_rating_ka": r,
-                    "pass": r + 1e-9 >= f.fault_ka,
+                    // Below an upper bound the check is undecided, not failed.
+                    "pass": if bound && !pass { Value::Null } else { json!(pass) },
                     "reference": "NEC 110.9, 110.10",
                 })
             });
             json!({
                 "available_fault_ka": round(f.fault_ka, 2),
+                "upper_bound": f.upper_bound,
                 "steps": f.steps,
                 "assumptions": f.assumptions,
                 "interrupting_check": check,

@@ -452,9 +452,12 @@ impl Tool for CalculateDwellingLoad {
         } else {
             // 220.5(B): fractions of an ampere below 0.5 may be dropped (Annex D rounds 77.5 to 78).
             let base = result.amps.0.round();
+            // The neutral starts from the standard method's 220.61 neutral, rounded alike.
+            let base_neutral = result.neutral_amps.map(|n| n.0.round());
             let r = dwelling::dwelling_line_currents(&LineCurrentsInput {
                 edition,
                 base_line_amps: base,
+                base_neutral_amps: base_neutral,
                 loads: a
                     .line_loads
                     .iter()
@@ -475,6 +478,9 @@ impl Tool for CalculateDwellingLoad {
                 "base_line_a": base,
                 "line_a_a": round(r.line_a.0, 1),
                 "line_b_a": round(r.line_b.0, 1),
+                "base_neutral_a": base_neutral,
+                "neutral_a": r.neutral.map(|n| round(n.0, 1)),
+                "neutral_note": if r.neutral.is_none() { json!("no neutral: the optional method (220.82) gives none; use the standard method for the neutral") } else { Value::Null },
                 "motor_25pct_a": [round(r.motor_25pct.0, 2), round(r.motor_25pct.1, 2)],
                 "minimum_service_a": r.minimum_service_rating.0,
                 "references": r.references,

@@ -24,7 +24,27 @@ pub(crate) fn plan_item(changes: Vec<Change>, result: Value) -> ItemPlan {
 
 /// Fault-current line for a panel of a (possibly hypothetical) project.
 pub(crate) fn fault_line(p: &ProjectData, panel: &PanelSpec) -> String {
-    match FaultCalculator::new(p).at(&panel.name) {
+    match FaultCalculator::new(p)
+        .upper_bound_when_c_unknown()
+        .at(&panel.name)
+    {
+        Ok(f) if !f.upper_bound.is_empty() => {
+            let verdict = match panel.interrupting_rating_ka {
+                Some(r) if r + 1e-9 >= f.fault_ka => {
+                    format!("; its {r} kA rating is sufficient (110.9)")
+                }
+                Some(r) => format!(
+                    "; its {r} kA rating is below that bound, so 110.9/110.10 is undecided"
+                ),
+                None => String::new(),
+            };
+            format!(
+                "Available fault current at {}: at most {:.1} kA (upper bound: {}){verdict}",
+                panel.name,
+                f.fault_ka,
+                f.upper_bound.join("; ")
+            )
+        }
         Ok(f) => match panel.interrupting_rating_ka {
             Some(r) if r + 1e-9 >= f.fault_ka => format!(
                 "Available fault current at {}: {:.1} kA; its {r} kA rating is sufficient (110.9)",

@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use super::code_basis::WithCodeBasis;
 use super::schema::schema_for;
 use super::{parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
-use crate::project::inspection::{inspect, Category, InspectOptions, Severity, CHECKS};
+use crate::project::inspection::{
+    inspect, summary_line, Category, InspectOptions, Severity, CHECKS,
+};
 
 /// Registers `run_inspection`.
 pub fn register(r: &mut ToolRegistry) {
@@ -50,7 +52,8 @@ impl Tool for RunInspection {
          240.4), egc_size (250.122), panel_loading (408.30, 215.3), panel_protection (408.36), \
          panel_spaces (408.54), circuit_voltage_drop (>3 %, 210.19(A) IN 4), feeder_voltage_drop \
          (>3 % feeder, >5 % total, 215.2(A) IN 2), missing_data (no fault current, AIC, conductor size, \
-         length...). Categories: interrupting, conductors, grounding, panels, voltage_drop, missing_data."
+         length...). Categories: interrupting, conductors, grounding, panels, voltage_drop, missing_data. \
+         The summary and check_summary count, per check, items run, passed, failed and not run (with why)."
     }
     fn schema(&self) -> Value {
         schema_for::<InspectionArgs>()
@@ -87,10 +90,14 @@ impl Tool for RunInspection {
                 .filter(|c| a.category.is_none_or(|x| x == c.category))
                 .collect::<Vec<_>>(),
         )?;
-        v["summary"] = json!(format!(
-            "{} violation(s), {} warning(s), {} info",
-            report.counts.violations, report.counts.warnings, report.counts.info
-        ));
+        // Every line counts what ran, passed, failed and did not run: a check that could not
+        // run is never read as clean.
+        v["summary"] = json!(summary_line(&report));
+        v["check_lines"] = json!(report
+            .check_summary
+            .iter()
+            .map(|t| t.line())
+            .collect::<Vec<_>>());
         Ok(v)
     }
 }

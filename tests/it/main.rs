@@ -50,6 +50,7 @@ mod store_turn_steps;
 mod store_turn_writes;
 mod tool_commands;
 mod tools_cli;
+mod tools_doc_examples;
 mod tools_dwelling_project;
 mod tools_heavy;
 mod tools_inspection;

@@ -43,6 +43,8 @@ fn feeder(name: &str, to: &str, raceway: Option<RacewayMaterial>, egc: Option<&s
         ocpd: Amps(400.0),
         raceway,
         egc_size: egc.map(|e| e.parse().expect("size")),
+        c_value: None,
+        impedance_ohms_per_1000ft: None,
     }
 }
 

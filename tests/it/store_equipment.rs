@@ -285,14 +285,19 @@ async fn equipment_round_trips(db: TestDb) {
         ocpd: Amps(400.0),
         raceway: Some(RacewayMaterial::Aluminum),
         egc_size: Some(ConductorSize::Awg(1)),
+        c_value: Some(18_756.5),
+        impedance_ohms_per_1000ft: Some(0.0533),
     };
     let f = store.add_feeder(p.id, &feeder).await.expect("feeder");
     assert_eq!(f.spec, feeder);
-    // Raceway and EGC are optional: a feeder without them reads back without them.
+    // Raceway, EGC, C value and impedance are optional: a feeder without them reads back
+    // without them.
     let bare = FeederSpec {
         name: "F-2".to_string(),
         raceway: None,
         egc_size: None,
+        c_value: None,
+        impedance_ohms_per_1000ft: None,
         ..feeder.clone()
     };
     let f2 = store.add_feeder(p.id, &bare).await.expect("bare");

@@ -248,6 +248,8 @@ async fn write_tools_change_exactly_what_the_preview_showed(db: TestDb) {
         ocpd: Amps(200.0),
         raceway: None,
         egc_size: None,
+        c_value: None,
+        impedance_ohms_per_1000ft: None,
     };
     let (text, before, after, result) = preview_then_execute(
         &reg,

@@ -119,6 +119,8 @@ fn feeder(
         ocpd: Amps(ocpd),
         raceway: None,
         egc_size: None,
+        c_value: None,
+        impedance_ohms_per_1000ft: None,
     }
 }
 

@@ -293,6 +293,8 @@ pub async fn seed_in(
                 ocpd: Amps(100.0),
                 raceway: None,
                 egc_size: None,
+                c_value: None,
+                impedance_ohms_per_1000ft: None,
             },
         )
         .await
