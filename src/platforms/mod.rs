@@ -6,6 +6,7 @@
 
 pub mod console;
 pub mod discord;
+pub mod link;
 pub mod render;
 pub mod replay;
 pub mod slack;

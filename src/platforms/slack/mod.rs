@@ -33,7 +33,7 @@ use crate::platforms::surface::SurfaceSink;
 
 pub use events::{Gate, Job, SlashAction, SlashCommand, PLATFORM};
 pub use http::{events_router, events_service};
-pub use socket::run;
+pub use socket::{run, run_linked};
 pub use thread::{SlackApi, SlackThread, StreamRecipient, ThreadTarget};
 
 /// Why the Slack adapter could not start or stopped.
