@@ -87,6 +87,12 @@ impl Server {
         let http_stop = stopped(stop_rx.clone());
         let limits = HttpLimits::of(config);
         tasks.spawn(serve_http(listener, router, http_stop, limits));
+        let delivery = crate::platforms::delivery::Delivery::new(app.agent.outbox(), config);
+        let delivery_stop = stopped(stop_rx.clone());
+        tasks.spawn(async move {
+            delivery.run(delivery_stop).await;
+            Ok(())
+        });
         tasks.spawn(recover_orphans(app.agent.clone(), config.clone(), stop_rx));
         // Run until asked to stop, or until the HTTP server stops (platforms are retried on
         // their own).

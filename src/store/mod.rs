@@ -20,6 +20,7 @@ mod inbox;
 mod json_text;
 mod lease_steps;
 mod ledger;
+mod outbox;
 mod pending;
 mod pool_check;
 mod postgres;
@@ -43,6 +44,7 @@ pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
 pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
+pub use outbox::{NewOutbound, Outbound, OutboxStore};
 pub use pending::PendingStore;
 pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};
 pub use projects::ProjectStore;
@@ -106,6 +108,7 @@ pub trait Store:
     + SessionStore
     + InboxStore
     + PendingStore
+    + OutboxStore
     + AuditStore
     + EventLedger
     + DocumentStore
