@@ -267,3 +267,25 @@ async fn a_discord_answer_outlives_a_429_storm_longer_than_a_calls_retries_sqlit
 async fn a_discord_answer_outlives_a_429_storm_longer_than_a_calls_retries_postgres() {
     discord_storm(Db::Postgres).await;
 }
+
+/// A slash command whose thread cannot be started because Slack keeps answering 429 is told
+/// that Slack is limiting the bot, not to invite it (which would not help).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_slash_command_is_told_the_rate_limit_not_to_invite_the_bot() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    // Five refusals: every attempt of the header's post.
+    bot.slack.rate_limit("chat.postMessage", 1, 5);
+    let form =
+        support::fake_slack::slash_command_form(TEAM, CHANNEL, ALICE, "project show", "cmd.storm");
+    assert_eq!(poster.command(&form).await.status, 200);
+    let note = bot
+        .slack
+        .wait_for("the note to the person", Duration::from_secs(30), |s| {
+            s.ephemerals().into_iter().next()
+        })
+        .await;
+    let text = note["text"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("limiting how fast"), "{text}");
+    assert!(!text.to_lowercase().contains("invite"), "{text}");
+}
