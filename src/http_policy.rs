@@ -60,6 +60,11 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Whether the server refused for a rate limit (429).
+    pub fn is_rate_limit(&self) -> bool {
+        matches!(self, Self::Status { status: 429, .. })
+    }
+
     /// The failure of a reqwest send: a connect error never reached the server.
     pub fn of_reqwest(error: &reqwest::Error) -> Self {
         if error.is_connect() {
@@ -147,6 +152,25 @@ impl RetryPolicy {
         what: &str,
         replay: Replay,
         classify: impl Fn(&E) -> Failure,
+        attempt: F,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: std::fmt::Display,
+    {
+        self.run_observed(what, replay, classify, |_| {}, attempt)
+            .await
+    }
+
+    /// [`run`](Self::run), telling `on_wait` of every failure that is waited out before the
+    /// next attempt (a caller counts its 429s).
+    pub async fn run_observed<T, E, F, Fut>(
+        &self,
+        what: &str,
+        replay: Replay,
+        classify: impl Fn(&E) -> Failure,
+        on_wait: impl Fn(&Failure),
         mut attempt: F,
     ) -> Result<T, E>
     where
@@ -170,6 +194,7 @@ impl RetryPolicy {
                         wait_ms = wait.as_millis() as u64,
                         "request failed; retrying"
                     );
+                    on_wait(&failure);
                     tokio::time::sleep(wait).await;
                     retry += 1;
                 }

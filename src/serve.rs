@@ -13,6 +13,7 @@ use axum::response::IntoResponse;
 
 use crate::app::App;
 use crate::config::{Config, SlackTransport};
+use crate::platforms::link::GatewayLink;
 use crate::server::{InFlight, PlatformFailure, PlatformState, Platforms};
 
 /// A serving process, bound and ready to run.
@@ -87,6 +88,12 @@ impl Server {
         let http_stop = stopped(stop_rx.clone());
         let limits = HttpLimits::of(config);
         tasks.spawn(serve_http(listener, router, http_stop, limits));
+        let delivery = crate::platforms::delivery::Delivery::new(app.agent.outbox(), config);
+        let delivery_stop = stopped(stop_rx.clone());
+        tasks.spawn(async move {
+            delivery.run(delivery_stop).await;
+            Ok(())
+        });
         tasks.spawn(recover_orphans(app.agent.clone(), config.clone(), stop_rx));
         // Run until asked to stop, or until the HTTP server stops (platforms are retried on
         // their own).
@@ -194,6 +201,19 @@ async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
     let _ = rx.changed().await;
 }
 
+/// A reporter for a gateway adapter: `Running` while it is connected, `Starting` (with why)
+/// while it is not.
+fn gateway_link(
+    platforms: Arc<Platforms>,
+    name: &'static str,
+) -> crate::platforms::link::LinkReport {
+    use crate::platforms::link::LinkChange;
+    Arc::new(move |change| match change {
+        LinkChange::Up => platforms.set(name, PlatformState::Running, ""),
+        LinkChange::Down(why) => platforms.set(name, PlatformState::Starting, why),
+    })
+}
+
 /// The Discord interactions endpoint (merged into the router) and the gateway (supervised).
 fn start_discord(
     app: &App,
@@ -229,10 +249,12 @@ fn start_discord(
         stop_rx.clone(),
     );
     tasks.spawn(async move {
+        let link = gateway_link(states.clone(), "discord-gateway");
         crate::server::supervise("discord-gateway", states, stop, |stop| {
             let (agent, cfg) = (agent.clone(), cfg.clone());
+            let link = GatewayLink::new(link.clone());
             async move {
-                discord::run(agent, &cfg, stopped(stop))
+                discord::run_linked(agent, &cfg, stopped(stop), link)
                     .await
                     .map_err(failure)
             }
@@ -272,10 +294,12 @@ fn start_slack(
                 stop_rx.clone(),
             );
             tasks.spawn(async move {
+                let link = gateway_link(states.clone(), "slack");
                 crate::server::supervise("slack", states, stop, |stop| {
                     let (agent, cfg) = (agent.clone(), cfg.clone());
+                    let link = GatewayLink::new(link.clone());
                     async move {
-                        slack::run(agent, &cfg, stopped(stop))
+                        slack::run_linked(agent, &cfg, stopped(stop), link)
                             .await
                             .map_err(|e| match e {
                                 SlackError::Config(_) => PlatformFailure::Permanent(e.to_string()),

@@ -202,7 +202,8 @@ pub async fn supervise<F, Fut>(
 {
     let mut backoff = Duration::from_secs(1);
     loop {
-        platforms.set(name, PlatformState::Running, "");
+        // Running is reported by the adapter once it is connected (`serve` hands it a reporter).
+        platforms.set(name, PlatformState::Starting, "connecting");
         let result = run(stop.clone()).await;
         if *stop.borrow() {
             return;

@@ -62,6 +62,12 @@ pub struct Metrics {
     /// Platforms by state (1 for the current state of each: starting, running, retrying,
     /// failed, disabled).
     pub platform_up: IntGaugeVec,
+    /// 429 answers of a platform waited out (by a call's retries or by the outbox), by
+    /// platform.
+    pub rate_limit_waits: IntCounterVec,
+    /// Messages through the outbox, by platform and outcome (queued, delivered, expired,
+    /// failed).
+    pub outbound_messages: IntCounterVec,
 }
 
 /// Latency buckets from 5 ms to 2 min.
@@ -157,6 +163,16 @@ pub fn metrics() -> &'static Metrics {
                 &["platform", "kind"],
             ),
             platform_up,
+            rate_limit_waits: counter(
+                "sparky_platform_rate_limit_waits_total",
+                "Platform 429 answers waited out before sending again, by platform",
+                &["platform"],
+            ),
+            outbound_messages: counter(
+                "sparky_outbound_messages_total",
+                "Messages a platform refused for now, kept and delivered later, by platform and outcome",
+                &["platform", "outcome"],
+            ),
             registry,
         }
     })

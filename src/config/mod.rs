@@ -213,6 +213,9 @@ pub struct ServerConfig {
     pub header_timeout_secs: u64,
     /// Seconds a request may take, its body included, before it is answered 408.
     pub request_timeout_secs: u64,
+    /// Seconds a message the platform refused for a rate limit is kept for delivery; an
+    /// older one is dropped (logged and counted) rather than posted late.
+    pub undelivered_max_age_secs: u64,
 }
 
 /// Log output format.
@@ -626,6 +629,10 @@ impl Config {
             (
                 "server.request_timeout_secs",
                 self.server.request_timeout_secs,
+            ),
+            (
+                "server.undelivered_max_age_secs",
+                self.server.undelivered_max_age_secs,
             ),
         ] {
             if secs == 0 {

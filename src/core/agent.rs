@@ -213,6 +213,11 @@ impl Agent {
         super::cards::ConfirmationCards::new(self.store.clone())
     }
 
+    /// Where messages a platform would not take yet wait for delivery.
+    pub fn outbox(&self) -> super::outbox::Outbox {
+        super::outbox::Outbox::new(self.store.clone())
+    }
+
     /// The store this agent writes to (for the application and the command line; adapters
     /// go through the operations above).
     pub fn store(&self) -> &Arc<dyn Store> {

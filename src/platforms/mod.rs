@@ -5,7 +5,9 @@
 //! the arrows point down only (platforms -> core -> tools -> domain engines and store).
 
 pub mod console;
+pub mod delivery;
 pub mod discord;
+pub mod link;
 pub mod render;
 pub mod replay;
 pub mod slack;
@@ -16,16 +18,33 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::core::session::SessionKey;
 use crate::core::{Agent, EffectSink};
-use crate::platforms::surface::SurfaceSink;
+use crate::platforms::surface::{ChatSurface, SurfaceSink};
 
 /// Builds, from a session key alone, a sink that renders into that thread: how a process
 /// tells a thread that a turn of a stopped process was closed. `None` for platforms that are
 /// not configured here (and for the console, which has no thread to write to later).
 pub type RecoverySinks = dyn Fn(&SessionKey) -> Option<Box<dyn EffectSink>> + Send + Sync;
 
+/// Builds, from a platform, channel and thread alone, that thread's surface; `None` for a
+/// platform not configured here.
+pub type ThreadSurfaces = dyn Fn(&str, &str, &str) -> Option<Box<dyn ChatSurface>> + Send + Sync;
+
 /// The [`RecoverySinks`] of the configured platforms.
 pub fn recovery_sinks(agent: &Arc<Agent>, config: &Config) -> Box<RecoverySinks> {
-    let cards = agent.confirmation_cards();
+    let (cards, outbox) = (agent.confirmation_cards(), agent.outbox());
+    let surfaces = thread_surfaces(config);
+    Box::new(move |key: &SessionKey| -> Option<Box<dyn EffectSink>> {
+        let surface = surfaces(&key.platform, &key.channel, &key.thread)?;
+        Some(Box::new(SurfaceSink::new(
+            surface,
+            cards.clone(),
+            outbox.clone(),
+        )))
+    })
+}
+
+/// The [`ThreadSurfaces`] of the configured platforms.
+pub fn thread_surfaces(config: &Config) -> Box<ThreadSurfaces> {
     let slack = match (&config.secrets.slack_bot_token, config.slack.enabled) {
         (Some(token), true) => Some((
             Arc::new(slack::SlackApi::new(
@@ -44,28 +63,32 @@ pub fn recovery_sinks(agent: &Arc<Agent>, config: &Config) -> Box<RecoverySinks>
         .ok(),
         _ => None,
     };
-    Box::new(move |key: &SessionKey| -> Option<Box<dyn EffectSink>> {
-        match key.platform.as_str() {
-            slack::PLATFORM => {
-                let (api, cfg) = slack.as_ref()?;
-                let thread = slack::SlackThread::new(
-                    api.clone(),
-                    slack::ThreadTarget {
-                        channel: key.channel.clone(),
-                        thread_ts: key.thread.clone(),
-                        react_to: None,
-                    },
-                    std::time::Duration::from_millis(cfg.edit_interval_ms),
-                    &cfg.working_reaction,
-                );
-                Some(Box::new(SurfaceSink::new(thread, cards.clone())))
+    Box::new(
+        move |platform: &str, channel: &str, thread: &str| -> Option<Box<dyn ChatSurface>> {
+            match platform {
+                slack::PLATFORM => {
+                    let (api, cfg) = slack.as_ref()?;
+                    Some(Box::new(slack::SlackThread::new(
+                        api.clone(),
+                        slack::ThreadTarget {
+                            channel: channel.to_string(),
+                            thread_ts: thread.to_string(),
+                            react_to: None,
+                        },
+                        std::time::Duration::from_millis(cfg.edit_interval_ms),
+                        &cfg.working_reaction,
+                    )))
+                }
+                discord::PLATFORM => {
+                    let rest = discord.as_ref()?;
+                    Some(Box::new(discord::surface::ThreadSurface::new(
+                        rest.clone(),
+                        thread,
+                        None,
+                    )))
+                }
+                _ => None,
             }
-            discord::PLATFORM => {
-                let rest = discord.as_ref()?;
-                let surface = discord::surface::ThreadSurface::new(rest.clone(), &key.thread, None);
-                Some(Box::new(SurfaceSink::new(surface, cards.clone())))
-            }
-            _ => None,
-        }
-    })
+        },
+    )
 }

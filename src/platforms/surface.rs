@@ -15,7 +15,9 @@ use super::render::{
     citations_line, confirmation_view, outcome_line, split_message, tool_output_text,
     ConfirmationView, EditPacer,
 };
-use crate::core::{ConfirmationCards, Effect, EffectSink, FileAttachment, Outcome};
+use crate::core::{
+    ConfirmationCards, Effect, EffectSink, FileAttachment, OutboundMessage, Outbox, Outcome,
+};
 
 /// A platform call that failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -26,6 +28,15 @@ pub enum SurfaceError {
     /// Anything else (logged; the turn goes on).
     #[error("{0}")]
     Failed(String),
+}
+
+/// Where a thread is, enough to write into it later from any process (a queued message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadAddress {
+    /// The platform's channel id.
+    pub channel: String,
+    /// The thread within it (Slack's thread ts; Discord's thread channel id).
+    pub thread: String,
 }
 
 /// One thread on a platform, as the renderer needs it. Message refs are the platform's ids
@@ -57,6 +68,11 @@ pub trait ChatSurface: Send + Sync {
     fn platform(&self) -> &'static str {
         "other"
     }
+    /// Where the thread is, for a message kept to deliver later; `None` when it cannot be
+    /// written to later (the console).
+    fn address(&self) -> Option<ThreadAddress> {
+        None
+    }
     /// Uploads a file into the thread; returns its message ref.
     async fn post_file(&self, file: &FileAttachment) -> Result<String, SurfaceError> {
         Err(SurfaceError::Failed(format!(
@@ -66,27 +82,103 @@ pub trait ChatSurface: Send + Sync {
     }
 }
 
+/// A surface chosen at run time (by the platform a stored thread belongs to).
+#[async_trait]
+impl ChatSurface for Box<dyn ChatSurface> {
+    fn max_len(&self) -> usize {
+        (**self).max_len()
+    }
+    fn edit_interval(&self) -> Duration {
+        (**self).edit_interval()
+    }
+    async fn post_text(&self, text: &str) -> Result<String, SurfaceError> {
+        (**self).post_text(text).await
+    }
+    async fn edit_text(&self, message: &str, text: &str) -> Result<(), SurfaceError> {
+        (**self).edit_text(message, text).await
+    }
+    async fn post_confirmation(&self, view: &ConfirmationView) -> Result<String, SurfaceError> {
+        (**self).post_confirmation(view).await
+    }
+    async fn close_confirmation(
+        &self,
+        message: &str,
+        outcome: &str,
+        details: &[String],
+    ) -> Result<(), SurfaceError> {
+        (**self).close_confirmation(message, outcome, details).await
+    }
+    async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError> {
+        (**self).private(user, text).await
+    }
+    async fn working(&self) {
+        (**self).working().await
+    }
+    fn platform(&self) -> &'static str {
+        (**self).platform()
+    }
+    fn address(&self) -> Option<ThreadAddress> {
+        (**self).address()
+    }
+    async fn post_file(&self, file: &FileAttachment) -> Result<String, SurfaceError> {
+        (**self).post_file(file).await
+    }
+}
+
+/// How one platform call ended.
+enum Call<T> {
+    Done(T),
+    /// Rate limited past what the client waited out; the wait the platform asked for.
+    Limited(Duration),
+    Failed,
+}
+
 /// Makes one platform call, counting and logging a failure. The clients already retried what
 /// the outbound policy ([`crate::http_policy`]) allows; retrying again here would repeat a
 /// post that may have arrived, or a permanent refusal.
-async fn logged<T, F, Fut>(platform: &str, what: &str, f: F) -> Option<T>
+async fn call<T, F, Fut>(platform: &str, what: &str, f: F) -> Call<T>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<T, SurfaceError>>,
 {
     match f().await {
-        Ok(v) => Some(v),
+        Ok(v) => Call::Done(v),
         Err(e) => {
-            let kind = match &e {
-                SurfaceError::RateLimited(_) => "rate_limited",
-                SurfaceError::Failed(_) => "error",
+            let (kind, outcome) = match &e {
+                SurfaceError::RateLimited(wait) => ("rate_limited", Call::Limited(*wait)),
+                SurfaceError::Failed(_) => ("error", Call::Failed),
             };
             crate::telemetry::metrics()
                 .platform_errors
                 .with_label_values(&[platform, kind])
                 .inc();
             tracing::error!(what, error = %e, "platform call failed");
-            None
+            outcome
+        }
+    }
+}
+
+/// [`call`] when only success matters.
+async fn logged<T, F, Fut>(platform: &str, what: &str, f: F) -> Option<T>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<T, SurfaceError>>,
+{
+    match call(platform, what, f).await {
+        Call::Done(v) => Some(v),
+        _ => None,
+    }
+}
+
+/// Counts a platform's 429 that is waited out before sending again (for
+/// [`RetryPolicy::run_observed`](crate::http_policy::RetryPolicy::run_observed)).
+pub fn count_rate_limit_wait(platform: &'static str) -> impl Fn(&crate::http_policy::Failure) {
+    move |failure| {
+        if failure.is_rate_limit() {
+            crate::telemetry::metrics()
+                .rate_limit_waits
+                .with_label_values(&[platform])
+                .inc();
         }
     }
 }
@@ -95,26 +187,76 @@ struct StreamState {
     pacer: EditPacer,
     /// Messages of the current answer, with the text each shows.
     messages: Vec<(String, String)>,
+    /// The platform refused a message for a rate limit: what follows in this thread is kept
+    /// in the outbox behind it (in order) instead of being sent now. Holds the wait asked for.
+    deferred: Option<Duration>,
 }
 
 /// Renders effects onto a [`ChatSurface`].
 pub struct SurfaceSink<S: ChatSurface> {
     surface: S,
     cards: ConfirmationCards,
+    outbox: Outbox,
     state: Mutex<StreamState>,
 }
 
 impl<S: ChatSurface> SurfaceSink<S> {
-    /// A sink for one input's effects.
-    pub fn new(surface: S, cards: ConfirmationCards) -> Self {
+    /// A sink for one input's effects; text the platform refuses for a rate limit goes to
+    /// `outbox`.
+    pub fn new(surface: S, cards: ConfirmationCards, outbox: Outbox) -> Self {
         let interval = surface.edit_interval();
         Self {
             surface,
             cards,
+            outbox,
             state: Mutex::new(StreamState {
                 pacer: EditPacer::new(interval),
                 messages: Vec::new(),
+                deferred: None,
             }),
+        }
+    }
+
+    /// Keeps `text` (a new message, or the new text of `edit_of`) for delivery once the
+    /// platform accepts it, not before `wait` from now.
+    async fn keep(&self, text: &str, edit_of: Option<&str>, wait: Duration) {
+        let Some(address) = self.surface.address() else {
+            tracing::error!("a rate-limited message cannot be kept on this surface");
+            return;
+        };
+        let now = chrono::Utc::now();
+        let message = OutboundMessage {
+            platform: self.surface.platform().to_string(),
+            channel: address.channel,
+            thread: address.thread,
+            text: text.to_string(),
+            edit_of: edit_of.map(str::to_string),
+            created_at: now,
+            not_before: now + chrono::Duration::from_std(wait).unwrap_or_default(),
+        };
+        match self.outbox.queue(&message).await {
+            Ok(()) => tracing::info!(
+                platform = self.surface.platform(),
+                wait_ms = wait.as_millis() as u64,
+                "the platform is rate limiting; message kept for delivery"
+            ),
+            Err(e) => tracing::error!(error = %e, "could not keep a rate-limited message"),
+        }
+    }
+
+    /// Posts `text`, or keeps it in the outbox when the thread is deferred or the post is
+    /// refused for a rate limit.
+    async fn post_or_keep(&self, state: &mut StreamState, what: &str, text: &str) {
+        if let Some(wait) = state.deferred {
+            return self.keep(text, None, wait).await;
+        }
+        if let Call::Limited(wait) = call(self.surface.platform(), what, || {
+            self.surface.post_text(text)
+        })
+        .await
+        {
+            state.deferred = Some(wait);
+            self.keep(text, None, wait).await;
         }
     }
 
@@ -123,32 +265,52 @@ impl<S: ChatSurface> SurfaceSink<S> {
         &self.surface
     }
 
-    /// Brings the thread's messages up to `text`: edits changed parts, posts new ones.
-    async fn show(&self, state: &mut StreamState, text: &str) {
+    /// Brings the thread's messages up to `text`: edits changed parts, posts new ones. A part
+    /// refused for a rate limit defers the thread; the last text of an answer (`last`) is then
+    /// kept in the outbox, an intermediate one is not (the last supersedes it).
+    async fn show(&self, state: &mut StreamState, text: &str, last: bool) {
         let parts = split_message(text, self.surface.max_len());
         for (i, part) in parts.iter().enumerate() {
-            match state.messages.get(i) {
-                Some((id, shown)) if shown == part => {
-                    let _ = id;
+            let shown = state.messages.get(i).cloned();
+            if let Some(wait) = state.deferred {
+                if last && shown.as_ref().is_none_or(|(_, s)| s != part) {
+                    self.keep(part, shown.as_ref().map(|(id, _)| id.as_str()), wait)
+                        .await;
                 }
+                continue;
+            }
+            match shown {
+                Some((_, s)) if s == *part => {}
                 Some((id, _)) => {
-                    let id = id.clone();
-                    if logged(self.surface.platform(), "edit", || {
+                    match call(self.surface.platform(), "edit", || {
                         self.surface.edit_text(&id, part)
                     })
                     .await
-                    .is_some()
                     {
-                        state.messages[i].1 = part.clone();
+                        Call::Done(()) => state.messages[i].1 = part.clone(),
+                        Call::Limited(wait) => {
+                            state.deferred = Some(wait);
+                            if last {
+                                self.keep(part, Some(&id), wait).await;
+                            }
+                        }
+                        Call::Failed => {}
                     }
                 }
                 None => {
-                    if let Some(id) = logged(self.surface.platform(), "post", || {
+                    match call(self.surface.platform(), "post", || {
                         self.surface.post_text(part)
                     })
                     .await
                     {
-                        state.messages.push((id, part.clone()));
+                        Call::Done(id) => state.messages.push((id, part.clone())),
+                        Call::Limited(wait) => {
+                            state.deferred = Some(wait);
+                            if last {
+                                self.keep(part, None, wait).await;
+                            }
+                        }
+                        Call::Failed => {}
                     }
                 }
             }
@@ -164,7 +326,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
                     tokio::time::sleep(next - now).await;
                 }
             }
-            self.show(state, final_text).await;
+            self.show(state, final_text, true).await;
         }
         let interval = self.surface.edit_interval();
         state.pacer = EditPacer::new(interval);
@@ -180,7 +342,10 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
             Effect::Status { .. } => self.surface.working().await,
             Effect::Delta { text } => {
                 if let Some(shown) = state.pacer.push(&text, Instant::now()) {
-                    self.show(&mut state, &shown).await;
+                    // A deferred thread shows nothing until its last text.
+                    if state.deferred.is_none() {
+                        self.show(&mut state, &shown, false).await;
+                    }
                     state.pacer.edited(Instant::now());
                 }
             }
@@ -243,10 +408,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                             .chain(details)
                             .collect::<Vec<_>>()
                             .join("\n");
-                        let _ = logged(self.surface.platform(), "post outcome", || {
-                            self.surface.post_text(&text)
-                        })
-                        .await;
+                        self.post_or_keep(&mut state, "post outcome", &text).await;
                     }
                 }
             }
@@ -266,20 +428,14 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 .is_none()
                 {
                     let text = format!("⚠️ I could not attach {}; try again.", file.file_name);
-                    let _ = logged(self.surface.platform(), "error", || {
-                        self.surface.post_text(&text)
-                    })
-                    .await;
+                    self.post_or_keep(&mut state, "error", &text).await;
                 }
             }
             Effect::Error { message } => {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = format!("⚠️ {message}");
-                let _ = logged(self.surface.platform(), "error", || {
-                    self.surface.post_text(&text)
-                })
-                .await;
+                self.post_or_keep(&mut state, "error", &text).await;
             }
             Effect::ToolOutput {
                 tool,
@@ -289,10 +445,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 let pending = state.pacer.text().to_string();
                 self.finish_stream(&mut state, &pending).await;
                 let text = tool_output_text(&tool, &result, is_error);
-                let _ = logged(self.surface.platform(), "tool output", || {
-                    self.surface.post_text(&text)
-                })
-                .await;
+                self.post_or_keep(&mut state, "tool output", &text).await;
             }
         }
     }

@@ -694,6 +694,7 @@ macro_rules! impl_store {
         $crate::store::sessions::impl_sessions!($store, $db);
         $crate::store::inbox::impl_inbox!($store, $db);
         $crate::store::pending::impl_pending!($store, $db);
+        $crate::store::outbox::impl_outbox!($store, $db);
         $crate::store::audit::impl_audit!($store, $db);
         $crate::store::ledger::impl_ledger!($store, $db);
         $crate::store::documents::impl_documents!($store, $db);

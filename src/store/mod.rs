@@ -21,6 +21,7 @@ mod inbox;
 mod json_text;
 mod lease_steps;
 mod ledger;
+mod outbox;
 mod pending;
 mod pool_check;
 mod postgres;
@@ -45,6 +46,7 @@ pub use equipment::EquipmentStore;
 pub use fence::{fenced, LeaseFence};
 pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
 pub use ledger::EventLedger;
+pub use outbox::{NewOutbound, Outbound, OutboxStore};
 pub use pending::PendingStore;
 pub use postgres::{PostgresStore, HNSW_EF_CONSTRUCTION, HNSW_M};
 pub use projects::ProjectStore;
@@ -111,6 +113,7 @@ pub trait Store:
     + SessionStore
     + InboxStore
     + PendingStore
+    + OutboxStore
     + AuditStore
     + EventLedger
     + DocumentStore

@@ -58,5 +58,6 @@ mod tools_motor_inspection;
 mod tools_nec_engine;
 mod tools_read;
 mod tools_write;
+mod undelivered;
 mod vision;
 mod workspaces;

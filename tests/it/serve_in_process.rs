@@ -359,3 +359,137 @@ async fn an_expired_proposal_is_swept_and_its_card_edited_sqlite() {
 async fn an_expired_proposal_is_swept_and_its_card_edited_postgres() {
     an_expired_proposal_is_swept_and_its_card_edited(support::bot::Db::Postgres).await;
 }
+
+/// `/readyz` of a server at `addr`: its status and body.
+async fn readyz(addr: std::net::SocketAddr) -> (u16, String) {
+    match reqwest::get(format!("http://{addr}/readyz")).await {
+        Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+        Err(e) => (0, e.to_string()),
+    }
+}
+
+/// Polls `/readyz` until `want(status)` holds, for at most `limit`; returns the last body.
+async fn readyz_until(
+    addr: std::net::SocketAddr,
+    limit: Duration,
+    what: &str,
+    want: impl Fn(u16) -> bool,
+) -> String {
+    let deadline = Instant::now() + limit;
+    loop {
+        let (status, body) = readyz(addr).await;
+        if want(status) {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: /readyz said {status} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `/readyz` never says 200 during `span`.
+async fn never_ready_for(addr: std::net::SocketAddr, span: Duration, what: &str) {
+    let deadline = Instant::now() + span;
+    while Instant::now() < deadline {
+        let (status, body) = readyz(addr).await;
+        assert_ne!(status, 200, "{what}: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Refused, connected, cut, reconnected: `/readyz` follows a gateway through all four. `cut`
+/// cuts the live connections while new ones are refused; `allow` accepts them again.
+async fn readiness_follows_the_connection(
+    config: sparky::config::Config,
+    refuse: impl Fn(bool),
+    cut: impl Fn(),
+    name: &str,
+    reconnect: Duration,
+) {
+    refuse(true);
+    let server = Server::bind(config).await.expect("bind");
+    let addr = server.local_addr().expect("address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    // A gateway whose server refuses is not connected, however long it keeps trying.
+    never_ready_for(addr, Duration::from_secs(3), "refused gateway").await;
+    let (_, body) = readyz(addr).await;
+    assert!(body.contains(&format!("{name}: ")), "{body}");
+    assert!(!body.contains(&format!("{name}: running")), "{body}");
+
+    refuse(false);
+    let body = readyz_until(addr, reconnect, "first connection", |s| s == 200).await;
+    assert!(body.contains(&format!("{name}: running")), "{body}");
+
+    // Dropped with no way back: not ready until a connection is greeted again.
+    refuse(true);
+    cut();
+    let body = readyz_until(addr, Duration::from_secs(10), "after the cut", |s| s == 503).await;
+    assert!(body.contains(&format!("{name}: starting")), "{body}");
+    never_ready_for(addr, Duration::from_secs(2), "cut and refused").await;
+    refuse(false);
+    readyz_until(addr, reconnect, "reconnection", |s| s == 200).await;
+
+    let _ = stop.send(());
+    serving.await.expect("join").expect("serve");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_says_the_discord_gateway_is_connected_only_while_it_is() {
+    sparky::llm::tls::install_default_crypto_provider();
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let discord = support::fake_discord::FakeDiscord::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
+    env.extend(discord.env());
+    for (k, v) in [
+        ("SPARKY_RAG__EMBEDDER", "none"),
+        ("SPARKY_SERVER__BIND", "127.0.0.1:0"),
+        ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "1"),
+    ] {
+        env.insert(k.into(), v.into());
+    }
+    env.insert(
+        "SPARKY_DATABASE__SQLITE_PATH".into(),
+        dir.path().join("serve.db").display().to_string(),
+    );
+    let config = sparky::config::Config::load(None, &env).expect("config");
+    readiness_follows_the_connection(
+        config,
+        |r| discord.refuse_gateway(r),
+        || discord.cut_gateway(),
+        "discord-gateway",
+        Duration::from_secs(90),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_says_slack_socket_mode_is_connected_only_while_it_is() {
+    sparky::llm::tls::install_default_crypto_provider();
+    let llm = FakeLlm::start(Dialect::OpenAi).await;
+    let slack = FakeSlack::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = serve_config(
+        &llm,
+        &slack,
+        &dir,
+        &[
+            ("SPARKY_SLACK__TRANSPORT", "socket"),
+            ("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "1"),
+        ],
+    );
+    // slack-morphism waits 30 s between failed connection attempts.
+    readiness_follows_the_connection(
+        config,
+        |r| slack.refuse_sockets(r),
+        || slack.cut_sockets(),
+        "slack",
+        Duration::from_secs(75),
+    )
+    .await;
+}

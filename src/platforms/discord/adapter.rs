@@ -191,7 +191,11 @@ impl Discord {
     async fn converse(&self, input: Input, surface: ThreadSurface) {
         let turn = async {
             surface.working().await;
-            let sink = SurfaceSink::new(surface, self.agent.confirmation_cards());
+            let sink = SurfaceSink::new(
+                surface,
+                self.agent.confirmation_cards(),
+                self.agent.outbox(),
+            );
             if let Err(e) = self.agent.handle(input, &sink).await {
                 tracing::error!(error = %e, "Discord turn failed");
             }
@@ -501,6 +505,7 @@ impl Discord {
                     let sink = crate::platforms::surface::SurfaceSink::new(
                         surface,
                         self.agent.confirmation_cards(),
+                        self.agent.outbox(),
                     );
                     for file in files {
                         crate::core::EffectSink::emit(&sink, crate::core::Effect::File { file })

@@ -31,6 +31,7 @@ use rest::DISCORD_API;
 
 use crate::config::Config;
 use crate::core::Agent;
+use crate::platforms::link::GatewayLink;
 
 /// How long shutdown waits for turns in flight.
 const DRAIN: Duration = Duration::from_secs(30);
@@ -133,12 +134,43 @@ pub fn interactions_router(
     })))
 }
 
+/// How often the shards' connection stages are read for `/readyz`.
+const SHARD_WATCH: Duration = Duration::from_millis(250);
+
+/// Reports which shards are connected: serenity marks a shard `Connected` once READY (or
+/// RESUMED) arrived, and removes a shard's runner while it restarts after a lost connection.
+async fn watch_shards(manager: Arc<serenity::all::ShardManager>, link: GatewayLink) {
+    loop {
+        let live = manager
+            .runners
+            .lock()
+            .await
+            .iter()
+            .filter(|(_, r)| r.stage == serenity::all::ConnectionStage::Connected)
+            .map(|(id, _)| u64::from(id.0))
+            .collect();
+        link.track(live, "no shard is connected to the gateway; reconnecting");
+        tokio::time::sleep(SHARD_WATCH).await;
+    }
+}
+
 /// Runs the gateway client until `shutdown` completes (or the gateway fails for good), then
 /// lets turns in flight finish (up to 30 s).
 pub async fn run(
     agent: Arc<Agent>,
     config: &Config,
     shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), DiscordError> {
+    run_linked(agent, config, shutdown, GatewayLink::unobserved()).await
+}
+
+/// [`run`], reporting to `link` when the gateway is connected (READY or RESUMED received on a
+/// shard) and when it is not.
+pub async fn run_linked(
+    agent: Arc<Agent>,
+    config: &Config,
+    shutdown: impl Future<Output = ()> + Send,
+    link: GatewayLink,
 ) -> Result<(), DiscordError> {
     let discord = Arc::new(Discord::new(agent, config)?);
     let http = build_http(config)?;
@@ -148,6 +180,7 @@ pub async fn run(
         })
         .await?;
     let manager = client.shard_manager.clone();
+    let watch = tokio::spawn(watch_shards(manager.clone(), link.clone()));
     let d = &config.discord;
     let result = {
         let start = async {
@@ -169,7 +202,9 @@ pub async fn run(
             () = shutdown => Ok(()),
         }
     };
+    watch.abort();
     manager.shutdown_all().await;
+    link.all_down("stopped");
     discord.drain(DRAIN).await;
     result
 }

@@ -204,10 +204,11 @@ impl Rest {
         };
         let route = route(path);
         self.policy
-            .run(
+            .run_observed(
                 &route,
                 replay,
                 |e: &Attempt| e.failure.clone(),
+                crate::platforms::surface::count_rate_limit_wait(super::PLATFORM),
                 || self.attempt(method.clone(), path, &route, body),
             )
             .await

@@ -171,6 +171,14 @@ impl ChatSurface for ThreadSurface {
         "discord"
     }
 
+    // A thread is its own channel on Discord.
+    fn address(&self) -> Option<crate::platforms::surface::ThreadAddress> {
+        Some(crate::platforms::surface::ThreadAddress {
+            channel: self.channel.clone(),
+            thread: self.channel.clone(),
+        })
+    }
+
     fn max_len(&self) -> usize {
         MAX_MESSAGE
     }

@@ -33,7 +33,7 @@ use crate::platforms::surface::SurfaceSink;
 
 pub use events::{Gate, Job, SlashAction, SlashCommand, PLATFORM};
 pub use http::{events_router, events_service};
-pub use socket::run;
+pub use socket::{run, run_linked};
 pub use thread::{SlackApi, SlackThread, StreamRecipient, ThreadTarget};
 
 /// Why the Slack adapter could not start or stopped.
@@ -45,6 +45,24 @@ pub enum SlackError {
     /// Slack refused the credentials or the connection.
     #[error("Slack API error: {0}")]
     Api(String),
+}
+
+/// What the person is told when the message a slash command's thread hangs under could not
+/// be posted: the cause Slack gave, and only that (an invitation only when the bot is not in
+/// the channel).
+fn header_refused(e: &crate::platforms::surface::SurfaceError) -> &'static str {
+    use crate::platforms::surface::SurfaceError;
+    match e {
+        SurfaceError::RateLimited(_) => {
+            "Slack is limiting how fast I may post right now, so I could not start a thread for this. Try again in a minute."
+        }
+        SurfaceError::Failed(m) if m.contains("not_in_channel") || m.contains("channel_not_found") => {
+            "I could not post in this channel. Invite me with `/invite @Sparky` and try again."
+        }
+        SurfaceError::Failed(_) => {
+            "Slack did not accept my message in this channel, so I could not start a thread for this. Try again later."
+        }
+    }
 }
 
 /// Handlers still running (the core's one type, shared by every platform).
@@ -155,7 +173,7 @@ impl Shared {
             };
             thread = thread.with_streaming(recipient, self.streaming.clone());
         }
-        let sink = SurfaceSink::new(thread, self.agent.confirmation_cards());
+        let sink = SurfaceSink::new(thread, self.agent.confirmation_cards(), self.agent.outbox());
         if let Err(e) = self.agent.handle(input, &sink).await {
             // Already shown to the user by the core.
             tracing::warn!(error = %e, "Slack turn ended with an error");
@@ -188,8 +206,8 @@ impl Shared {
         let ts = match self.api.post(&cmd.channel, None, &header, blocks).await {
             Ok(ts) => ts,
             Err(e) => {
-                tracing::warn!(error = %e, channel = %cmd.channel, "could not post in the channel (is the bot a member?)");
-                let note = "I could not post in this channel. Invite me with `/invite @Sparky` and try again.";
+                tracing::warn!(error = %e, channel = %cmd.channel, "could not post the command's header in the channel");
+                let note = header_refused(&e);
                 let _ = self
                     .api
                     .ephemeral(&cmd.channel, None, &cmd.user, note)
@@ -249,7 +267,11 @@ impl Shared {
     }
 
     async fn show(&self, target: ThreadTarget, effect: Effect) {
-        let sink = SurfaceSink::new(self.thread(target), self.agent.confirmation_cards());
+        let sink = SurfaceSink::new(
+            self.thread(target),
+            self.agent.confirmation_cards(),
+            self.agent.outbox(),
+        );
         sink.emit(effect).await;
     }
 }

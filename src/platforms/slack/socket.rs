@@ -11,6 +11,7 @@ use super::thread::SlackHyperClient;
 use super::{events, http, Shared, SlackError};
 use crate::config::{Config, SlackTransport};
 use crate::core::Agent;
+use crate::platforms::link::GatewayLink;
 
 /// Runs the Slack adapter over Socket Mode until `shutdown` resolves, then lets handlers in
 /// flight finish (up to `server.shutdown_grace_secs`).
@@ -18,6 +19,17 @@ pub async fn run(
     agent: Arc<Agent>,
     config: &Config,
     shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), SlackError> {
+    run_linked(agent, config, shutdown, GatewayLink::unobserved()).await
+}
+
+/// [`run`], reporting to `link` when a Socket Mode connection is greeted (`hello`) and when
+/// one breaks.
+pub async fn run_linked(
+    agent: Arc<Agent>,
+    config: &Config,
+    shutdown: impl Future<Output = ()> + Send,
+    link: GatewayLink,
 ) -> Result<(), SlackError> {
     if config.slack.transport != SlackTransport::Socket {
         return Err(SlackError::Config(
@@ -48,11 +60,13 @@ pub async fn run(
     let callbacks = SlackSocketModeListenerCallbacks::new()
         .with_push_events(on_push)
         .with_command_events(on_command)
-        .with_interaction_events(on_interaction);
+        .with_interaction_events(on_interaction)
+        .with_hello_events(on_hello);
     let env = Arc::new(
         SlackClientEventsListenerEnvironment::new(shared.api.client())
             .with_error_handler(on_error)
-            .with_user_state(shared.clone()),
+            .with_user_state(shared.clone())
+            .with_user_state(link.clone()),
     );
     let listener =
         SlackClientSocketModeListener::new(&SlackClientSocketModeConfig::new(), env, callbacks);
@@ -66,6 +80,7 @@ pub async fn run(
     shutdown.await;
     tracing::info!("Slack Socket Mode stopping");
     listener.shutdown().await;
+    link.all_down("stopped");
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
     if !shared.inflight.wait(grace).await {
         tracing::warn!(
@@ -124,12 +139,33 @@ async fn on_interaction(
     Ok(())
 }
 
+// Generic over the event: slack-morphism does not export the hello event's type by name.
+async fn on_hello<Hello>(
+    _event: Hello,
+    _client: Arc<SlackHyperClient>,
+    states: SlackClientEventsUserState,
+) {
+    if let Some(link) = states.read().await.get_user_state::<GatewayLink>() {
+        link.one_more_up();
+    }
+}
+
+/// How slack-morphism reports a WebSocket that broke (it then reconnects on its own).
+const BROKEN_SOCKET: &str = "Slack WSS error";
+
 fn on_error(
     err: Box<dyn std::error::Error + Send + Sync>,
     _client: Arc<SlackHyperClient>,
-    _states: SlackClientEventsUserState,
+    states: SlackClientEventsUserState,
 ) -> HttpStatusCode {
     tracing::warn!(error = %err, "Slack Socket Mode error");
+    if err.to_string().contains(BROKEN_SOCKET) {
+        if let Ok(states) = states.try_read() {
+            if let Some(link) = states.get_user_state::<GatewayLink>() {
+                link.one_down("a Socket Mode connection broke; reconnecting");
+            }
+        }
+    }
     // OK acknowledges the envelope: a payload we cannot handle is not worth a redelivery.
     HttpStatusCode::OK
 }

@@ -82,14 +82,20 @@ impl SlackApi {
         let mut call = call;
         let timeout = self.timeout;
         self.policy
-            .run(method, replay, failure, || {
-                let attempt = call();
-                async move {
-                    tokio::time::timeout(timeout, attempt)
-                        .await
-                        .unwrap_or_else(|_| Err(timed_out(method)))
-                }
-            })
+            .run_observed(
+                method,
+                replay,
+                failure,
+                crate::platforms::surface::count_rate_limit_wait(super::PLATFORM),
+                || {
+                    let attempt = call();
+                    async move {
+                        tokio::time::timeout(timeout, attempt)
+                            .await
+                            .unwrap_or_else(|_| Err(timed_out(method)))
+                    }
+                },
+            )
             .await
             .map_err(surface_error)
     }
@@ -578,6 +584,13 @@ impl SlackThread {
 impl ChatSurface for SlackThread {
     fn platform(&self) -> &'static str {
         "slack"
+    }
+
+    fn address(&self) -> Option<crate::platforms::surface::ThreadAddress> {
+        Some(crate::platforms::surface::ThreadAddress {
+            channel: self.target.channel.clone(),
+            thread: self.target.thread_ts.clone(),
+        })
     }
 
     fn max_len(&self) -> usize {

@@ -217,6 +217,10 @@ struct Inner {
     seq: AtomicU64,
     conns: Mutex<Vec<mpsc::UnboundedSender<String>>>,
     ws_url: Mutex<String>,
+    /// While set, gateway connections are closed before the WebSocket handshake.
+    refuse_gateway: std::sync::atomic::AtomicBool,
+    /// Bumped to cut every gateway connection without a close frame.
+    cut: tokio::sync::watch::Sender<u64>,
 }
 
 /// The running fake.
@@ -264,6 +268,8 @@ impl FakeDiscord {
             seq: AtomicU64::new(1),
             conns: Mutex::new(Vec::new()),
             ws_url: Mutex::new(String::new()),
+            refuse_gateway: std::sync::atomic::AtomicBool::new(false),
+            cut: tokio::sync::watch::channel(0).0,
         });
         // The text channel of the recorded replay.
         inner.state.lock().unwrap().channels.insert(
@@ -333,6 +339,17 @@ impl FakeDiscord {
                 format!("http://{}", self.rest),
             ),
         ]
+    }
+
+    /// Refuses (or accepts again) gateway connections: the TCP connection is closed before
+    /// the WebSocket handshake.
+    pub fn refuse_gateway(&self, refuse: bool) {
+        self.inner.refuse_gateway.store(refuse, Ordering::SeqCst);
+    }
+
+    /// Cuts every gateway connection, as a network failure does (no close frame).
+    pub fn cut_gateway(&self) {
+        self.inner.cut.send_modify(|n| *n += 1);
     }
 
     /// Every REST call so far.
@@ -652,7 +669,12 @@ fn dispatch_to(inner: &Inner, event: &str, d: Value) {
 async fn gateway(listener: tokio::net::TcpListener, inner: Arc<Inner>) {
     while let Ok((stream, _)) = listener.accept().await {
         let inner = inner.clone();
+        if inner.refuse_gateway.load(Ordering::SeqCst) {
+            drop(stream);
+            continue;
+        }
         tokio::spawn(async move {
+            let mut cut = inner.cut.subscribe();
             let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
                 return;
             };
@@ -673,7 +695,12 @@ async fn gateway(listener: tokio::net::TcpListener, inner: Arc<Inner>) {
                 let _ = tx.close().await;
             });
             let mut registered = false;
-            while let Some(Ok(msg)) = rx.next().await {
+            loop {
+                let msg = tokio::select! {
+                    m = rx.next() => m,
+                    _ = cut.changed() => break,
+                };
+                let Some(Ok(msg)) = msg else { break };
                 let WsMessage::Text(text) = msg else { continue };
                 let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else {
                     continue;

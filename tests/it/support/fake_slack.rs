@@ -153,6 +153,10 @@ struct Inner {
     sockets: Vec<mpsc::UnboundedSender<String>>,
     frames: Vec<Value>,
     connections: usize,
+    /// While set, Socket Mode connections are closed before the WebSocket handshake.
+    refuse_sockets: bool,
+    /// Bumped to cut every Socket Mode connection without a close frame.
+    cuts: u64,
 }
 
 /// The fake Slack.
@@ -190,6 +194,10 @@ impl FakeSlack {
         let f = fake.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = ws_listener.accept().await {
+                if f.lock().refuse_sockets {
+                    drop(stream);
+                    continue;
+                }
                 let f = f.clone();
                 tokio::spawn(async move { f.serve_socket(stream).await });
             }
@@ -300,6 +308,17 @@ impl FakeSlack {
         sock.send(envelope.to_string()).expect("socket open");
     }
 
+    /// Refuses (or accepts again) Socket Mode connections: the TCP connection is closed before
+    /// the WebSocket handshake.
+    pub fn refuse_sockets(&self, refuse: bool) {
+        self.lock().refuse_sockets = refuse;
+    }
+
+    /// Cuts every Socket Mode connection, as a network failure does (no close frame).
+    pub fn cut_sockets(&self) {
+        self.lock().cuts += 1;
+    }
+
     /// Sends the recorded `disconnect` frame on every connection.
     pub fn disconnect_all(&self) {
         let frame = fixture("socket_mode_disconnect.json");
@@ -368,7 +387,17 @@ impl FakeSlack {
                 }
             }
         });
-        while let Some(Ok(msg)) = rx.next().await {
+        let cuts = self.lock().cuts;
+        loop {
+            let next = tokio::time::timeout(Duration::from_millis(50), rx.next()).await;
+            if self.lock().cuts != cuts {
+                break;
+            }
+            let msg = match next {
+                Err(_) => continue,
+                Ok(Some(Ok(msg))) => msg,
+                Ok(_) => break,
+            };
             if let tokio_tungstenite::tungstenite::Message::Text(t) = msg {
                 if let Ok(v) = serde_json::from_str::<Value>(t.as_str()) {
                     self.lock().frames.push(v);
