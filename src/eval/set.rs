@@ -159,7 +159,11 @@ impl ConversationSet {
                         )));
                     }
                 }
-                if t.expect.numbers.iter().any(|n| n.tol.is_nan() || n.tol < 0.0) {
+                if t.expect
+                    .numbers
+                    .iter()
+                    .any(|n| n.tol.is_nan() || n.tol < 0.0)
+                {
                     return Err(SetError::Invalid(format!("{}: a negative tolerance", c.id)));
                 }
             }
