@@ -22,6 +22,7 @@ pub mod app;
 pub mod config;
 pub mod core;
 pub mod domain;
+pub mod eval;
 pub mod http_policy;
 pub mod intake;
 pub mod jurisdiction;

@@ -95,11 +95,28 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Evaluate things; `sparky eval retrieval` prints recall@1/@5 and MRR per embedder.
+    /// Evaluate things; `sparky eval retrieval` prints recall@1/@5 and MRR per embedder,
+    /// `sparky eval answers` runs the conversation set against the configured model and
+    /// prints accuracy per category (docs/eval.md).
     Eval {
-        /// What to evaluate: retrieval.
-        #[arg(value_parser = ["retrieval"])]
+        /// What to evaluate: retrieval or answers.
+        #[arg(value_parser = ["retrieval", "answers"])]
         what: String,
+        /// answers: which tools each request offers: routed (the tool router) or all.
+        #[arg(long, default_value = "routed", value_parser = ["routed", "all"])]
+        tools: String,
+        /// answers: a conversation set file instead of the shipped eval/answers.json.
+        #[arg(long)]
+        conversations: Option<PathBuf>,
+        /// answers: only conversations whose id starts with one of these (repeatable).
+        #[arg(long)]
+        only: Vec<String>,
+        /// answers: at most this many conversations.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// answers: print the report as JSON.
+        #[arg(long)]
+        json: bool,
         /// Question set: corpus (written with the summaries), chat (written apart, the way
         /// people type in chat, with out-of-scope questions), heldout, heldout2 or heldout3 (the same
         /// kind, never used to choose thresholds).
@@ -401,6 +418,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Eval {
+            what,
+            tools,
+            conversations,
+            only,
+            limit,
+            json,
+            ..
+        } if what == "answers" => {
+            eval_answers(config, &tools, conversations, &only, limit, json).await
+        }
+        Cmd::Eval {
             set,
             backend,
             verbose,
@@ -603,4 +631,38 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("sparky-eval-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// `sparky eval answers`: runs the conversation set and prints the report.
+async fn eval_answers(
+    config: Config,
+    tools: &str,
+    conversations: Option<PathBuf>,
+    only: &[String],
+    limit: Option<usize>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use sparky::eval::{ConversationSet, Report, ToolMode};
+    let mode: ToolMode = tools.parse().map_err(anyhow::Error::msg)?;
+    let set = match conversations {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            ConversationSet::parse(&text)?
+        }
+        None => ConversationSet::built_in()?,
+    }
+    .select(only, limit);
+    sparky::llm::tls::install_default_crypto_provider();
+    let model = sparky::llm::resilient::build_provider(&config)
+        .map(|p| p.name())
+        .unwrap_or_default();
+    let results = sparky::eval::run(&config, &set, mode).await?;
+    let report = Report::new(model, mode, &results);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -49,6 +49,12 @@ pub enum Effect {
         /// Status text.
         text: String,
     },
+    /// A short note for the thread that is not an answer: the person's message waits behind
+    /// a turn already running in the thread. Shown once, as its own message.
+    Notice {
+        /// The note.
+        text: String,
+    },
     /// A piece of streamed answer text.
     Delta {
         /// The new text.

@@ -44,8 +44,10 @@ const POLL_MIN: Duration = Duration::from_millis(50);
 /// Longest wait between attempts, for waiters whose thread is served by another process.
 const POLL_MAX: Duration = Duration::from_millis(800);
 
-/// What the user sees while their input waits for an earlier one of the same thread.
-pub const QUEUED_BEHIND_THREAD: &str = "queued: waiting for the reply to an earlier message";
+/// What the user is told (as a [`Effect::Notice`]) when their input waits for an earlier one
+/// of the same thread.
+pub const QUEUED_BEHIND_THREAD: &str =
+    "Queued: I will answer this once I have replied to the earlier message in this thread.";
 /// What the user sees while the process runs as many turns as it may.
 pub const QUEUED_BUSY: &str = "queued: many conversations are running; yours starts next";
 
@@ -208,7 +210,7 @@ impl Admission {
             }
             if !told {
                 told = true;
-                sink.emit(Effect::Status {
+                sink.emit(Effect::Notice {
                     text: QUEUED_BEHIND_THREAD.into(),
                 })
                 .await;

@@ -340,6 +340,13 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
         let mut state = self.state.lock().await;
         match effect {
             Effect::Status { .. } => self.surface.working().await,
+            // Its own message, apart from any answer being streamed.
+            Effect::Notice { text } => {
+                let _ = logged(self.surface.platform(), "notice", || {
+                    self.surface.post_text(&text)
+                })
+                .await;
+            }
             Effect::Delta { text } => {
                 if let Some(shown) = state.pacer.push(&text, Instant::now()) {
                     // A deferred thread shows nothing until its last text.

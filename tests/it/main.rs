@@ -11,6 +11,7 @@ mod console_agent;
 mod context_economy;
 mod discord_gateway;
 mod discord_http;
+mod eval_answers;
 mod file_hosts;
 mod fuzz;
 mod gate;

@@ -281,7 +281,10 @@ async fn one_thread_serialises(db: Db) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while !sink.effects().iter().any(|(_, e)| {
             matches!(e, Effect::Status { text } if text != "received")
-                || matches!(e, Effect::Delta { .. } | Effect::Text { .. })
+                || matches!(
+                    e,
+                    Effect::Notice { .. } | Effect::Delta { .. } | Effect::Text { .. }
+                )
         }) {
             assert!(Instant::now() < deadline, "input {i} was never taken in");
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -293,7 +296,7 @@ async fn one_thread_serialises(db: Db) {
         assert_eq!(final_texts(&effects).len(), 1, "{db:?}: {effects:?}");
         queued += effects
             .iter()
-            .filter(|(_, e)| matches!(e, Effect::Status { text } if text == QUEUED_BEHIND_THREAD))
+            .filter(|(_, e)| matches!(e, Effect::Notice { text } if text == QUEUED_BEHIND_THREAD))
             .count();
     }
     assert!(

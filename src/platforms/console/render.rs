@@ -90,6 +90,10 @@ impl<W: Write> Renderer<W> {
                     writeln!(self.out, "\x1b[2m… {text}\x1b[0m")?;
                 }
             }
+            Effect::Notice { text } => {
+                self.end_stream()?;
+                writeln!(self.out, "({text})")?;
+            }
             Effect::Delta { text } => {
                 write!(self.out, "{text}")?;
                 self.streamed = true;
