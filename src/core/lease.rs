@@ -79,6 +79,11 @@ enum Served {
 /// What the person reads when their turn is cancelled because its thread's lease was lost.
 pub const LEASE_LOST: &str = "I stopped this reply: the server answering it lost its hold on      this thread (it stalled longer than agent.lease_secs) and another one may have taken the      thread over. Anything shown as done before this is saved; please send your message again      for the rest.";
 
+/// Finds where a thread's effects go (its platform's surface), or `None` when no platform of
+/// this process serves it.
+pub type SinkFor =
+    dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>> + Send + Sync;
+
 impl Admission {
     /// Admission for one process on `store`.
     pub fn new(store: Arc<dyn Store>, cfg: &AgentConfig) -> Self {
@@ -235,13 +240,7 @@ impl Admission {
     /// Serves the inbox of every thread left without a live waiter or holder (a process died
     /// mid-turn or while its inputs waited), telling each thread through `sink_for`. Returns
     /// how many threads were recovered.
-    pub async fn recover(
-        &self,
-        agent: &Agent,
-        sink_for: &(dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>>
-              + Send
-              + Sync),
-    ) -> Result<usize, CoreError> {
+    pub async fn recover(&self, agent: &Agent, sink_for: &SinkFor) -> Result<usize, CoreError> {
         let orphaned = self.store.orphaned_sessions(Utc::now(), 100).await?;
         let mut recovered = 0;
         for session_id in orphaned {
@@ -284,9 +283,7 @@ impl Admission {
     pub async fn sweep_expired(
         &self,
         agent: &Agent,
-        sink_for: &(dyn Fn(&crate::core::session::SessionKey) -> Option<Box<dyn EffectSink>>
-              + Send
-              + Sync),
+        sink_for: &SinkFor,
     ) -> Result<usize, CoreError> {
         let expired = self.store.expired_pending(Utc::now(), 100).await?;
         let mut swept = 0;

@@ -51,3 +51,45 @@ pub(crate) fn lost(fence: &LeaseFence) -> super::StoreError {
         fence.session_id
     ))
 }
+
+/// `begin_fenced` and `check_fence` of one backend's store: `$store` on database `$db`, checking
+/// the fence with the query `$holds`.
+macro_rules! impl_fence {
+    ($store:ty, $db:ident, $holds:expr) => {
+        impl $store {
+            /// A write transaction whose turn's lease fence (if the write is made by a turn,
+            /// see [`super::fence`]) was checked in it; `None` outside a turn. A lost lease is
+            /// an error.
+            pub(super) async fn begin_fenced(
+                &self,
+            ) -> super::StoreResult<Option<sqlx::Transaction<'static, sqlx::$db>>> {
+                let Some(fence) = super::fence::current() else {
+                    return Ok(None);
+                };
+                let mut tx = self.begin_write().await.map_err(super::common::db)?;
+                Self::check_fence(&mut tx, &fence).await?;
+                Ok(Some(tx))
+            }
+
+            /// Fails unless `fence` still holds, inside `tx` (which must be a write
+            /// transaction).
+            pub(super) async fn check_fence(
+                tx: &mut sqlx::Transaction<'static, sqlx::$db>,
+                fence: &super::LeaseFence,
+            ) -> super::StoreResult<()> {
+                let held: Option<i32> = sqlx::query_scalar($holds)
+                    .bind(fence.session_id)
+                    .bind(&fence.owner)
+                    .bind(fence.epoch)
+                    .fetch_optional(&mut **tx)
+                    .await
+                    .map_err(super::common::db)?;
+                match held {
+                    Some(_) => Ok(()),
+                    None => Err(super::fence::lost(fence)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use impl_fence;

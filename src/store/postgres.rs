@@ -185,37 +185,6 @@ impl PostgresStore {
         self.pool.close().await;
     }
 
-    /// A write transaction whose turn's lease fence (if the write is made by a turn, see
-    /// [`super::fence`]) was checked in it; `None` outside a turn. A lost lease is an error.
-    pub(super) async fn begin_fenced(
-        &self,
-    ) -> super::StoreResult<Option<Transaction<'static, Postgres>>> {
-        let Some(fence) = super::fence::current() else {
-            return Ok(None);
-        };
-        let mut tx = self.begin_write().await.map_err(super::common::db)?;
-        Self::check_fence(&mut tx, &fence).await?;
-        Ok(Some(tx))
-    }
-
-    /// Fails unless `fence` still holds, inside `tx` (which must be a write transaction).
-    pub(super) async fn check_fence(
-        tx: &mut Transaction<'static, Postgres>,
-        fence: &super::LeaseFence,
-    ) -> super::StoreResult<()> {
-        let held: Option<i32> = sqlx::query_scalar(super::fence::HOLDS_FENCE_POSTGRES)
-            .bind(fence.session_id)
-            .bind(&fence.owner)
-            .bind(fence.epoch)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(super::common::db)?;
-        match held {
-            Some(_) => Ok(()),
-            None => Err(super::fence::lost(fence)),
-        }
-    }
-
     pub(super) async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         self.pool.begin().await
     }
@@ -490,4 +459,5 @@ async fn applied_version(pool: &PgPool) -> StoreResult<Option<i64>> {
 }
 
 impl_store!(PostgresStore, Postgres);
+super::fence::impl_fence!(PostgresStore, Postgres, super::fence::HOLDS_FENCE_POSTGRES);
 super::apply::impl_apply!(PostgresStore, Postgres);

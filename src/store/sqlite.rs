@@ -113,37 +113,6 @@ impl SqliteStore {
         self.pool.close().await;
     }
 
-    /// A write transaction whose turn's lease fence (if the write is made by a turn, see
-    /// [`super::fence`]) was checked in it; `None` outside a turn. A lost lease is an error.
-    pub(super) async fn begin_fenced(
-        &self,
-    ) -> super::StoreResult<Option<Transaction<'static, Sqlite>>> {
-        let Some(fence) = super::fence::current() else {
-            return Ok(None);
-        };
-        let mut tx = self.begin_write().await.map_err(super::common::db)?;
-        Self::check_fence(&mut tx, &fence).await?;
-        Ok(Some(tx))
-    }
-
-    /// Fails unless `fence` still holds, inside `tx` (which must be a write transaction).
-    pub(super) async fn check_fence(
-        tx: &mut Transaction<'static, Sqlite>,
-        fence: &super::LeaseFence,
-    ) -> super::StoreResult<()> {
-        let held: Option<i32> = sqlx::query_scalar(super::fence::HOLDS_FENCE_SQLITE)
-            .bind(fence.session_id)
-            .bind(&fence.owner)
-            .bind(fence.epoch)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(super::common::db)?;
-        match held {
-            Some(_) => Ok(()),
-            None => Err(super::fence::lost(fence)),
-        }
-    }
-
     pub(super) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         // Taking the write lock up front avoids SQLITE_BUSY when a reader upgrades.
         self.pool.begin_with("BEGIN IMMEDIATE").await
@@ -388,4 +357,5 @@ async fn applied_version(pool: &SqlitePool) -> StoreResult<Option<i64>> {
 }
 
 impl_store!(SqliteStore, Sqlite);
+super::fence::impl_fence!(SqliteStore, Sqlite, super::fence::HOLDS_FENCE_SQLITE);
 super::apply::impl_apply!(SqliteStore, Sqlite);

@@ -17,6 +17,23 @@ use support::fake_slack::{
 
 /// The configuration of a Slack-over-HTTP `serve` on an ephemeral port, against `llm` and
 /// `slack`, with its SQLite file in `dir`, plus `extra` settings.
+/// The project "Shop" of the Slack team, bound to its channel.
+async fn bound_shop(store: &dyn sparky::store::Store) -> sparky::project::Project {
+    let project = store
+        .create_project(
+            &sparky::project::Workspace::new("slack", TEAM),
+            "Shop",
+            Edition::Nec2023,
+        )
+        .await
+        .expect("project");
+    store
+        .bind_channel("slack", TEAM, CHANNEL, project.id)
+        .await
+        .expect("bind");
+    project
+}
+
 fn serve_config(
     llm: &FakeLlm,
     slack: &FakeSlack,
@@ -67,18 +84,7 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
     let addr = server.local_addr().expect("address");
     assert_ne!(addr.port(), 0);
     let store = server.app().store.clone();
-    let project = store
-        .create_project(
-            &sparky::project::Workspace::new("slack", TEAM),
-            "Shop",
-            Edition::Nec2023,
-        )
-        .await
-        .expect("project");
-    store
-        .bind_channel("slack", TEAM, CHANNEL, project.id)
-        .await
-        .expect("bind");
+    bound_shop(&*store).await;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(server.run(async {
@@ -248,18 +254,7 @@ async fn an_expired_proposal_is_swept_and_its_card_edited(db: support::bot::Db) 
     let server = Server::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     let store = server.app().store.clone();
-    let project = store
-        .create_project(
-            &sparky::project::Workspace::new("slack", TEAM),
-            "Shop",
-            Edition::Nec2023,
-        )
-        .await
-        .expect("project");
-    store
-        .bind_channel("slack", TEAM, CHANNEL, project.id)
-        .await
-        .expect("bind");
+    let project = bound_shop(&*store).await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(server.run(async {
         let _ = stopped.await;
