@@ -59,15 +59,10 @@ macro_rules! impl_audit {
                         )
                     };
                     let stmt = <$store>::stmt_insert_audit(entry)?;
-                    match self.begin_fenced().await? {
-                        Some(mut tx) => {
-                            stmt.execute(&mut *tx).await.map_err(missing)?;
-                            tx.commit().await.map_err(db)?;
-                        }
-                        None => {
-                            stmt.execute(&self.pool).await.map_err(missing)?;
-                        }
-                    }
+                    $crate::store::fence::on_fenced!(self, |ex| stmt
+                        .execute(ex)
+                        .await
+                        .map_err(missing)?);
                     Ok(())
                 }
 

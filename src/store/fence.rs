@@ -93,3 +93,26 @@ macro_rules! impl_fence {
     };
 }
 pub(crate) use impl_fence;
+
+/// Runs `$body` with `$ex` bound to an executor: a write transaction in which the running
+/// turn's fence was checked (committed after `$body` succeeds), or the pool outside a turn.
+/// `$body` is expanded once per executor type.
+macro_rules! on_fenced {
+    ($store:ident, |$ex:ident| $body:expr) => {
+        match $store.begin_fenced().await? {
+            Some(mut tx) => {
+                let out = {
+                    let $ex = &mut *tx;
+                    $body
+                };
+                tx.commit().await.map_err(db)?;
+                out
+            }
+            None => {
+                let $ex = &$store.pool;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_fenced;

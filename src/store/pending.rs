@@ -164,7 +164,7 @@ macro_rules! impl_pending {
                 ) -> StoreResult<Option<PendingAction>> {
                     // One conditional statement: of any number of racing callers exactly one
                     // matches `state = from`. The first resolution's who/when is kept.
-                    sqlx::query(
+                    let query = sqlx::query(
                         "UPDATE pending_actions SET state = $3, \
                          resolved_by = COALESCE(resolved_by, $4), \
                          resolved_at = COALESCE(resolved_at, $5) \
@@ -174,27 +174,30 @@ macro_rules! impl_pending {
                     .bind(from.as_str())
                     .bind(to.as_str())
                     .bind(by)
-                    .bind(micros(at))
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(|e| {
+                    .bind(micros(at));
+                    let conflict = |e| {
                         violation(
                             e,
                             Some("this conversation already has an action waiting for confirmation".into()),
                             None,
                         )
-                    })?
-                    .map(|r| pending_from(&r))
-                    .transpose()
+                    };
+                    // A proposal's state change made by a turn is one of its writes.
+                    let row = $crate::store::fence::on_fenced!(self, |ex| query
+                        .fetch_optional(ex)
+                        .await
+                        .map_err(conflict)?);
+                    row.map(|r| pending_from(&r)).transpose()
                 }
 
                 async fn set_pending_outcome(&self, id: &str, outcome: &serde_json::Value) -> StoreResult<()> {
-                    let done = sqlx::query("UPDATE pending_actions SET outcome = $2 WHERE id = $1")
+                    let query = sqlx::query("UPDATE pending_actions SET outcome = $2 WHERE id = $1")
                         .bind(id)
-                        .bind(db_json(outcome)?)
-                        .execute(&self.pool)
+                        .bind(db_json(outcome)?);
+                    let done = $crate::store::fence::on_fenced!(self, |ex| query
+                        .execute(ex)
                         .await
-                        .map_err(db)?;
+                        .map_err(db)?);
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
                     }
@@ -209,12 +212,13 @@ macro_rules! impl_pending {
                 }
 
                 async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()> {
-                    let done = sqlx::query("UPDATE pending_actions SET message_ref = $2 WHERE id = $1")
+                    let query = sqlx::query("UPDATE pending_actions SET message_ref = $2 WHERE id = $1")
                         .bind(id)
-                        .bind(message_ref)
-                        .execute(&self.pool)
+                        .bind(message_ref);
+                    let done = $crate::store::fence::on_fenced!(self, |ex| query
+                        .execute(ex)
                         .await
-                        .map_err(db)?;
+                        .map_err(db)?);
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
                     }

@@ -190,12 +190,14 @@ macro_rules! impl_sessions {
                 }
 
                 async fn set_session_mode(&self, id: i64, mode: Mode) -> StoreResult<()> {
-                    let done = sqlx::query("UPDATE sessions SET mode = $2 WHERE id = $1")
+                    let query = sqlx::query("UPDATE sessions SET mode = $2 WHERE id = $1")
                         .bind(id)
-                        .bind(mode.as_str())
-                        .execute(&self.pool)
+                        .bind(mode.as_str());
+                    // A mode change made by a turn is one of its writes: fenced on its lease.
+                    let done = $crate::store::fence::on_fenced!(self, |ex| query
+                        .execute(ex)
                         .await
-                        .map_err(db)?;
+                        .map_err(db)?);
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("session {id} does not exist")));
                     }
@@ -203,21 +205,23 @@ macro_rules! impl_sessions {
                 }
 
                 async fn set_session_project(&self, id: i64, project_id: Option<i64>) -> StoreResult<()> {
-                    let done = sqlx::query("UPDATE sessions SET project_id = $2 WHERE id = $1")
+                    let query = sqlx::query("UPDATE sessions SET project_id = $2 WHERE id = $1")
                         .bind(id)
-                        .bind(project_id)
-                        .execute(&self.pool)
+                        .bind(project_id);
+                    let missing = |e| {
+                        violation(
+                            e,
+                            None,
+                            Some(format!(
+                                "project {} does not exist",
+                                project_id.unwrap_or_default()
+                            )),
+                        )
+                    };
+                    let done = $crate::store::fence::on_fenced!(self, |ex| query
+                        .execute(ex)
                         .await
-                        .map_err(|e| {
-                            violation(
-                                e,
-                                None,
-                                Some(format!(
-                                    "project {} does not exist",
-                                    project_id.unwrap_or_default()
-                                )),
-                            )
-                        })?;
+                        .map_err(missing)?);
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("session {id} does not exist")));
                     }
@@ -237,14 +241,10 @@ macro_rules! impl_sessions {
                     .bind(summary)
                     .bind(through_message_id);
                     // A turn's summary is one of its writes: fenced on its lease.
-                    let done = match self.begin_fenced().await? {
-                        Some(mut tx) => {
-                            let done = done.execute(&mut *tx).await.map_err(db)?;
-                            tx.commit().await.map_err(db)?;
-                            done
-                        }
-                        None => done.execute(&self.pool).await.map_err(db)?,
-                    };
+                    let done = $crate::store::fence::on_fenced!(self, |ex| done
+                        .execute(ex)
+                        .await
+                        .map_err(db)?);
                     if done.rows_affected() == 0 {
                         return Err(StoreError::NotFound(format!("session {id} does not exist")));
                     }
@@ -260,14 +260,10 @@ macro_rules! impl_sessions {
                         violation(e, None, Some(format!("session {session_id} does not exist")))
                     };
                     let stmt = <$store>::stmt_insert_message(session_id, message)?;
-                    let row = match self.begin_fenced().await? {
-                        Some(mut tx) => {
-                            let row = stmt.fetch_one(&mut *tx).await.map_err(missing)?;
-                            tx.commit().await.map_err(db)?;
-                            row
-                        }
-                        None => stmt.fetch_one(&self.pool).await.map_err(missing)?,
-                    };
+                    let row = $crate::store::fence::on_fenced!(self, |ex| stmt
+                        .fetch_one(ex)
+                        .await
+                        .map_err(missing)?);
                     message_from(&row)
                 }
 

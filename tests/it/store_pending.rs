@@ -314,7 +314,65 @@ async fn pending_survives_reopening(db: TestDb) {
         .is_some());
 }
 
+/// A turn that no longer holds its thread's lease changes no proposal and no session: the
+/// state change, outcome, message reference, mode and project are each refused as
+/// `LeaseLost`, and the rows stay as they were.
+async fn a_turn_without_its_lease_changes_no_proposal(db: TestDb) {
+    use sparky::store::{fenced, LeaseFence};
+    let store = db.store();
+    let s = store
+        .open_session(&key("t"), Mode::General, None)
+        .await
+        .expect("open");
+    store
+        .create_pending(&new_pending("act-1", s.id))
+        .await
+        .expect("create");
+    // Nobody holds this lease (another process took the thread and let it go).
+    let fence = LeaseFence {
+        session_id: s.id,
+        owner: "a stalled replica".into(),
+        epoch: 7,
+    };
+    let outcome = serde_json::json!({"ok": true});
+    let writes = async {
+        let transition = store
+            .transition_pending(
+                "act-1",
+                PendingState::Pending,
+                PendingState::Confirmed,
+                Some("U1"),
+                Utc::now(),
+            )
+            .await;
+        let outcome = store.set_pending_outcome("act-1", &outcome).await;
+        let message_ref = store.set_pending_message_ref("act-1", "C1/1.2").await;
+        let mode = store.set_session_mode(s.id, Mode::Load).await;
+        let project = store.set_session_project(s.id, None).await;
+        (transition.map(|_| ()), outcome, message_ref, mode, project)
+    };
+    let (transition, outcome, message_ref, mode, project) = fenced(fence, writes).await;
+    for (what, result) in [
+        ("transition", transition),
+        ("outcome", outcome),
+        ("message reference", message_ref),
+        ("mode", mode),
+        ("project", project),
+    ] {
+        assert!(
+            matches!(result, Err(StoreError::LeaseLost(_))),
+            "{what}: {result:?}"
+        );
+    }
+    let p = store.pending("act-1").await.expect("get").expect("exists");
+    assert_eq!(p.state, PendingState::Pending);
+    assert_eq!((p.outcome, p.message_ref), (None, None));
+    let session = store.session(s.id).await.expect("get").expect("exists");
+    assert_eq!(session.mode, Mode::General);
+}
+
 db::both_backends!(
+    a_turn_without_its_lease_changes_no_proposal,
     pending_round_trip,
     transitions_follow_the_lifecycle,
     pending_resolves_exactly_once_under_race,
