@@ -88,7 +88,11 @@ impl Server {
         let http_stop = stopped(stop_rx.clone());
         let limits = HttpLimits::of(config);
         tasks.spawn(serve_http(listener, router, http_stop, limits));
-        let delivery = crate::platforms::delivery::Delivery::new(app.agent.outbox(), config);
+        let delivery = crate::platforms::delivery::Delivery::new(
+            app.agent.outbox(),
+            app.agent.confirmation_cards(),
+            config,
+        );
         let delivery_stop = stopped(stop_rx.clone());
         tasks.spawn(async move {
             delivery.run(delivery_stop).await;

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use chrono::Utc;
 
+use super::surface::KeptCard;
 use super::surface::SurfaceError;
 use super::ThreadSurfaces;
 use crate::config::Config;
-use crate::core::Outbox;
+use crate::core::{ConfirmationCards, Outbox};
 
 /// How often the outbox is looked at when it had nothing due.
 const IDLE: Duration = Duration::from_millis(500);
@@ -24,14 +25,16 @@ const HOLD: Duration = Duration::from_secs(600);
 /// The delivery loop of this process.
 pub struct Delivery {
     outbox: Outbox,
+    cards: ConfirmationCards,
     surfaces: Box<ThreadSurfaces>,
     platforms: Vec<&'static str>,
     max_age: Duration,
 }
 
 impl Delivery {
-    /// Delivery of `outbox` for the platforms configured in `config`.
-    pub fn new(outbox: Outbox, config: &Config) -> Self {
+    /// Delivery of `outbox` for the platforms configured in `config`; a delivered card is
+    /// remembered in `cards`.
+    pub fn new(outbox: Outbox, cards: ConfirmationCards, config: &Config) -> Self {
         let mut platforms = Vec::new();
         if config.slack.enabled && config.secrets.slack_bot_token.is_some() {
             platforms.push(super::slack::PLATFORM);
@@ -41,6 +44,7 @@ impl Delivery {
         }
         Self {
             outbox,
+            cards,
             surfaces: super::thread_surfaces(config),
             platforms,
             max_age: Duration::from_secs(config.server.undelivered_max_age_secs),
@@ -104,9 +108,10 @@ impl Delivery {
             let Some(surface) = (self.surfaces)(platform, &m.channel, &m.thread) else {
                 return took;
             };
-            let sent = match &m.edit_of {
-                Some(id) => surface.edit_text(id, &m.text).await,
-                None => surface.post_text(&m.text).await.map(|_| ()),
+            let sent = match (&m.card, &m.edit_of) {
+                (Some(card), _) => self.post_card(surface.as_ref(), card).await,
+                (None, Some(id)) => surface.edit_text(id, &m.text).await,
+                (None, None) => surface.post_text(&m.text).await.map(|_| ()),
             };
             match sent {
                 Ok(()) => {
@@ -133,6 +138,21 @@ impl Delivery {
                 }
             }
         }
+    }
+
+    /// Posts a kept card with its buttons and remembers it as its action's card.
+    async fn post_card(
+        &self,
+        surface: &dyn super::surface::ChatSurface,
+        card: &str,
+    ) -> Result<(), SurfaceError> {
+        let card: KeptCard = serde_json::from_str(card)
+            .map_err(|e| SurfaceError::Failed(format!("a kept card cannot be read: {e}")))?;
+        let message = surface.post_confirmation(&card.view).await?;
+        if let Err(e) = self.cards.remember(&card.action_id, &message).await {
+            tracing::warn!(error = %e, "could not remember a delivered card");
+        }
+        Ok(())
     }
 
     async fn remove(&self, id: i64) {

@@ -146,7 +146,7 @@ impl EditPacer {
 }
 
 /// A confirmation as both platforms show it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConfirmationView {
     /// Heading line.
     pub title: String,

@@ -183,6 +183,16 @@ pub fn count_rate_limit_wait(platform: &'static str) -> impl Fn(&crate::http_pol
     }
 }
 
+/// A confirmation card kept in the outbox: posted with its buttons, and remembered as the
+/// action's card, when the platform accepts it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct KeptCard {
+    /// The pending action it shows.
+    pub(crate) action_id: String,
+    /// What it shows.
+    pub(crate) view: ConfirmationView,
+}
+
 struct StreamState {
     pacer: EditPacer,
     /// Messages of the current answer, with the text each shows.
@@ -220,6 +230,22 @@ impl<S: ChatSurface> SurfaceSink<S> {
     /// Keeps `text` (a new message, or the new text of `edit_of`) for delivery once the
     /// platform accepts it, not before `wait` from now.
     async fn keep(&self, text: &str, edit_of: Option<&str>, wait: Duration) {
+        self.queue(text, edit_of, None, wait).await;
+    }
+
+    /// Keeps the card of `action_id` for delivery with its buttons, not before `wait` from now.
+    async fn keep_card(&self, action_id: &str, view: &ConfirmationView, wait: Duration) {
+        let card = KeptCard {
+            action_id: action_id.to_string(),
+            view: view.clone(),
+        };
+        match serde_json::to_string(&card) {
+            Ok(json) => self.queue(&view.title, None, Some(json), wait).await,
+            Err(e) => tracing::error!(error = %e, "could not keep a rate-limited card"),
+        }
+    }
+
+    async fn queue(&self, text: &str, edit_of: Option<&str>, card: Option<String>, wait: Duration) {
         let Some(address) = self.surface.address() else {
             tracing::error!("a rate-limited message cannot be kept on this surface");
             return;
@@ -231,6 +257,7 @@ impl<S: ChatSurface> SurfaceSink<S> {
             thread: address.thread,
             text: text.to_string(),
             edit_of: edit_of.map(str::to_string),
+            card,
             created_at: now,
             not_before: now + chrono::Duration::from_std(wait).unwrap_or_default(),
         };
@@ -380,14 +407,24 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
                 self.finish_stream(&mut state, &pending).await;
                 let view =
                     confirmation_view(&action_id, &items, &rejected, &confirmers, expires_at);
-                if let Some(msg) = logged(self.surface.platform(), "confirmation", || {
+                if let Some(wait) = state.deferred {
+                    return self.keep_card(&action_id, &view, wait).await;
+                }
+                match call(self.surface.platform(), "confirmation", || {
                     self.surface.post_confirmation(&view)
                 })
                 .await
                 {
-                    if let Err(e) = self.cards.remember(&action_id, &msg).await {
-                        tracing::error!(error = %e, "could not remember the confirmation message");
+                    Call::Done(msg) => {
+                        if let Err(e) = self.cards.remember(&action_id, &msg).await {
+                            tracing::error!(error = %e, "could not remember the confirmation message");
+                        }
                     }
+                    Call::Limited(wait) => {
+                        state.deferred = Some(wait);
+                        self.keep_card(&action_id, &view, wait).await;
+                    }
+                    Call::Failed => {}
                 }
             }
             // A late click: the confirmation already shows how it ended, and the clicker gets

@@ -19,6 +19,9 @@ pub struct NewOutbound {
     pub text: String,
     /// The platform message whose text this replaces; `None` posts a new message.
     pub edit_of: Option<String>,
+    /// A confirmation card to post instead of `text` (its action and view as JSON, written
+    /// and read by the platforms' renderer).
+    pub card: Option<String>,
     /// When it should have been shown (its age counts from here).
     pub created_at: DateTime<Utc>,
     /// Not to be sent before this (the platform's Retry-After).
@@ -73,8 +76,8 @@ macro_rules! impl_outbox {
                 async fn queue_outbound(&self, m: &NewOutbound) -> StoreResult<i64> {
                     sqlx::query_scalar::<_, i64>(
                         "INSERT INTO outbound_messages \
-                         (platform, channel, thread, text, edit_of, created_at, not_before) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                         (platform, channel, thread, text, edit_of, created_at, not_before, card) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                     )
                     .bind(&m.platform)
                     .bind(&m.channel)
@@ -83,6 +86,7 @@ macro_rules! impl_outbox {
                     .bind(&m.edit_of)
                     .bind(micros(m.created_at))
                     .bind(micros(m.not_before))
+                    .bind(&m.card)
                     .fetch_one(&self.pool)
                     .await
                     .map_err(db)
@@ -134,6 +138,7 @@ macro_rules! impl_outbox {
                             thread: row.try_get("thread").map_err(db)?,
                             text: row.try_get("text").map_err(db)?,
                             edit_of: row.try_get("edit_of").map_err(db)?,
+                            card: row.try_get("card").map_err(db)?,
                             created_at: row.try_get("created_at").map_err(db)?,
                             not_before: micros(hold_until),
                         },

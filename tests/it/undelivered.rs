@@ -34,10 +34,16 @@ fn metric(name: &str, labels: &[(&str, &str)]) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Runs the delivery loop of `outbox` until the returned sender is dropped or fires.
-fn deliver(outbox: Outbox, config: &sparky::config::Config) -> tokio::sync::oneshot::Sender<()> {
+/// Runs the delivery loop of `outbox` (cards remembered in `store`) until the returned sender
+/// is dropped or fires.
+fn deliver(
+    outbox: Outbox,
+    store: Arc<dyn Store>,
+    config: &sparky::config::Config,
+) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(Delivery::new(outbox, config).run(async {
+    let cards = ConfirmationCards::new(store);
+    tokio::spawn(Delivery::new(outbox, cards, config).run(async {
         let _ = stopped.await;
     }));
     stop
@@ -46,7 +52,7 @@ fn deliver(outbox: Outbox, config: &sparky::config::Config) -> tokio::sync::ones
 async fn slack_storm(db: Db) {
     let bot = SlackBot::start(db, "http").await;
     let poster = bot.serve_http().await;
-    let _delivery = deliver(bot.agent.outbox(), &bot.config);
+    let _delivery = deliver(bot.agent.outbox(), bot.store.clone(), &bot.config);
     let waits_before = metric(
         "sparky_platform_rate_limit_waits_total",
         &[("platform", "slack")],
@@ -128,6 +134,7 @@ async fn kept_across_a_restart(db: Db) {
         thread: thread.into(),
         text: text.into(),
         edit_of: None,
+        card: None,
         created_at,
         not_before: now,
     };
@@ -149,7 +156,7 @@ async fn kept_across_a_restart(db: Db) {
     );
     bot.restart().await;
     assert_eq!(bot.config.server.undelivered_max_age_secs, 3600);
-    let _delivery = deliver(bot.agent.outbox(), &bot.config);
+    let _delivery = deliver(bot.agent.outbox(), bot.store.clone(), &bot.config);
     bot.slack
         .wait_for("the fresh answer", Duration::from_secs(20), |s| {
             s.thread(CHANNEL, thread)
@@ -223,7 +230,7 @@ async fn discord_storm(db: Db) {
     })
     .await;
     assert_eq!(store.outbound_count("discord").await.expect("count"), 1);
-    let _delivery = deliver(outbox, &config);
+    let _delivery = deliver(outbox, store.clone(), &config);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !discord
         .messages_in(CHANNEL_ID)
@@ -288,4 +295,102 @@ async fn a_rate_limited_slash_command_is_told_the_rate_limit_not_to_invite_the_b
     let text = note["text"].as_str().unwrap_or_default().to_string();
     assert!(text.contains("limiting how fast"), "{text}");
     assert!(!text.to_lowercase().contains("invite"), "{text}");
+}
+
+/// A confirmation card refused through a storm is kept like an answer: it is posted with its
+/// buttons once Discord accepts it, and remembered as its action's card (so the outcome edits
+/// it later). Both stores.
+async fn discord_card_storm(db: Db) {
+    use sparky::core::session::Mode;
+    sparky::llm::tls::install_default_crypto_provider();
+    let discord = FakeDiscord::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut env: BTreeMap<String, String> = discord.env().into_iter().collect();
+    match db {
+        Db::Sqlite => {
+            env.insert(
+                "SPARKY_DATABASE__SQLITE_PATH".into(),
+                dir.path().join("c.db").display().to_string(),
+            );
+        }
+        Db::Postgres => {
+            env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
+        }
+    }
+    let config = sparky::config::Config::load(None, &env).expect("config");
+    let store: Arc<dyn Store> = sparky::app::connect_store(&config).await.expect("store");
+    let session = store
+        .open_session(&support::db::key("card"), Mode::General, None)
+        .await
+        .expect("session");
+    let action = support::db::new_pending("act-storm", session.id);
+    store.create_pending(&action).await.expect("pending");
+    let outbox = Outbox::new(store.clone());
+    let path = format!("/channels/{CHANNEL_ID}/messages");
+    for _ in 0..8 {
+        discord.rate_limit_next("POST", &path, 1.0);
+    }
+    let surface = sparky::platforms::thread_surfaces(&config)("discord", CHANNEL_ID, CHANNEL_ID)
+        .expect("a Discord surface");
+    let sink = SurfaceSink::new(
+        surface,
+        ConfirmationCards::new(store.clone()),
+        outbox.clone(),
+    );
+    sink.emit(Effect::Confirmation {
+        action_id: "act-storm".into(),
+        items: action.items.clone(),
+        rejected: Vec::new(),
+        requested_by: "U1".into(),
+        confirmers: "anyone with the editor role".into(),
+        expires_at: Utc::now() + chrono::Duration::minutes(10),
+    })
+    .await;
+    assert_eq!(store.outbound_count("discord").await.expect("count"), 1);
+    let _delivery = deliver(outbox, store.clone(), &config);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !discord
+        .messages_in(CHANNEL_ID)
+        .iter()
+        .any(|m| !m.buttons().is_empty())
+    {
+        assert!(std::time::Instant::now() < deadline, "the card never came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cards: Vec<_> = discord
+        .messages_in(CHANNEL_ID)
+        .into_iter()
+        .filter(|m| !m.buttons().is_empty())
+        .collect();
+    assert_eq!(cards.len(), 1);
+    assert!(cards[0].buttons().iter().any(|b| b.0.contains("act-storm")));
+    // Remembered as the action's card, so its outcome edits this message.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let p = store
+            .pending("act-storm")
+            .await
+            .expect("get")
+            .expect("exists");
+        if p.message_ref.is_some() {
+            assert!(p.message_ref.unwrap_or_default().contains(&cards[0].id));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the card was not remembered"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(store.outbound_count("discord").await.expect("count"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discord_card_outlives_a_429_storm_sqlite() {
+    discord_card_storm(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discord_card_outlives_a_429_storm_postgres() {
+    discord_card_storm(Db::Postgres).await;
 }
