@@ -42,6 +42,7 @@ mod store_equipment;
 mod store_inbox;
 mod store_ledger;
 mod store_message_format;
+mod store_outbox;
 mod store_pending;
 mod store_projects;
 mod store_schema;
