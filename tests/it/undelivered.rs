@@ -17,7 +17,7 @@ use sparky::platforms::surface::SurfaceSink;
 use sparky::store::Store;
 use support::bot::{fresh_postgres_url, Db};
 use support::fake_discord::{FakeDiscord, CHANNEL_ID};
-use support::fake_llm::{Dialect, FakeLlm, Reply};
+use support::fake_llm::Reply;
 use support::fake_slack::{app_mention, SlackBot, ALICE, CHANNEL, TEAM};
 
 /// The value of a counter in `/metrics` whose labels include every one of `labels`.
@@ -187,13 +187,16 @@ async fn a_kept_answer_survives_a_restart_and_an_old_one_is_dropped_postgres() {
     kept_across_a_restart(Db::Postgres).await;
 }
 
-async fn discord_storm(db: Db) {
+/// A fake Discord whose next eight posts to the channel are refused with a Retry-After of
+/// 1 s (more than the five attempts of one call), the configuration that reaches it, and the
+/// store of `db` (kept in `dir`).
+async fn discord_in_a_storm(
+    db: Db,
+    dir: &tempfile::TempDir,
+) -> (FakeDiscord, sparky::config::Config, Arc<dyn Store>) {
     sparky::llm::tls::install_default_crypto_provider();
     let discord = FakeDiscord::start().await;
-    let llm = FakeLlm::start(Dialect::OpenAi).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut env: BTreeMap<String, String> = llm.env().into_iter().collect();
-    env.extend(discord.env());
+    let mut env: BTreeMap<String, String> = discord.env().into_iter().collect();
     match db {
         Db::Sqlite => {
             env.insert(
@@ -207,12 +210,21 @@ async fn discord_storm(db: Db) {
     }
     let config = sparky::config::Config::load(None, &env).expect("config");
     let store: Arc<dyn Store> = sparky::app::connect_store(&config).await.expect("store");
-    let outbox = Outbox::new(store.clone());
-    let path = format!("/channels/{CHANNEL_ID}/messages");
-    // Eight refusals asking for 1 s each: more than the five attempts of one call.
     for _ in 0..8 {
-        discord.rate_limit_next("POST", &path, 1.0);
+        discord.rate_limit_next("POST", &storm_path(), 1.0);
     }
+    (discord, config, store)
+}
+
+fn storm_path() -> String {
+    format!("/channels/{CHANNEL_ID}/messages")
+}
+
+async fn discord_storm(db: Db) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (discord, config, store) = discord_in_a_storm(db, &dir).await;
+    let outbox = Outbox::new(store.clone());
+    let path = storm_path();
     let waits_before = metric(
         "sparky_platform_rate_limit_waits_total",
         &[("platform", "discord")],
@@ -302,23 +314,8 @@ async fn a_rate_limited_slash_command_is_told_the_rate_limit_not_to_invite_the_b
 /// it later). Both stores.
 async fn discord_card_storm(db: Db) {
     use sparky::core::session::Mode;
-    sparky::llm::tls::install_default_crypto_provider();
-    let discord = FakeDiscord::start().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut env: BTreeMap<String, String> = discord.env().into_iter().collect();
-    match db {
-        Db::Sqlite => {
-            env.insert(
-                "SPARKY_DATABASE__SQLITE_PATH".into(),
-                dir.path().join("c.db").display().to_string(),
-            );
-        }
-        Db::Postgres => {
-            env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
-        }
-    }
-    let config = sparky::config::Config::load(None, &env).expect("config");
-    let store: Arc<dyn Store> = sparky::app::connect_store(&config).await.expect("store");
+    let (discord, config, store) = discord_in_a_storm(db, &dir).await;
     let session = store
         .open_session(&support::db::key("card"), Mode::General, None)
         .await
@@ -326,10 +323,6 @@ async fn discord_card_storm(db: Db) {
     let action = support::db::new_pending("act-storm", session.id);
     store.create_pending(&action).await.expect("pending");
     let outbox = Outbox::new(store.clone());
-    let path = format!("/channels/{CHANNEL_ID}/messages");
-    for _ in 0..8 {
-        discord.rate_limit_next("POST", &path, 1.0);
-    }
     let surface = sparky::platforms::thread_surfaces(&config)("discord", CHANNEL_ID, CHANNEL_ID)
         .expect("a Discord surface");
     let sink = SurfaceSink::new(
