@@ -53,9 +53,4 @@ impl Outbox {
     pub async fn remove(&self, id: i64) -> Result<(), CoreError> {
         Ok(self.store.remove_outbound(id).await?)
     }
-
-    /// How many messages of `platform` wait.
-    pub async fn waiting(&self, platform: &str) -> Result<i64, CoreError> {
-        Ok(self.store.outbound_count(platform).await?)
-    }
 }

@@ -3,7 +3,6 @@
 //! `hello`), down when it dropped. `serve` shows it in `/readyz`; connecting or retrying is
 //! not connected.
 
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A change of a gateway's connection.
@@ -18,12 +17,13 @@ pub enum LinkChange {
 /// Where an adapter reports its gateway's connection (to `/readyz` in `serve`).
 pub type LinkReport = Arc<dyn Fn(LinkChange) + Send + Sync>;
 
-/// The connections of one gateway (one per Discord shard, one per Socket Mode connection),
-/// reporting [`LinkChange::Up`] while any is connected and [`LinkChange::Down`] when none is.
+/// How many connections of one gateway are greeted (one per Discord shard, one per Socket
+/// Mode connection), reporting [`LinkChange::Up`] while any is and [`LinkChange::Down`] when
+/// none is.
 #[derive(Clone)]
 pub struct GatewayLink {
     report: LinkReport,
-    live: Arc<Mutex<BTreeSet<u64>>>,
+    live: Arc<Mutex<usize>>,
 }
 
 impl GatewayLink {
@@ -40,57 +40,31 @@ impl GatewayLink {
         Self::new(Arc::new(|_| {}))
     }
 
-    /// Connection `id` was greeted by the platform.
-    pub fn up(&self, id: u64) {
-        self.live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id);
+    /// Replaces the count of live connections, returning the one before.
+    fn swap(&self, live: impl FnOnce(usize) -> usize) -> usize {
+        let mut n = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let was = *n;
+        *n = live(was);
+        was
+    }
+
+    /// One more connection was greeted by the platform.
+    pub fn one_more_up(&self) {
+        self.swap(|n| n + 1);
         (self.report)(LinkChange::Up);
     }
 
-    /// Connection `id` dropped; the gateway is down when no other connection is up.
-    pub fn down(&self, id: u64, why: &str) {
-        let none_left = {
-            let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-            live.remove(&id);
-            live.is_empty()
-        };
-        if none_left {
+    /// One connection dropped; the gateway is down when no other connection is up.
+    pub fn one_down(&self, why: &str) {
+        if self.swap(|n| n.saturating_sub(1)) <= 1 {
             (self.report)(LinkChange::Down(why.to_string()));
         }
     }
 
-    /// A connection greeted by a platform that does not say which one it is: counted under a
-    /// fresh id.
-    pub fn one_more_up(&self) {
-        let id = {
-            let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-            live.last().map_or(0, |l| l + 1)
-        };
-        self.up(id);
-    }
-
-    /// One of the connections counted by [`one_more_up`](Self::one_more_up) dropped.
-    pub fn one_down(&self, why: &str) {
-        let first = self
-            .live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .first()
-            .copied();
-        self.down(first.unwrap_or(0), why);
-    }
-
-    /// The connections up now are `live` (read from the client): reports only a change
-    /// between none and some.
-    pub fn track(&self, live: BTreeSet<u64>, why: &str) {
-        let is_up = !live.is_empty();
-        let was_up = {
-            let mut known = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-            !std::mem::replace(&mut *known, live).is_empty()
-        };
-        match (was_up, is_up) {
+    /// `live` connections are up now (read from the client): reports only a change between
+    /// none and some.
+    pub fn track(&self, live: usize, why: &str) {
+        match (self.swap(|_| live) > 0, live > 0) {
             (false, true) => (self.report)(LinkChange::Up),
             (true, false) => (self.report)(LinkChange::Down(why.to_string())),
             _ => {}
@@ -99,10 +73,7 @@ impl GatewayLink {
 
     /// Every connection dropped at once.
     pub fn all_down(&self, why: &str) {
-        self.live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.swap(|_| 0);
         (self.report)(LinkChange::Down(why.to_string()));
     }
 }
@@ -116,10 +87,10 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
         let link = GatewayLink::new(Arc::new(move |c| s.lock().unwrap().push(c)));
-        link.up(0);
-        link.up(1);
-        link.down(0, "shard 0 dropped");
-        link.down(1, "shard 1 dropped");
+        link.one_more_up();
+        link.one_more_up();
+        link.one_down("shard 0 dropped");
+        link.one_down("shard 1 dropped");
         assert_eq!(
             *seen.lock().unwrap(),
             vec![
@@ -139,10 +110,10 @@ mod tests {
             Some(&LinkChange::Down("dropped".into()))
         );
         seen.lock().unwrap().clear();
-        link.track(BTreeSet::from([0]), "none");
-        link.track(BTreeSet::from([0, 1]), "none");
-        link.track(BTreeSet::new(), "none");
-        link.track(BTreeSet::new(), "none");
+        link.track(1, "none");
+        link.track(2, "none");
+        link.track(0, "none");
+        link.track(0, "none");
         assert_eq!(
             *seen.lock().unwrap(),
             vec![LinkChange::Up, LinkChange::Down("none".into())]

@@ -147,8 +147,7 @@ async fn watch_shards(manager: Arc<serenity::all::ShardManager>, link: GatewayLi
             .await
             .iter()
             .filter(|(_, r)| r.stage == serenity::all::ConnectionStage::Connected)
-            .map(|(id, _)| u64::from(id.0))
-            .collect();
+            .count();
         link.track(live, "no shard is connected to the gateway; reconnecting");
         tokio::time::sleep(SHARD_WATCH).await;
     }
