@@ -13,7 +13,6 @@ use crate::core::session::SessionKey;
 use crate::core::{Agent, CollectSink, Input, InputAction};
 use crate::domain::workspace::Workspace;
 use crate::llm::ChatProvider;
-use crate::tools::search_tool::SearchCode;
 
 /// Which tools each model request offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -129,9 +128,8 @@ async fn run_in(
     config.limits.tool_executions_per_minute = u32::MAX;
     let app = crate::app::App::build(config.clone()).await?;
     let observer = Observer::default();
-    let mut tools = crate::tools::default_registry(config.limits.tool_executions_per_minute);
-    tools.register(SearchCode::new(app.retriever.clone()));
-    let tools = Arc::new(tools);
+    // The shipped tools with the code search, as every front end registers them.
+    let tools = app.agent.tools().clone();
     let policy = ContextPolicy {
         tools: match mode {
             ToolMode::Routed => ToolOffer::Routed,
