@@ -121,10 +121,7 @@ impl Delivery {
                 Err(SurfaceError::RateLimited(wait)) => {
                     // Still refused after the client's own waits: this platform's queue waits
                     // as long as it asked, then tries again.
-                    crate::telemetry::metrics()
-                        .rate_limit_waits
-                        .with_label_values(&[platform])
-                        .inc();
+                    super::surface::rate_limit_waited(platform);
                     let at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
                     if let Err(e) = self.outbox.postpone(next.id, at).await {
                         tracing::warn!(platform, error = %e, "could not postpone a message");

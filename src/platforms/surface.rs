@@ -175,12 +175,17 @@ where
 pub fn count_rate_limit_wait(platform: &'static str) -> impl Fn(&crate::http_policy::Failure) {
     move |failure| {
         if failure.is_rate_limit() {
-            crate::telemetry::metrics()
-                .rate_limit_waits
-                .with_label_values(&[platform])
-                .inc();
+            rate_limit_waited(platform);
         }
     }
+}
+
+/// Counts one 429 of `platform` that is waited out before sending again.
+pub(crate) fn rate_limit_waited(platform: &str) {
+    crate::telemetry::metrics()
+        .rate_limit_waits
+        .with_label_values(&[platform])
+        .inc();
 }
 
 /// A confirmation card kept in the outbox: posted with its buttons, and remembered as the
