@@ -128,10 +128,18 @@ pub fn table_chunks() -> Result<Vec<NewChunk>, String> {
         let csv = f
             .contents_utf8()
             .ok_or_else(|| format!("{file} is not UTF-8"))?;
-        let mut lines = csv.lines().filter(|l| !l.trim().is_empty());
-        let header = lines.next().ok_or_else(|| format!("{file} is empty"))?;
-        let head_cells: Vec<&str> = header.split(',').collect();
-        let rows: Vec<&str> = lines.collect();
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(csv.as_bytes());
+        let mut records = Vec::new();
+        for r in reader.records() {
+            let r = r.map_err(|e| format!("{file}: {e}"))?;
+            // A cell's `|` would end a Markdown cell early.
+            records.push(r.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>());
+        }
+        let mut records = records.into_iter();
+        let head_cells = records.next().ok_or_else(|| format!("{file} is empty"))?;
+        let rows: Vec<Vec<String>> = records.collect();
         let parts = rows.len().div_ceil(ROWS_PER_CHUNK).max(1);
         for (i, chunk) in rows.chunks(ROWS_PER_CHUNK).enumerate() {
             let mut text = format!("NEC {section}: {title}");
@@ -139,14 +147,14 @@ pub fn table_chunks() -> Result<Vec<NewChunk>, String> {
                 text.push_str(&format!(" (part {} of {parts})", i + 1));
             }
             text.push_str(&format!(
-                "\n| {} |\n|{}|\n",
+                "\n| {} |\n|{}\n",
                 head_cells.join(" | "),
                 "---|".repeat(head_cells.len())
             ));
             for row in chunk {
                 let cells: Vec<&str> = row
-                    .split(',')
-                    .map(|c| if c.is_empty() { "—" } else { c })
+                    .iter()
+                    .map(|c| if c.is_empty() { "—" } else { c.as_str() })
                     .collect();
                 text.push_str(&format!("| {} |\n", cells.join(" | ")));
             }
@@ -206,5 +214,20 @@ mod tests {
             .find(|c| c.section.as_deref() == Some("Table 310.16") && c.text.contains("| 3/0 |"))
             .expect("3/0 row");
         assert!(ampacity.text.contains("| 3/0 | AWG |"), "{}", ampacity.text);
+    }
+
+    #[test]
+    fn every_table_is_well_formed_markdown() {
+        for c in table_chunks().unwrap() {
+            let rows: Vec<&str> = c.text.lines().skip(1).collect();
+            // Cells are split at `|` not escaped as `\|`.
+            let cells = |l: &str| l.trim_matches('|').replace("\\|", "").split('|').count();
+            let width = cells(rows[0]);
+            assert_eq!(rows[1], format!("|{}", "---|".repeat(width)), "{}", c.text);
+            for r in &rows[2..] {
+                assert!(r.starts_with("| ") && r.ends_with(" |"), "{r}");
+                assert_eq!(cells(r), width, "{r} in {}", c.heading);
+            }
+        }
     }
 }
