@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use crate::app::App;
 use crate::config::{Config, SlackTransport};
 use crate::platforms::link::GatewayLink;
-use crate::server::{InFlight, PlatformFailure, PlatformState, Platforms};
+use crate::server::{PlatformFailure, PlatformState, Platforms, ShuttingDown};
 
 /// A serving process, bound and ready to run.
 pub struct Server {
@@ -72,10 +72,10 @@ impl Server {
             platforms,
         } = self;
         let config = &app.config;
-        let inflight = Arc::new(InFlight::default());
+        let stopping = Arc::new(ShuttingDown::default());
         let states = Arc::new(Platforms::default());
         let mut router =
-            crate::server::router_with(app.store.clone(), inflight.clone(), states.clone());
+            crate::server::router_with(app.store.clone(), stopping.clone(), states.clone());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         if config.discord.enabled {
@@ -106,7 +106,7 @@ impl Server {
             Some(done) = tasks.join_next() => Some(done),
         };
         tracing::info!("shutting down: finishing turns in flight");
-        inflight.set_draining();
+        stopping.set();
         let tracker = app.agent.tasks();
         tracker.close();
         let grace = Duration::from_secs(config.server.shutdown_grace_secs);

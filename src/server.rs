@@ -1,10 +1,10 @@
-//! The operational HTTP server: `/healthz`, `/readyz`, `/metrics`, plus graceful shutdown
-//! bookkeeping for turns in flight.
+//! The operational HTTP server: `/healthz`, `/readyz`, `/metrics`, and the flag that tells
+//! `/readyz` shutdown has begun.
 //!
 //! Layer: the shell. Serves operational endpoints over the store and telemetry; no rule of the bot lives here.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,50 +15,20 @@ use axum::Router;
 
 use crate::store::Store;
 
-/// Tracks turns in flight so shutdown can wait for them.
+/// Set once shutdown begins: `/readyz` then answers 503 so no new work is routed to this
+/// replica while each platform finishes its own turns in flight (`core::inflight`).
 #[derive(Default)]
-pub struct InFlight {
-    count: AtomicUsize,
-    draining: AtomicBool,
-}
+pub struct ShuttingDown(AtomicBool);
 
-/// Held while a turn runs.
-pub struct TurnGuard(Arc<InFlight>);
-
-impl Drop for TurnGuard {
-    fn drop(&mut self) {
-        self.0.count.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl InFlight {
-    /// Starts a turn, unless shutdown has begun (then new work is refused).
-    pub fn begin(self: &Arc<Self>) -> Option<TurnGuard> {
-        if self.draining.load(Ordering::SeqCst) {
-            return None;
-        }
-        self.count.fetch_add(1, Ordering::SeqCst);
-        Some(TurnGuard(self.clone()))
+impl ShuttingDown {
+    /// Marks the replica as going away.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
     }
 
-    /// Stops new work: `/readyz` reports the replica as shutting down.
-    pub fn set_draining(&self) {
-        self.draining.store(true, Ordering::SeqCst);
-    }
-
-    /// Turns running now.
-    pub fn running(&self) -> usize {
-        self.count.load(Ordering::SeqCst)
-    }
-
-    /// Stops new work and waits up to `grace` for running turns; returns how many were left.
-    pub async fn drain(&self, grace: Duration) -> usize {
-        self.draining.store(true, Ordering::SeqCst);
-        let deadline = tokio::time::Instant::now() + grace;
-        while self.running() > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        self.running()
+    /// Whether shutdown has begun.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
     }
 }
 
@@ -123,19 +93,19 @@ impl Platforms {
 #[derive(Clone)]
 struct AppState {
     store: Arc<dyn Store>,
-    inflight: Arc<InFlight>,
+    stopping: Arc<ShuttingDown>,
     platforms: Arc<Platforms>,
 }
 
 /// The router with the operational endpoints; platform endpoints are merged into it.
-pub fn router(store: Arc<dyn Store>, inflight: Arc<InFlight>) -> Router {
-    router_with(store, inflight, Arc::new(Platforms::default()))
+pub fn router(store: Arc<dyn Store>, stopping: Arc<ShuttingDown>) -> Router {
+    router_with(store, stopping, Arc::new(Platforms::default()))
 }
 
 /// [`router`] reporting each platform's state in `/readyz`.
 pub fn router_with(
     store: Arc<dyn Store>,
-    inflight: Arc<InFlight>,
+    stopping: Arc<ShuttingDown>,
     platforms: Arc<Platforms>,
 ) -> Router {
     Router::new()
@@ -147,7 +117,7 @@ pub fn router_with(
         )
         .with_state(AppState {
             store,
-            inflight,
+            stopping,
             platforms,
         })
 }
@@ -155,7 +125,7 @@ pub fn router_with(
 /// Ready when the database answers and, if platforms are configured, at least one serves;
 /// the body lists each platform's state.
 async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
-    if s.inflight.draining.load(Ordering::SeqCst) {
+    if s.stopping.is_set() {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
     }
     if let Err(e) = s.store.ping().await {
