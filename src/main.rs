@@ -187,11 +187,34 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A project's latest changes: who asked, who confirmed, what changed, when, from which
+    /// thread. Reads the database directly (for the people who run Sparky).
+    Audit {
+        /// Project name.
+        project: String,
+        /// The workspace the project belongs to: PLATFORM:ID (e.g. slack:T0123) or local.
+        #[arg(long, default_value = "local")]
+        workspace: sparky::domain::workspace::Workspace,
+        /// How many changes, newest first.
+        #[arg(long, short = 'n', default_value_t = sparky::core::audit_log::DEFAULT_LINES)]
+        limit: usize,
+        /// text, csv or json.
+        #[arg(long, default_value = "text")]
+        format: AuditFormat,
+    },
     /// Import or export a project (JSON) or a panel schedule (CSV).
     Project {
         #[command(subcommand)]
         action: sparky::services::project_files::ProjectCmd,
     },
+}
+
+/// How `sparky audit` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum AuditFormat {
+    Text,
+    Csv,
+    Json,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -377,6 +400,32 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
                 print!("{text}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Audit {
+            project,
+            workspace,
+            limit,
+            format,
+        } => {
+            use sparky::core::audit_log;
+            let store = sparky::app::connect_store(&config).await?;
+            let Some(p) = store.project_by_name(&workspace, &project).await? else {
+                anyhow::bail!("there is no project named {project} in workspace {workspace}");
+            };
+            let lines = audit_log::project_history(store.as_ref(), p.id, limit).await?;
+            match format {
+                AuditFormat::Text => println!(
+                    "{}",
+                    sparky::core::mention::render(&audit_log::to_text(&p.name, &lines), |id| id
+                        .to_string())
+                ),
+                AuditFormat::Csv => print!("{}", audit_log::to_csv(&lines)),
+                AuditFormat::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&audit_log::to_json(&p.name, &lines))?
+                ),
             }
             Ok(ExitCode::SUCCESS)
         }

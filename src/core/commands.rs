@@ -67,6 +67,14 @@ pub enum Command {
     },
     /// Which code applies to the bound project, and why.
     ProjectCode,
+    /// The latest changes of a project (the bound one, or one named): shown only to the
+    /// caller, owners and editors only.
+    Audit {
+        /// A project of the workspace by name; `None`: the channel's.
+        project: Option<String>,
+        /// How many changes, newest first.
+        limit: usize,
+    },
     /// Search the knowledge base.
     Search {
         /// The question.
@@ -151,6 +159,7 @@ impl FromStr for Command {
                 })
             }
             "report" => parse_report(rest),
+            "audit" => Ok(parse_audit(rest)),
             "project" => {
                 let (sub, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let arg = arg.trim();
@@ -193,6 +202,29 @@ impl FromStr for Command {
             }
             other => Err(format!("unknown command '{other}'; try help")),
         }
+    }
+}
+
+/// `audit [PROJECT] [N]`: a trailing number is the count; the rest names the project.
+fn parse_audit(rest: &str) -> Command {
+    let (name, limit) = match rest.rsplit_once(char::is_whitespace) {
+        Some((n, c)) if c.parse::<usize>().is_ok() => (n.trim(), c.parse().ok()),
+        _ => match rest.parse::<usize>() {
+            Ok(n) => ("", Some(n)),
+            Err(_) => (rest, None),
+        },
+    };
+    Command::Audit {
+        project: (!name.is_empty()).then(|| name.to_string()),
+        limit: limit.unwrap_or(super::audit_log::DEFAULT_LINES),
+    }
+}
+
+impl Command {
+    /// Whether the answer is shown only to the person who asked (ephemeral on Slack and
+    /// Discord): the change history names people and threads the channel may not share.
+    pub fn is_private(&self) -> bool {
+        matches!(self, Self::Audit { .. })
     }
 }
 
@@ -329,6 +361,7 @@ pub const COMMAND_LIST: &[&str] = &[
     "project code",
     "search",
     "report",
+    "audit",
     "tools",
     "tool",
     "help",
@@ -348,6 +381,7 @@ pub fn help_text() -> String {
      \x20 project set permit YYYY-MM-DD|today  the permit date the code in force is taken on\n\
      \x20 project set edition YEAR|auto  override the adopted edition, or let the location decide\n\
      \x20 project code                    which NEC edition applies here, and why\n\
+     \x20 audit [PROJECT] [N]              the latest N changes: who asked, who confirmed, what, when (owners and editors; only you see it)\n\
      \x20 search QUESTION                  passages of the knowledge base with their sections\n\
      \x20 report panel NAME|inspection|load|energy [pdf|png]  a document of the project as a file\n\
      \x20 tools                            list the tools\n\
@@ -523,6 +557,33 @@ async fn run(
                     .join("\n")
             };
             CommandOutput::ok(text, json!({"type": "projects", "projects": list}))
+        }
+        Command::Audit { project, limit } => {
+            let p = match project {
+                Some(name) => match store.project_by_name(&workspace, &name).await? {
+                    Some(p) => p,
+                    None => return Ok(not_found(&name)),
+                },
+                None => match bound {
+                    Some(id) => match store.project(id).await? {
+                        Some(p) => p,
+                        None => return Ok(unbound()),
+                    },
+                    None => return Ok(unbound()),
+                },
+            };
+            let role = store.member_role(p.id, &key.platform, user).await?;
+            if !super::audit_log::may_read(role) {
+                return Ok(CommandOutput::err(format!(
+                    "Only owners and editors of project \"{}\" can read its changes.",
+                    p.name
+                )));
+            }
+            let lines = super::audit_log::project_history(store.as_ref(), p.id, limit).await?;
+            CommandOutput::ok(
+                super::audit_log::to_text(&p.name, &lines),
+                super::audit_log::to_json(&p.name, &lines),
+            )
         }
         Command::ProjectMembers => {
             let Some(id) = bound else {

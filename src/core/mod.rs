@@ -7,6 +7,7 @@
 pub mod addressing;
 pub mod agent;
 pub mod allow;
+pub mod audit_log;
 pub mod cards;
 pub mod commands;
 pub mod context;

@@ -6,6 +6,7 @@ use super::{ApplyOutcome, ApplyRequest, NewPendingAction, PendingAction, Pending
 use chrono::{DateTime, Utc};
 
 use super::StoreResult;
+use crate::domain::session::SessionKey;
 
 /// Actions waiting for a person's confirmation, and their one-way state changes.
 #[async_trait]
@@ -43,6 +44,13 @@ pub trait PendingStore: Send + Sync {
     async fn apply_pending(&self, req: &ApplyRequest<'_>) -> StoreResult<ApplyOutcome>;
     /// Remembers the platform message that shows the action (to edit it later).
     async fn set_pending_message_ref(&self, id: &str, message_ref: &str) -> StoreResult<()>;
+    /// The latest `limit` actions proposed on a project, newest first, each with the thread
+    /// it was proposed in: the project's change history people read (`audit`).
+    async fn project_actions(
+        &self,
+        project_id: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<(PendingAction, SessionKey)>>;
 }
 
 /// Emits `impl PendingStore` for a backend store type.
@@ -53,6 +61,7 @@ macro_rules! impl_pending {
             use chrono::{DateTime, Utc};
 
             use $crate::store::common::*;
+            use $crate::domain::session::SessionKey;
             use $crate::store::{NewPendingAction, PendingAction, PendingState, StoreError, StoreResult, PendingStore};
 
             #[async_trait]
@@ -136,6 +145,35 @@ macro_rules! impl_pending {
                     .map_err(db)?
                     .iter()
                     .map(pending_from)
+                    .collect()
+                }
+
+                async fn project_actions(
+                    &self,
+                    project_id: i64,
+                    limit_to: usize,
+                ) -> StoreResult<Vec<(PendingAction, SessionKey)>> {
+                    sqlx::query(
+                        "SELECT p.*, s.platform AS s_platform, s.workspace AS s_workspace, \
+                         s.channel AS s_channel, s.thread AS s_thread \
+                         FROM pending_actions p JOIN sessions s ON s.id = p.session_id \
+                         WHERE p.project_id = $1 ORDER BY p.created_at DESC, p.id DESC LIMIT $2",
+                    )
+                    .bind(project_id)
+                    .bind(limit(limit_to))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(|r| {
+                        let key = SessionKey {
+                            platform: r.string("s_platform")?,
+                            workspace: r.string("s_workspace")?,
+                            channel: r.string("s_channel")?,
+                            thread: r.string("s_thread")?,
+                        };
+                        Ok((pending_from(r)?, key))
+                    })
                     .collect()
                 }
 

@@ -946,3 +946,51 @@ async fn project_members_are_named_as_mentions() {
     assert!(text.contains(&format!("<@{ALICE}>: owner")), "{text}");
     assert!(!text.contains('\u{FFF9}'), "{text}");
 }
+
+#[tokio::test]
+async fn audit_is_shown_only_to_the_caller() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let project = bot
+        .store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .unwrap()
+        .expect("bound");
+    bot.store
+        .set_member_role(project, "slack", ALICE, sparky::project::MemberRole::Owner)
+        .await
+        .unwrap();
+    let poster = bot.serve_http().await;
+    let r = poster
+        .command(&slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "audit 5",
+            "cmd.audit",
+        ))
+        .await;
+    assert_eq!(r.status, 200);
+    let ack: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(ack["response_type"], "ephemeral");
+    assert!(
+        ack["text"].as_str().is_some_and(|t| t.contains("only you")),
+        "{ack}"
+    );
+    let note = bot
+        .slack
+        .wait_for("the private answer", WAIT, |s| {
+            s.ephemerals()
+                .into_iter()
+                .find(|e| e["text"].as_str().is_some_and(|t| t.contains("No change")))
+        })
+        .await;
+    assert_eq!(note["user"], ALICE, "{note}");
+    assert_eq!(note["channel"], CHANNEL, "{note}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        bot.slack.messages().is_empty(),
+        "no header and no thread in the channel: {:?}",
+        bot.slack.messages()
+    );
+}

@@ -254,3 +254,49 @@ async fn projects_round_trip_through_json_and_schedules_through_csv() {
     let lp9 = data.panel_by_name("LP-9").unwrap();
     assert_eq!(data.circuits_of(lp9.id).len(), 6);
 }
+
+#[tokio::test]
+async fn audit_prints_a_projects_changes_as_text_csv_and_json() {
+    let bot = seeded_bot().await;
+    let (out, ok) = bot
+        .run(
+            &[
+                "tool",
+                "add_panel",
+                "--project",
+                "Shop",
+                "--yes",
+                "--user",
+                "dana",
+                "--args",
+                r#"{"name": "LP-7", "voltage": 240, "phase": 1, "bus_rating": 100}"#,
+            ],
+            "",
+        )
+        .await;
+    assert!(ok, "{out:?}");
+    let (out, ok) = bot.run(&["audit", "Shop", "--format", "csv"], "").await;
+    assert!(ok, "{out:?}");
+    assert!(
+        out[0].starts_with("proposed_at,proposed_by,origin,outcome"),
+        "{out:?}"
+    );
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(
+        out[1].contains(",dana,command,applied,dana,") && out[1].contains("LP-7"),
+        "{out:?}"
+    );
+    let (out, ok) = bot.run(&["audit", "Shop", "--format", "json"], "").await;
+    assert!(ok, "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(v["changes"][0]["tools"][0], "add_panel", "{v}");
+    let (out, ok) = bot.run(&["audit", "Shop"], "").await;
+    assert!(ok, "{out:?}");
+    let text = out.join("\n");
+    assert!(
+        text.contains("asked by dana") && !text.contains('\u{FFF9}'),
+        "{text}"
+    );
+    let (_, ok) = bot.run(&["audit", "Nowhere"], "").await;
+    assert!(!ok, "an unknown project fails");
+}

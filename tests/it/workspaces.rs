@@ -424,3 +424,167 @@ async fn legacy_projects_move_into_their_workspace_sqlite() {
 async fn legacy_projects_move_into_their_workspace_postgres() {
     legacy_projects_move_into_their_workspace(Db::Postgres).await;
 }
+
+/// Runs a tool command in thread `thread` of `key`'s channel as `user`; returns the card's
+/// action id.
+async fn propose(
+    w: &World,
+    key: &SessionKey,
+    user: &str,
+    name: &str,
+    args: serde_json::Value,
+) -> String {
+    let sink = CollectSink::default();
+    let input = Input {
+        key: key.clone(),
+        user: user.into(),
+        event_id: None,
+        action: InputAction::Tool {
+            name: name.into(),
+            args: args.to_string(),
+        },
+    };
+    w.agent.handle(input, &sink).await.expect("turn");
+    sink.take()
+        .into_iter()
+        .find_map(|e| match e {
+            Effect::Confirmation { action_id, .. } => Some(action_id),
+            _ => None,
+        })
+        .expect("a card")
+}
+
+async fn decide(w: &World, key: &SessionKey, user: &str, action: InputAction) {
+    let sink = CollectSink::default();
+    let input = Input {
+        key: key.clone(),
+        user: user.into(),
+        event_id: None,
+        action,
+    };
+    w.agent.handle(input, &sink).await.expect("turn");
+}
+
+async fn owners_and_editors_read_a_projects_changes(db: Db) {
+    let w = world(db).await;
+    let here = team_a("C1");
+    assert!(
+        !cmd(&w, &here, "alice", "project create Shop")
+            .await
+            .is_error
+    );
+    let empty = cmd(&w, &here, "alice", "audit").await;
+    assert!(
+        !empty.is_error && empty.text.contains("No change"),
+        "{empty:?}"
+    );
+
+    let applied = propose(
+        &w,
+        &here,
+        "alice",
+        "add_panel",
+        json!({"name": "LP-9", "bus_rating": 100, "voltage": 240, "phase": 1}),
+    )
+    .await;
+    decide(
+        &w,
+        &here,
+        "alice",
+        InputAction::Confirm {
+            action_id: Some(applied.clone()),
+        },
+    )
+    .await;
+    let cancelled = propose(
+        &w,
+        &here,
+        "alice",
+        "add_panel",
+        json!({"name": "LP-10", "bus_rating": 225, "voltage": 240, "phase": 1}),
+    )
+    .await;
+    decide(
+        &w,
+        &here,
+        "alice",
+        InputAction::Cancel {
+            action_id: Some(cancelled.clone()),
+        },
+    )
+    .await;
+
+    // Newest first: who asked, who decided, what, where.
+    let out = cmd(&w, &here, "alice", "audit").await;
+    assert!(!out.is_error, "{out:?}");
+    let changes = out.json["changes"].as_array().expect("changes");
+    assert_eq!(changes.len(), 2, "{out:?}");
+    assert_eq!(changes[0]["action_id"], json!(cancelled));
+    assert_eq!(changes[0]["outcome"], json!("cancelled"));
+    assert_eq!(changes[1]["action_id"], json!(applied));
+    assert_eq!(changes[1]["outcome"], json!("applied"));
+    for c in changes {
+        assert_eq!(c["proposed_by"], json!("alice"));
+        assert_eq!(c["decided_by"], json!("alice"));
+        assert_eq!(c["tools"], json!(["add_panel"]));
+        assert_eq!(c["thread"]["channel"], json!("C1"));
+    }
+    assert!(
+        changes[1]["changes"][0]
+            .as_str()
+            .is_some_and(|s| s.contains("LP-9")),
+        "{changes:?}"
+    );
+    assert!(
+        out.text.contains("LP-10") && out.text.contains("cancelled"),
+        "{}",
+        out.text
+    );
+    let one = cmd(&w, &team_a("C7"), "alice", "audit Shop 1").await;
+    assert_eq!(
+        one.json["changes"].as_array().map(Vec::len),
+        Some(1),
+        "{one:?}"
+    );
+
+    // Nobody without a role, and no viewer, reads it; an editor does.
+    let refused = cmd(&w, &here, "bob", "audit").await;
+    assert!(
+        refused.is_error && refused.text.contains("editors"),
+        "{refused:?}"
+    );
+    assert!(
+        !cmd(&w, &here, "alice", "project grant bob viewer")
+            .await
+            .is_error
+    );
+    assert!(cmd(&w, &here, "bob", "audit Shop").await.is_error);
+    assert!(
+        !cmd(&w, &here, "alice", "project grant bob editor")
+            .await
+            .is_error
+    );
+    let read = cmd(&w, &here, "bob", "audit Shop").await;
+    assert_eq!(
+        read.json["changes"].as_array().map(Vec::len),
+        Some(2),
+        "{read:?}"
+    );
+
+    // Another workspace's project is not found, as if it did not exist.
+    let other = cmd(&w, &team_b("C1"), "alice", "audit Shop").await;
+    assert!(
+        other.is_error && other.text.contains("no project"),
+        "{other:?}"
+    );
+}
+
+#[tokio::test]
+async fn owners_and_editors_read_a_projects_changes_sqlite() {
+    owners_and_editors_read_a_projects_changes(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn owners_and_editors_read_a_projects_changes_postgres() {
+    owners_and_editors_read_a_projects_changes(Db::Postgres).await;
+}

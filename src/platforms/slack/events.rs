@@ -300,8 +300,9 @@ pub enum SlashAction {
     Usage(String),
 }
 
-/// Parses the text after `/sparky`: `ask Q`, `spec load|source [TEXT]`, `project ...`,
-/// `search Q`, `tools`, `tool NAME {json}`, `help`; anything else is a question.
+/// Parses the text after `/sparky`: `ask Q`, `spec load|source [TEXT]`, any command of the
+/// core's table (`project ...`, `search Q`, `tools`, `tool NAME {json}`, `audit`…), `help`;
+/// anything else is a question.
 pub fn parse_slash(text: &str) -> SlashAction {
     let text = text.trim();
     let (head, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
@@ -323,7 +324,8 @@ pub fn parse_slash(text: &str) -> SlashAction {
                 _ => SlashAction::Usage("usage: /sparky spec load|source [what you have]".into()),
             }
         }
-        "project" | "tools" | "tool" | "search" | "report" => match text.parse::<Command>() {
+        // Every other command of the core's table (`project`, `search`, `report`, `audit`…).
+        word if is_command(word) => match text.parse::<Command>() {
             Ok(c) => SlashAction::Run(c),
             Err(e) => SlashAction::Usage(e),
         },
@@ -332,6 +334,13 @@ pub fn parse_slash(text: &str) -> SlashAction {
             mode: None,
         },
     }
+}
+
+/// Whether `word` starts one of the core's commands.
+fn is_command(word: &str) -> bool {
+    crate::core::commands::COMMAND_LIST
+        .iter()
+        .any(|c| c.split(' ').next() == Some(word))
 }
 
 #[cfg(test)]

@@ -175,7 +175,13 @@ pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serd
     match events::job_from_command(cmd, &shared.gate) {
         Some(job) => {
             shared.spawn_job(job);
-            json!({"response_type": "ephemeral", "text": "On it; the answer will be in a thread."})
+            let private = matches!(events::parse_slash(&cmd.text.clone().unwrap_or_default()), events::SlashAction::Run(c) if c.is_private());
+            let text = if private {
+                "On it; only you will see the answer."
+            } else {
+                "On it; the answer will be in a thread."
+            };
+            json!({"response_type": "ephemeral", "text": text})
         }
         None => {
             json!({"response_type": "ephemeral", "text": "Sparky is not enabled in this channel."})

@@ -193,6 +193,11 @@ impl Shared {
             return;
         }
         let action = events::parse_slash(&cmd.text);
+        if let SlashAction::Run(c) = &action {
+            if c.is_private() {
+                return self.private_command(&cmd, c.clone()).await;
+            }
+        }
         let shown = if cmd.text.trim().is_empty() {
             self.cfg.slash_command.clone()
         } else {
@@ -263,6 +268,26 @@ impl Shared {
                 }
             }
             SlashAction::Usage(u) => self.show(target, Effect::Error { message: u }).await,
+        }
+    }
+
+    /// A command whose answer only its caller sees: no header in the channel, no thread; the
+    /// answer is an ephemeral message.
+    async fn private_command(&self, cmd: &SlashCommand, c: Command) {
+        let key = SessionKey::new(PLATFORM, &cmd.team, &cmd.channel, "");
+        let out = commands::execute(&self.agent, &key, &cmd.user, c).await;
+        let text = if out.is_error {
+            format!("⚠️ {}", out.text)
+        } else {
+            out.text
+        };
+        let text = mrkdwn::truncate(&mrkdwn::to_mrkdwn(&text), mrkdwn::MESSAGE_MAX);
+        if let Err(e) = self
+            .api
+            .ephemeral(&cmd.channel, None, &cmd.user, &text)
+            .await
+        {
+            tracing::warn!(error = %e, channel = %cmd.channel, "could not show a private answer");
         }
     }
 
