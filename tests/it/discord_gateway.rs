@@ -895,11 +895,11 @@ async fn register_commands_puts_the_sparky_command() {
     )
     .await
     .unwrap();
-    assert_eq!(n, 1);
+    assert_eq!(n, 2);
     let n = sparky::platforms::discord::register_commands(&http, None)
         .await
         .unwrap();
-    assert_eq!(n, 1);
+    assert_eq!(n, 2);
     let reg = w.discord.registered_commands();
     assert_eq!(reg[0].0.as_deref(), Some(GUILD_ID));
     assert_eq!(reg[1].0, None);
@@ -911,8 +911,14 @@ async fn register_commands_puts_the_sparky_command() {
         .collect();
     assert_eq!(
         subs,
-        ["ask", "spec", "project", "search", "tool", "report", "tools", "help"]
+        ["ask", "spec", "project", "search", "tool", "report", "audit", "tools", "help"]
     );
+    // Members who may post see both commands; "Ask Sparky" is a message context-menu command.
+    let send_messages = "2048";
+    assert_eq!(reg[0].1[0]["default_member_permissions"], send_messages);
+    assert_eq!(reg[0].1[1]["name"], "Ask Sparky");
+    assert_eq!(reg[0].1[1]["type"], 3);
+    assert_eq!(reg[0].1[1]["default_member_permissions"], send_messages);
 }
 
 /// Binds the channel to the seeded project of the tool tests (panels LP-1 and LP-2).

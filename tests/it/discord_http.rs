@@ -486,3 +486,119 @@ async fn autocomplete_offers_only_the_callers_workspace_names() {
         .await;
     assert_eq!(answer["data"]["choices"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn audit_is_answered_only_to_the_caller() {
+    let e = endpoint().await;
+    let audit = json!([{"type": 1, "name": "audit", "options": [{"type": 4, "name": "count", "value": 5}]}]);
+    // Without a role the history is refused, privately.
+    let (cmd, token) = e
+        .discord
+        .command_payload(CHANNEL_ID, USER_ID, audit.clone());
+    let (status, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (ack["type"].as_u64(), ack["data"]["flags"].as_u64()),
+        (Some(5), Some(64)),
+        "deferred and ephemeral: {ack}"
+    );
+    e.discord
+        .wait_until(10, "refusal", |d| {
+            d.interaction_messages(&token)
+                .iter()
+                .any(|m| m.content().contains("owners and editors"))
+        })
+        .await;
+    // An owner reads it; no thread is started and nothing is posted in the channel.
+    e.store
+        .set_member_role(
+            e.project,
+            "discord",
+            USER_ID,
+            sparky::project::MemberRole::Owner,
+        )
+        .await
+        .unwrap();
+    let (cmd, token) = e.discord.command_payload(CHANNEL_ID, USER_ID, audit);
+    let (_, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!(ack["data"]["flags"].as_u64(), Some(64), "{ack}");
+    e.discord
+        .wait_until(10, "history", |d| {
+            d.interaction_messages(&token)
+                .iter()
+                .any(|m| m.content().contains("No change has been proposed"))
+        })
+        .await;
+    let original = e.discord.interaction_messages(&token)[0].id.clone();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(e.discord.channel(&original).is_none(), "no thread");
+    assert!(
+        e.discord
+            .messages_in(CHANNEL_ID)
+            .iter()
+            .all(|m| m.interaction_token.is_some()),
+        "nothing posted in the channel"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ask_sparky_on_a_message_starts_a_thread_about_it() {
+    let e = endpoint().await;
+    e.llm
+        .push(Reply::Text("A 20 A circuit needs 12 AWG copper.".into()));
+    let mut message = support::fake_discord::fixture("message.docs.json");
+    message["channel_id"] = json!(CHANNEL_ID);
+    message["content"] = json!("what wire for the 20 amp freezer circuit?");
+    let author = message["author"]["id"].as_str().unwrap().to_string();
+    let (cmd, token) = e
+        .discord
+        .message_command_payload(CHANNEL_ID, USER_ID, message);
+    let (status, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!((status, ack["type"].as_u64()), (200, Some(5)), "{ack}");
+    e.discord
+        .wait_until(10, "original response", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    let thread = e.discord.interaction_messages(&token)[0].id.clone();
+    e.discord
+        .wait_until(10, "thread", |d| d.channel(&thread).is_some())
+        .await;
+    e.discord
+        .wait_until(15, "answer in the thread", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| m.content().contains("12 AWG"))
+        })
+        .await;
+    // The model was asked about the message: its text, quoted, and its author.
+    let asked = e
+        .llm
+        .requests()
+        .last()
+        .cloned()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        asked.contains("> what wire for the 20 amp freezer circuit?") && asked.contains(&author),
+        "{asked}"
+    );
+
+    // A message with no text gets a private explanation and starts nothing.
+    let mut empty = support::fake_discord::fixture("message.docs.json");
+    empty["id"] = json!("334385199974967043");
+    empty["content"] = json!("");
+    let (cmd, _) = e
+        .discord
+        .message_command_payload(CHANNEL_ID, USER_ID, empty);
+    let (_, ack) = e.post(&cmd, now(), &key()).await;
+    assert_eq!(
+        (ack["type"].as_u64(), ack["data"]["flags"].as_u64()),
+        (Some(4), Some(64)),
+        "{ack}"
+    );
+    assert!(ack["data"]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("no text"));
+}

@@ -362,7 +362,8 @@ impl Discord {
         match interaction {
             Interaction::Ping(_) => (json!({"type": 1}), None),
             Interaction::Command(cmd) => {
-                if cmd.data.name != commands::COMMAND_NAME {
+                let on_message = cmd.data.name == commands::ASK_ABOUT_MESSAGE;
+                if cmd.data.name != commands::COMMAND_NAME && !on_message {
                     return (ephemeral("Unknown command."), None);
                 }
                 let guild = cmd.guild_id.map(|g| g.to_string());
@@ -378,12 +379,21 @@ impl Discord {
                 {
                     return (ephemeral("Sparky is not enabled in this channel."), None);
                 }
-                let parsed = commands::parse(&cmd.data.options());
+                let parsed = if on_message {
+                    commands::about_message(&cmd.data)
+                } else {
+                    commands::parse(&cmd.data.options())
+                };
                 match parsed {
                     Err(e) => (ephemeral(&format!("⚠️ {e}")), None),
                     Ok(Slash::Run(Command::Help)) => {
                         (ephemeral(&crate::core::commands::help_text()), None)
                     }
+                    // Deferred, and ephemeral (flag 64) when only the caller may see it.
+                    Ok(Slash::Run(c)) if c.is_private() => (
+                        json!({"type": 5, "data": {"flags": 64}}),
+                        Some(Work::Command(Box::new(cmd), Slash::Run(c))),
+                    ),
                     Ok(slash) => (
                         json!({"type": 5}),
                         Some(Work::Command(Box::new(cmd), slash)),
@@ -496,9 +506,10 @@ impl Discord {
             }
             Slash::Run(command) => {
                 let export = matches!(command, Command::ProjectExport);
+                let private = command.is_private();
                 let mut out = execute(&self.agent, &key, &user, command).await;
                 let files = std::mem::take(&mut out.files);
-                self.answer(&handle, &out, export).await;
+                self.answer(&handle, &out, export, private).await;
                 // A report goes into the channel or thread the command came from.
                 if !files.is_empty() {
                     let surface = ThreadSurface::new(self.rest.clone(), &channel, None);
@@ -517,7 +528,7 @@ impl Discord {
             Slash::Search { question } => {
                 let command = Command::Search { query: question };
                 let out = execute(&self.agent, &key, &user, command).await;
-                return self.answer(&handle, &out, false).await;
+                return self.answer(&handle, &out, false, false).await;
             }
             Slash::Ask { question, mode } => (question, mode),
             Slash::Spec { mode, equipment } => (
@@ -572,7 +583,15 @@ impl Discord {
         self.converse(input, surface).await;
     }
 
-    async fn answer(&self, handle: &InteractionHandle, out: &CommandOutput, code: bool) {
+    /// A command's answer; `private` keeps every part of it ephemeral (the deferred response
+    /// already is, follow-ups are marked so).
+    async fn answer(
+        &self,
+        handle: &InteractionHandle,
+        out: &CommandOutput,
+        code: bool,
+        private: bool,
+    ) {
         let text = if out.is_error {
             format!("⚠️ {}", out.text)
         } else if code {
@@ -582,11 +601,11 @@ impl Discord {
         };
         // People the core named are shown as mentions (never pinging: `allowed_mentions`).
         let text = super::surface::mentionize(&text);
-        self.answer_text(handle, &text).await;
+        self.answer_text(handle, &text, private).await;
     }
 
     /// The command's answer: the deferred response, then follow-ups for long text.
-    async fn answer_text(&self, handle: &InteractionHandle, text: &str) {
+    async fn answer_text(&self, handle: &InteractionHandle, text: &str, private: bool) {
         let mut parts = split_message(text, MAX_MESSAGE);
         if parts.is_empty() {
             parts.push("Done.".into());
@@ -597,7 +616,10 @@ impl Discord {
                 .push("… (cut here; use `sparky` on the command line for the whole output)".into());
         }
         for (i, part) in parts.iter().enumerate() {
-            let body = json!({"content": part, "allowed_mentions": {"parse": []}});
+            let mut body = json!({"content": part, "allowed_mentions": {"parse": []}});
+            if private {
+                body["flags"] = json!(64);
+            }
             let result = if i == 0 {
                 self.rest
                     .edit_original(&handle.app_id, &handle.token, &body)

@@ -2,8 +2,8 @@
 //! the core understands (a message with a mode, or a platform-neutral [`Command`]).
 
 use serenity::all::{
-    CommandData, CommandDataOptionValue, CommandOptionType, CreateCommand, CreateCommandOption,
-    ResolvedOption, ResolvedValue,
+    CommandData, CommandDataOptionValue, CommandOptionType, CommandType, CreateCommand,
+    CreateCommandOption, Permissions, ResolvedOption, ResolvedTarget, ResolvedValue,
 };
 
 use crate::core::commands::Command;
@@ -14,6 +14,55 @@ use crate::project::MemberRole;
 
 /// Name of the one top-level command.
 pub const COMMAND_NAME: &str = "sparky";
+/// Name of the message context-menu command (right-click a message → Apps).
+pub const ASK_ABOUT_MESSAGE: &str = "Ask Sparky";
+/// The longest message text a context-menu question quotes.
+const MAX_QUOTED: usize = 1500;
+
+/// Who sees the commands by default: members who may post. Discord sets permissions per
+/// top-level command, not per sub-command, so the commands that change a project (`project
+/// grant|revoke|set`) are gated by the project's roles in the core, whatever a server's admins
+/// set here.
+fn members_who_post() -> Permissions {
+    Permissions::SEND_MESSAGES
+}
+
+/// Every command Sparky registers with Discord.
+pub fn definitions() -> Vec<CreateCommand> {
+    vec![definition(), message_command()]
+}
+
+/// "Ask Sparky" on a message: starts a thread about that message.
+pub fn message_command() -> CreateCommand {
+    CreateCommand::new(ASK_ABOUT_MESSAGE)
+        .kind(CommandType::Message)
+        .default_member_permissions(members_who_post())
+}
+
+/// The question a context-menu use asks: the message's text, quoted, with its author. `Err`
+/// says why there is nothing to ask about.
+pub fn about_message(data: &CommandData) -> Result<Slash, String> {
+    let Some(ResolvedTarget::Message(m)) = data.target() else {
+        return Err("Use this on a message.".into());
+    };
+    let text = m.content.trim();
+    if text.is_empty() {
+        return Err("That message has no text to ask about.".into());
+    }
+    let mut quoted: String = text.chars().take(MAX_QUOTED).collect();
+    if text.chars().count() > MAX_QUOTED {
+        quoted.push('…');
+    }
+    let quoted = quoted
+        .lines()
+        .map(|l| format!("> {l}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(Slash::Ask {
+        question: format!("About this message by <@{}>:\n{quoted}", m.author.id),
+        mode: None,
+    })
+}
 
 /// A `/sparky` invocation, translated.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +125,7 @@ pub fn definition() -> CreateCommand {
         .add_string_choice("NEC 2023", "2023");
     CreateCommand::new(COMMAND_NAME)
         .description("NEC compliance copilot")
+        .default_member_permissions(members_who_post())
         .add_option(
             sub("ask", "Ask a question; starts a thread")
                 .add_sub_option(text("question", "Your question", true))
@@ -184,6 +234,21 @@ pub fn definition() -> CreateCommand {
                         .add_string_choice("PNG", "png"),
                 ),
         )
+        .add_option(
+            sub(
+                "audit",
+                "The latest changes of a project: who asked, who confirmed, what, when (only you see it)",
+            )
+            .add_sub_option(
+                text("project", "Project name (default: this channel's)", false)
+                    .set_autocomplete(true),
+            )
+            .add_sub_option(
+                CreateCommandOption::new(CommandOptionType::Integer, "count", "How many changes")
+                    .min_int_value(1)
+                    .max_int_value(crate::core::audit_log::MAX_LINES as u64),
+            ),
+        )
         .add_option(sub("tools", "List the tools"))
         .add_option(sub("help", "How to use Sparky"))
 }
@@ -214,6 +279,7 @@ pub fn autocomplete_target(data: &CommandData) -> Option<(Suggest, String)> {
         (["project", "use"], "name") => Suggest::Project,
         (["tool"], "name") => Suggest::Tool,
         (["report"], "panel") => Suggest::Panel,
+        (["audit"], "project") => Suggest::Project,
         (["project", "set"], "value") if what == Some("location") => Suggest::State,
         _ => return None,
     };
@@ -257,6 +323,16 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
                 .unwrap_or("pdf")
                 .parse()
                 .map_err(|e: crate::report::ReportError| e.to_string())?,
+        })),
+        ("audit", ResolvedValue::SubCommand(o)) => Ok(Slash::Run(Command::Audit {
+            project: string(o, "project").map(str::to_string),
+            limit: o
+                .iter()
+                .find_map(|x| match x.value {
+                    ResolvedValue::Integer(n) if x.name == "count" => usize::try_from(n).ok(),
+                    _ => None,
+                })
+                .unwrap_or(crate::core::audit_log::DEFAULT_LINES),
         })),
         ("tools", _) => Ok(Slash::Run(Command::Tools)),
         ("help", _) => Ok(Slash::Run(Command::Help)),
@@ -431,7 +507,9 @@ mod tests {
             .iter()
             .filter_map(|o| o["name"].as_str())
             .collect();
-        for n in ["ask", "spec", "project", "search", "tool", "tools", "help"] {
+        for n in [
+            "ask", "spec", "project", "search", "tool", "audit", "tools", "help",
+        ] {
             assert!(names.contains(&n), "{n} missing in {names:?}");
         }
     }

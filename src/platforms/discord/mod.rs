@@ -79,7 +79,7 @@ impl From<serenity::Error> for DiscordError {
     }
 }
 
-/// Registers `/sparky`: in `guild` (instant, for development) or globally (for release; Discord
+/// Registers `/sparky` and the "Ask Sparky" message command: in `guild` (instant, for development) or globally (for release; Discord
 /// may take up to an hour to show it). Replaces any earlier definition. Returns the number of
 /// commands registered.
 pub async fn register_commands(http: &Http, guild: Option<GuildId>) -> Result<usize, DiscordError> {
@@ -87,7 +87,7 @@ pub async fn register_commands(http: &Http, guild: Option<GuildId>) -> Result<us
         let app = http.get_current_application_info().await?;
         http.set_application_id(app.id);
     }
-    let defs = vec![commands::definition()];
+    let defs = commands::definitions();
     let done = match guild {
         Some(g) => g.set_commands(http, defs).await?,
         None => DiscordCommand::set_global_commands(http, defs).await?,

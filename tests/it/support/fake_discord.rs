@@ -590,6 +590,29 @@ impl FakeDiscord {
         (p, token)
     }
 
+    /// A message context-menu command ("Ask Sparky" on `message`, a Discord message object),
+    /// shaped as Discord's interaction data for message commands (`type` 3, `target_id`,
+    /// `resolved.messages`).
+    pub fn message_command_payload(
+        &self,
+        channel: &str,
+        user: &str,
+        message: Value,
+    ) -> (Value, String) {
+        let (mut p, token) = self.command_payload(channel, user, json!([]));
+        let target = message["id"].clone();
+        let mut messages = serde_json::Map::new();
+        messages.insert(target.as_str().unwrap_or_default().to_string(), message);
+        p["data"] = json!({
+            "id": "866818195033292851",
+            "name": "Ask Sparky",
+            "type": 3,
+            "target_id": target,
+            "resolved": {"messages": messages},
+        });
+        (p, token)
+    }
+
     /// A `/sparky` command in `user`'s direct messages (`dm_channel`): no guild, and the
     /// invoking `user` instead of a guild `member`, as Discord sends it there.
     pub fn dm_command_payload(
@@ -1257,6 +1280,8 @@ async fn put_commands(State(inner): State<Arc<Inner>>, uri: Uri, body: Bytes) ->
             .cloned()
             .unwrap_or(Value::Null);
         c["type"] = c.get("type").cloned().unwrap_or(json!(1));
+        // Context-menu commands have no description; Discord returns an empty one.
+        c["description"] = c.get("description").cloned().unwrap_or(json!(""));
         if let Some(g) = &guild {
             c["guild_id"] = json!(g);
         }
