@@ -89,16 +89,24 @@ pub enum InputAction {
         /// Arguments as JSON text.
         args: String,
     },
+    /// The Edit form of a waiting proposal, submitted: a correction, never a confirmation.
+    Edit {
+        /// The proposal.
+        action_id: String,
+        /// The submitted text of each field, by argument name.
+        values: std::collections::BTreeMap<String, String>,
+    },
 }
 
 impl InputAction {
-    /// The kind, as metrics label it: message, confirm, cancel or tool.
+    /// The kind, as metrics label it: message, confirm, cancel, tool or edit.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Message { .. } | Self::MessageWithFiles { .. } => "message",
             Self::Confirm { .. } => "confirm",
             Self::Cancel { .. } => "cancel",
             Self::Tool { .. } => "tool",
+            Self::Edit { .. } => "edit",
         }
     }
 }
@@ -358,7 +366,10 @@ impl Agent {
             }
             | InputAction::Cancel {
                 action_id: Some(id),
-            } => self.store.pending(id).await?.map(|a| a.session_id),
+            }
+            | InputAction::Edit { action_id: id, .. } => {
+                self.store.pending(id).await?.map(|a| a.session_id)
+            }
             InputAction::Confirm { action_id: None }
             | InputAction::Cancel { action_id: None }
             | InputAction::Tool { .. } => Some(self.open_session(&input.key, None).await?.id),
@@ -388,6 +399,9 @@ impl Agent {
                 self.on_resolve(input, action_id, false, sink).await
             }
             InputAction::Tool { name, args } => self.on_tool_command(input, name, args, sink).await,
+            InputAction::Edit { action_id, values } => {
+                self.on_edit(input, action_id, values, sink).await
+            }
         }
     }
 

@@ -249,6 +249,29 @@ impl Agent {
         confirm: bool,
         sink: &dyn EffectSink,
     ) -> Result<(), CoreError> {
+        let decision = json!({"confirm": confirm});
+        let Some((action, session)) = self.decidable(input, action_id, decision, sink).await?
+        else {
+            return Ok(());
+        };
+        if confirm {
+            self.confirm(&action, &session, input, sink).await
+        } else {
+            self.cancel(&action, &session, input, sink).await
+        }
+    }
+
+    /// The waiting action a person's Confirm, Cancel or Edit names (the thread's open one when
+    /// `action_id` is `None`), with its session, when `input.user` may decide it now. Anything
+    /// else (unknown, another thread, already resolved, expired, not theirs to decide) is
+    /// answered through `sink` and gives `None`; a refusal is audited with `attempt`.
+    pub(super) async fn decidable(
+        &self,
+        input: &Input,
+        action_id: Option<String>,
+        attempt: Value,
+        sink: &dyn EffectSink,
+    ) -> Result<Option<(PendingAction, Session)>, CoreError> {
         let action = match &action_id {
             Some(id) => self.store.pending(id).await?,
             None => {
@@ -264,7 +287,7 @@ impl Agent {
                 },
             })
             .await;
-            return Ok(());
+            return Ok(None);
         };
         let Some(session) = self.store.session(action.session_id).await? else {
             return Err(StoreError::NotFound(format!(
@@ -284,44 +307,36 @@ impl Agent {
                     .into(),
             })
             .await;
-            return Ok(());
+            return Ok(None);
         }
         // Re-read as the thread's lease holder: another replica may have resolved it meanwhile.
         let Some(action) = self.store.pending(&action.id).await? else {
-            return Ok(());
+            return Ok(None);
         };
         if action.state != PendingState::Pending {
             emit_already_resolved(sink, &action, &input.user).await;
-            return Ok(());
+            return Ok(None);
         }
         let now = Utc::now();
         if action.expires_at <= now {
-            return self.expire(&action, &session, sink).await;
+            self.expire(&action, &session, sink).await?;
+            return Ok(None);
         }
         if !self.may_resolve(&action, &session, &input.user).await? {
-            self.audit_decision(
-                &action,
-                &input.user,
-                AuditKind::Refused,
-                json!({"confirm": confirm}),
-            )
-            .await?;
+            self.audit_decision(&action, &input.user, AuditKind::Refused, attempt)
+                .await?;
             sink.emit(Effect::Refusal {
                 action_id: Some(action.id.clone()),
                 user: input.user.clone(),
                 message: format!(
-                    "Only {} can confirm or cancel this change.",
+                    "Only {} can confirm, cancel or edit this change.",
                     confirmers_text(&action.rule)
                 ),
             })
             .await;
-            return Ok(());
+            return Ok(None);
         }
-        if confirm {
-            self.confirm(&action, &session, input, sink).await
-        } else {
-            self.cancel(&action, &session, input, sink).await
-        }
+        Ok(Some((action, session)))
     }
 
     /// Resolves `action` as expired (nothing applied): its history and audit are told, and
@@ -823,7 +838,7 @@ fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
 }
 
 /// The results of the read-only calls of the action's turn, as the model is sent them.
-fn prior_results(action: &PendingAction) -> Vec<ToolResult> {
+pub(super) fn prior_results(action: &PendingAction) -> Vec<ToolResult> {
     action
         .prior_results
         .iter()
@@ -834,7 +849,11 @@ fn prior_results(action: &PendingAction) -> Vec<ToolResult> {
 
 /// A late click (double click, redelivery, another replica): the outcome stays as the winner
 /// showed it; the clicker alone is told how it ended.
-async fn emit_already_resolved(sink: &dyn EffectSink, action: &PendingAction, clicker: &str) {
+pub(super) async fn emit_already_resolved(
+    sink: &dyn EffectSink,
+    action: &PendingAction,
+    clicker: &str,
+) {
     let message = format!(
         "This change was already {}{}.",
         action.state.as_str(),

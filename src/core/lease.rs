@@ -713,6 +713,9 @@ pub fn encode(action: &InputAction) -> Value {
         InputAction::Confirm { action_id } => json!({"kind": "confirm", "action_id": action_id}),
         InputAction::Cancel { action_id } => json!({"kind": "cancel", "action_id": action_id}),
         InputAction::Tool { name, args } => json!({"kind": "tool", "name": name, "args": args}),
+        InputAction::Edit { action_id, values } => {
+            json!({"kind": "edit", "action_id": action_id, "values": values})
+        }
     }
 }
 
@@ -744,6 +747,10 @@ pub fn decode(v: &Value) -> Option<InputAction> {
         "tool" => Some(InputAction::Tool {
             name: v.get("name")?.as_str()?.to_string(),
             args: v.get("args")?.as_str()?.to_string(),
+        }),
+        "edit" => Some(InputAction::Edit {
+            action_id: action_id()?,
+            values: serde_json::from_value(v.get("values")?.clone()).ok()?,
         }),
         _ => None,
     }
@@ -780,6 +787,10 @@ mod tests {
             },
             InputAction::Cancel {
                 action_id: Some("a2".into()),
+            },
+            InputAction::Edit {
+                action_id: "a3".into(),
+                values: [("breaker".to_string(), "30".to_string())].into(),
             },
         ] {
             assert_eq!(decode(&encode(&a)), Some(a));

@@ -12,6 +12,8 @@ pub mod cards;
 pub mod commands;
 pub mod context;
 pub mod digest_memo;
+pub mod edit;
+pub mod edit_form;
 pub mod effects;
 pub mod gate;
 pub mod history;

@@ -12,6 +12,10 @@ use crate::core::{Citation, Effect, Outcome, UserRef};
 pub const CONFIRM_PREFIX: &str = "sparky:confirm:";
 /// Button id prefix for Cancel.
 pub const CANCEL_PREFIX: &str = "sparky:cancel:";
+/// Button id prefix for Edit (opens the card's form).
+pub const EDIT_PREFIX: &str = "sparky:edit:";
+/// Id of a submitted Edit form: the prefix and the action id.
+pub const EDIT_FORM_PREFIX: &str = "sparky:editform:";
 
 /// A button click decoded from its custom id / action id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +24,24 @@ pub enum ButtonAction {
     Confirm(String),
     /// Cancel the action.
     Cancel(String),
+    /// Open the action's Edit form.
+    Edit(String),
+}
+
+impl ButtonAction {
+    /// The core input a Confirm or Cancel click is; `None` for Edit, which opens a form first.
+    pub fn input(self) -> Option<crate::core::InputAction> {
+        use crate::core::InputAction;
+        match self {
+            Self::Confirm(id) => Some(InputAction::Confirm {
+                action_id: Some(id),
+            }),
+            Self::Cancel(id) => Some(InputAction::Cancel {
+                action_id: Some(id),
+            }),
+            Self::Edit(_) => None,
+        }
+    }
 }
 
 /// Decodes a button id; `None` for ids that are not ours.
@@ -30,7 +52,15 @@ pub fn parse_button(id: &str) -> Option<ButtonAction> {
     if let Some(a) = id.strip_prefix(CANCEL_PREFIX) {
         return (!a.is_empty()).then(|| ButtonAction::Cancel(a.to_string()));
     }
+    if let Some(a) = id.strip_prefix(EDIT_PREFIX) {
+        return (!a.is_empty()).then(|| ButtonAction::Edit(a.to_string()));
+    }
     None
+}
+
+/// The action id of a submitted Edit form's id; `None` for ids that are not ours.
+pub fn parse_edit_form(id: &str) -> Option<&str> {
+    id.strip_prefix(EDIT_FORM_PREFIX).filter(|a| !a.is_empty())
 }
 
 /// Splits `text` into pieces of at most `max` characters, preferring paragraph, then line,
@@ -158,6 +188,9 @@ pub struct ConfirmationView {
     pub confirm_id: String,
     /// Cancel button id.
     pub cancel_id: String,
+    /// Edit button id, when the proposal has a form (one change).
+    #[serde(default)]
+    pub edit_id: Option<String>,
 }
 
 /// `text` (a card line that carries what people wrote: a description, a name) as one line
@@ -218,6 +251,7 @@ pub fn confirmation_view(
         ),
         confirm_id: format!("{CONFIRM_PREFIX}{action_id}"),
         cancel_id: format!("{CANCEL_PREFIX}{action_id}"),
+        edit_id: crate::core::edit_form::editable(items).then(|| format!("{EDIT_PREFIX}{action_id}")),
     }
 }
 

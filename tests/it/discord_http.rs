@@ -602,3 +602,102 @@ async fn ask_sparky_on_a_message_starts_a_thread_about_it() {
         .unwrap_or_default()
         .contains("no text"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_edit_button_opens_a_form_and_its_submission_supersedes_the_card() {
+    let e = endpoint().await;
+    e.llm.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Bond the subpanel"}),
+    )]));
+    let opts = json!([{"type": 1, "name": "ask", "options": [{"type": 3, "name": "question", "value": "add a task: bond the subpanel"}]}]);
+    let (cmd, token) = e.discord.command_payload(CHANNEL_ID, USER_ID, opts);
+    e.post(&cmd, now(), &key()).await;
+    e.discord
+        .wait_until(10, "original response", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    let thread = e.discord.interaction_messages(&token)[0].id.clone();
+    e.discord
+        .wait_until(15, "card", |d| {
+            d.messages_in(&thread)
+                .iter()
+                .any(|m| !m.buttons().is_empty())
+        })
+        .await;
+    let card = e
+        .discord
+        .messages_in(&thread)
+        .into_iter()
+        .find(|m| !m.buttons().is_empty())
+        .unwrap();
+    let edit = card.buttons()[2].0.clone();
+    assert!(edit.starts_with("sparky:edit:"), "{edit}");
+
+    // The click is answered with the form itself (a modal, type 9), pre-filled.
+    let (click, _) = e.discord.click_payload(&card, &edit, USER_ID);
+    let (status, modal) = e.post(&click, now(), &key()).await;
+    assert_eq!((status, modal["type"].as_u64()), (200, Some(9)), "{modal}");
+    let form_id = modal["data"]["custom_id"].as_str().unwrap().to_string();
+    let input = &modal["data"]["components"][0]["components"][0];
+    assert_eq!(input["custom_id"], "title");
+    assert_eq!(input["value"], "Bond the subpanel");
+    assert!(modal["data"]["title"].as_str().unwrap().chars().count() <= 45);
+
+    // An emptied required field is answered privately; the card stays.
+    let (bad, _) = e
+        .discord
+        .modal_submit_payload(&card, USER_ID, &form_id, &[("title", "")]);
+    let (_, answer) = e.post(&bad, now(), &key()).await;
+    assert_eq!(
+        (answer["type"].as_u64(), answer["data"]["flags"].as_u64()),
+        (Some(4), Some(64)),
+        "{answer}"
+    );
+    assert!(answer["data"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Title"));
+
+    // Signed by anyone but Discord, a submission is refused.
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+    let (forged, _) =
+        e.discord
+            .modal_submit_payload(&card, USER_ID, &form_id, &[("title", "Forged")]);
+    let (status, _) = e.post(&forged, now(), &stranger).await;
+    assert_eq!(status, 401);
+
+    // A valid one: the card is superseded by a corrected one, nothing applied, no model call.
+    let (good, _) = e.discord.modal_submit_payload(
+        &card,
+        USER_ID,
+        &form_id,
+        &[("title", "Bond the subpanel neutral bar")],
+    );
+    let (_, answer) = e.post(&good, now(), &key()).await;
+    assert_eq!(answer["type"].as_u64(), Some(6), "{answer}");
+    e.discord
+        .wait_until(15, "corrected card", |d| {
+            d.messages_in(&thread).iter().any(|m| {
+                m.id != card.id
+                    && !m.buttons().is_empty()
+                    && m.json.to_string().contains("neutral bar")
+            })
+        })
+        .await;
+    e.discord
+        .wait_until(10, "first card closed", |d| {
+            d.message(&card.id)
+                .is_some_and(|m| m.buttons().iter().all(|b| b.2))
+        })
+        .await;
+    assert_eq!(e.llm.requests().len(), 1, "no model call for the edit");
+    assert!(e
+        .store
+        .load_project(e.project)
+        .await
+        .unwrap()
+        .tasks
+        .is_empty());
+}

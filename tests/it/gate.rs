@@ -696,3 +696,104 @@ async fn a_card_whose_panel_changed_since_is_outdated_sqlite() {
 async fn a_card_whose_panel_changed_since_is_outdated_postgres() {
     a_card_whose_panel_changed_since_is_outdated(Db::Postgres).await;
 }
+
+/// The Edit form of a card: invalid values are refused field by field and leave the proposal
+/// as it was; valid ones supersede it with a corrected card (never a confirmation), planned
+/// without the model under the same call id, so the model later reads one result for it.
+async fn an_edit_supersedes_the_card_and_confirm_applies_the_edited_values(db: Db) {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, db).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "add_circuit".into(),
+        json!({"panel": "LP-1", "number": 11, "poles": 1, "description": "Freezer", "load_va": 800, "breaker": 15, "conductor_size": "14", "length": 40}),
+    )]));
+    let (first, _, _) = card(&run(&h, say("t1", "add a freezer circuit on lp-1")).await);
+    let form = h.agent.edit_form(&first).await.unwrap().expect("a form");
+    let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+    assert!(names.len() <= 5 && names.contains(&"breaker"), "{names:?}");
+    let breaker = form.fields.iter().find(|f| f.name == "breaker").unwrap();
+    assert_eq!(breaker.value, "15");
+
+    let edit = |values: &[(&str, &str)]| Input {
+        key: key("t1"),
+        user: "alice".into(),
+        event_id: None,
+        action: InputAction::Edit {
+            action_id: first.clone(),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        },
+    };
+    // A bad value: named on its field; the card stays.
+    let bad: BTreeMap<String, String> = [("breaker".to_string(), "twenty".to_string())].into();
+    let errors = h.agent.check_edit(&first, &bad).await.unwrap().unwrap_err();
+    assert_eq!(errors[0].field, "breaker");
+    let effects = run(&h, edit(&[("breaker", "twenty")])).await;
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Error { message } if message.contains("Breaker"))),
+        "{effects:#?}"
+    );
+    assert_eq!(
+        h.store.pending(&first).await.unwrap().unwrap().state,
+        PendingState::Pending
+    );
+
+    // Valid values: the card is superseded and a corrected one proposed; nothing applied yet.
+    let requests_before = fake.requests().len();
+    let effects = run(&h, edit(&[("breaker", "20"), ("conductor_size", "12")])).await;
+    assert_eq!(resolved(&effects).0, Outcome::Superseded);
+    let (second, items, _) = card(&effects);
+    assert_ne!(second, first);
+    assert!(items[0].contains("20"), "{items:?}");
+    assert_eq!(fake.requests().len(), requests_before, "no model call");
+    let stored = h.store.pending(&second).await.unwrap().unwrap();
+    assert_eq!(stored.items[0].args["breaker"], 20);
+    assert_eq!(stored.items[0].args["conductor_size"], "12");
+    let old = h.store.pending(&first).await.unwrap().unwrap();
+    assert_eq!(old.calls[0].id, stored.calls[0].id, "the same call");
+    let p = h.store.load_project(h.project).await.unwrap();
+    assert!(!p.circuits.iter().any(|c| c.spec.description == "Freezer"));
+
+    // Confirmed: the edited values are applied, and the model reads one result for its call.
+    fake.push(Reply::Text("Added the freezer circuit.".into()));
+    let effects = run(&h, confirm("t1", &second)).await;
+    assert_eq!(resolved(&effects).0, Outcome::Executed);
+    let p = h.store.load_project(h.project).await.unwrap();
+    let freezer = p
+        .circuits
+        .iter()
+        .find(|c| c.spec.description == "Freezer")
+        .expect("added");
+    assert_eq!(freezer.spec.breaker.0, 20.0);
+    let last = fake.requests().last().cloned().unwrap();
+    let results = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool" && m["tool_call_id"] == json!(stored.calls[0].id))
+        .count();
+    assert_eq!(results, 1, "{last}");
+    let audit: Vec<AuditKind> = h
+        .store
+        .audit_for_session(stored.session_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| a.entry.kind)
+        .collect();
+    assert!(audit.contains(&AuditKind::Corrected), "{audit:?}");
+}
+
+#[tokio::test]
+async fn an_edit_supersedes_the_card_and_confirm_applies_the_edited_values_sqlite() {
+    an_edit_supersedes_the_card_and_confirm_applies_the_edited_values(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn an_edit_supersedes_the_card_and_confirm_applies_the_edited_values_postgres() {
+    an_edit_supersedes_the_card_and_confirm_applies_the_edited_values(Db::Postgres).await;
+}

@@ -994,3 +994,115 @@ async fn audit_is_shown_only_to_the_caller() {
         bot.slack.messages()
     );
 }
+
+/// A `view_submission` of the Edit form that `open` (the `views.open` call) showed: Slack's
+/// recorded submission payload with our form's ids and `values` typed in.
+fn edit_submission(open: &support::fake_slack::Call, values: &[(&str, &str)]) -> Value {
+    let mut p = support::fake_slack::fixture_json("vercel-chat-replay-slack-slash-commands.json")
+        ["viewSubmission"]
+        .clone();
+    p["team"]["id"] = json!(TEAM);
+    p["user"]["id"] = json!(ALICE);
+    let view = &open.args["view"];
+    p["view"]["callback_id"] = view["callback_id"].clone();
+    p["view"]["private_metadata"] = view["private_metadata"].clone();
+    p["view"]["id"] = json!("V0EDITFORM1");
+    p["view"]["hash"] = json!(format!("h-{}", values.len()));
+    let mut state = serde_json::Map::new();
+    for (k, v) in values {
+        state.insert(
+            k.to_string(),
+            json!({"value": {"type": "plain_text_input", "value": v}}),
+        );
+    }
+    p["view"]["state"] = json!({"values": state});
+    p
+}
+
+#[tokio::test]
+async fn the_edit_form_shows_errors_on_its_fields_and_supersedes_the_card() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    let ts = "1700000009.000100";
+    let card = propose_task(&bot, &poster, ts, "Label panel A").await;
+    let edit = card.buttons()[2]["action_id"]
+        .as_str()
+        .expect("an Edit button")
+        .to_string();
+    assert!(edit.starts_with("sparky:edit:"), "{edit}");
+    let click = block_action(TEAM, ALICE, &card, &edit, "trig.edit");
+    assert_eq!(poster.interaction(&click).await.status, 200);
+    let open = bot
+        .slack
+        .wait_for("views.open", WAIT, |s| {
+            s.calls_of("views.open").into_iter().next()
+        })
+        .await;
+    assert_eq!(open.args["trigger_id"], "trig.edit");
+    let view = &open.args["view"];
+    assert_eq!(view["type"], "modal");
+    assert_eq!(view["blocks"][0]["block_id"], "title");
+    assert_eq!(
+        view["blocks"][0]["element"]["initial_value"],
+        "Label panel A"
+    );
+
+    // An emptied required field: the error comes back on it, and the card stays.
+    let r = poster
+        .interaction(&edit_submission(&open, &[("title", " ")]))
+        .await;
+    assert_eq!(r.status, 200);
+    let body: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(body["response_action"], "errors", "{body}");
+    assert_eq!(body["errors"]["title"], "This field is required.");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(message(&bot, &card.ts).has_buttons(), "the card stays");
+
+    // A submission is a request like any other: unsigned, it is refused and runs nothing.
+    let forged = serde_urlencoded::to_string([(
+        "payload",
+        edit_submission(&open, &[("title", "Forged")]).to_string(),
+    )])
+    .unwrap();
+    let r = poster
+        .raw(
+            "/slack/interactivity",
+            "application/x-www-form-urlencoded",
+            &forged,
+            chrono::Utc::now().timestamp(),
+            "v0=0000",
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 401, "{}", r.body);
+
+    // A valid one closes the form; the card is superseded by a corrected one, not confirmed.
+    let r = poster
+        .interaction(&edit_submission(&open, &[("title", "Label panel B")]))
+        .await;
+    assert_eq!((r.status, r.body.trim()), (200, ""));
+    let corrected = bot
+        .slack
+        .wait_for("the corrected card", WAIT, |s| {
+            s.thread(CHANNEL, ts)
+                .into_iter()
+                .find(|m| m.has_buttons() && m.section_text().contains("Label panel B"))
+        })
+        .await;
+    assert_ne!(corrected.ts, card.ts);
+    bot.slack
+        .wait_for("the first card closed", WAIT, |s| {
+            let m = s.messages().into_iter().find(|m| m.ts == card.ts)?;
+            (!m.has_buttons()).then_some(m)
+        })
+        .await;
+    assert!(bot.tasks().await.is_empty(), "nothing applied by an edit");
+    assert_eq!(bot.llm.requests().len(), 1, "no model call for the edit");
+    assert!(
+        !bot.slack
+            .messages()
+            .iter()
+            .any(|m| m.section_text().contains("Forged")),
+        "the forged submission ran nothing"
+    );
+}

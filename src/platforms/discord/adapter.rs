@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use serenity::all::{CommandInteraction, ComponentInteraction, Interaction, Message};
+use serenity::all::{
+    ActionRowComponent, CommandInteraction, ComponentInteraction, Interaction, Message,
+    ModalInteraction,
+};
 
 use super::commands::{self, Slash};
 use super::rest::{ChannelInfo, Rest};
@@ -21,7 +24,9 @@ use crate::core::inflight::InFlight;
 use crate::core::ledger::InputKind;
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Input, InputAction};
-use crate::platforms::render::{parse_button, split_message, ButtonAction};
+use crate::platforms::render::{
+    parse_button, parse_edit_form, split_message, ButtonAction, EDIT_FORM_PREFIX,
+};
 use crate::platforms::surface::{ChatSurface, SurfaceSink};
 
 /// Platform name in session keys.
@@ -75,9 +80,59 @@ impl Settings {
 pub enum Work {
     /// A `/sparky` command.
     Command(Box<CommandInteraction>, Slash),
-    /// A Confirm or Cancel click.
-    Button(Box<ComponentInteraction>, ButtonAction),
+    /// A Confirm or Cancel click, or a submitted Edit form, in the thread of a card.
+    OnCard(Box<Interacted>, InputAction),
 }
+
+/// What a click on a card and a submitted form share: who, where, and the interaction to
+/// answer through.
+pub struct Interacted {
+    id: String,
+    app_id: String,
+    token: String,
+    channel: String,
+    guild: Option<String>,
+    parent: Option<String>,
+    user: String,
+}
+
+impl Interacted {
+    fn of_click(c: &ComponentInteraction) -> Self {
+        Self {
+            id: c.id.to_string(),
+            app_id: c.application_id.to_string(),
+            token: c.token.clone(),
+            channel: c.channel_id.to_string(),
+            guild: c.guild_id.map(|g| g.to_string()),
+            parent: c
+                .channel
+                .as_ref()
+                .and_then(|x| x.parent_id)
+                .map(|p| p.to_string()),
+            user: c.user.id.to_string(),
+        }
+    }
+
+    fn of_form(m: &ModalInteraction) -> Self {
+        Self {
+            id: m.id.to_string(),
+            app_id: m.application_id.to_string(),
+            token: m.token.clone(),
+            channel: m.channel_id.to_string(),
+            guild: m.guild_id.map(|g| g.to_string()),
+            parent: m
+                .channel
+                .as_ref()
+                .and_then(|x| x.parent_id)
+                .map(|p| p.to_string()),
+            user: m.user.id.to_string(),
+        }
+    }
+}
+
+/// Discord's limits for a modal: its title and each label.
+const MAX_MODAL_TITLE: usize = 45;
+const MAX_MODAL_LABEL: usize = 45;
 
 /// The adapter's shared state.
 pub struct Discord {
@@ -401,12 +456,21 @@ impl Discord {
                 }
             }
             Interaction::Component(comp) => match parse_button(&comp.data.custom_id) {
-                Some(action) => (
-                    json!({"type": 6}),
-                    Some(Work::Button(Box::new(comp), action)),
-                ),
+                // The form must be the answer itself (Discord opens it within 3 s).
+                Some(ButtonAction::Edit(id)) => (self.edit_modal(&id).await, None),
+                Some(button) => match button.input() {
+                    Some(action) => {
+                        let who = Interacted::of_click(&comp);
+                        (
+                            json!({"type": 6}),
+                            Some(Work::OnCard(Box::new(who), action)),
+                        )
+                    }
+                    None => (json!({"type": 6}), None),
+                },
                 None => (json!({"type": 6}), None),
             },
+            Interaction::Modal(form) => self.edit_submitted(&form).await,
             Interaction::Autocomplete(cmd) => (self.autocomplete(&cmd).await, None),
             _ => (json!({"type": 6}), None),
         }
@@ -445,19 +509,96 @@ impl Discord {
                     self.run_command(&cmd, slash).await;
                 }
             }
-            Work::Button(comp, action) => self.click(&comp, action).await,
+            Work::OnCard(who, action) => self.on_card(&who, action).await,
         }
     }
 
-    async fn click(&self, comp: &ComponentInteraction, action: ButtonAction) {
-        let channel = comp.channel_id.to_string();
-        let workspace = comp
-            .guild_id
-            .map(|g| g.to_string())
-            .unwrap_or_else(|| dm_workspace(&comp.user.id.to_string()));
-        let parent = match comp.channel.as_ref().and_then(|c| c.parent_id) {
-            Some(p) => p.to_string(),
-            None if comp.guild_id.is_some() => self
+    /// The Edit form of a card as a modal (interaction response type 9), or a private note
+    /// when the proposal can no longer be edited.
+    async fn edit_modal(&self, action_id: &str) -> Value {
+        let form = match tokio::time::timeout(AUTOCOMPLETE_BUDGET, self.agent.edit_form(action_id))
+            .await
+        {
+            Ok(Ok(Some(form))) => form,
+            Ok(Ok(None)) => {
+                return ephemeral(
+                    "This proposal cannot be edited any more (it was resolved, or it has several \
+                     changes: type the correction in the thread).",
+                )
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "could not read the proposal to edit");
+                return ephemeral("⚠️ I could not open the form; try again.");
+            }
+            Err(_) => return ephemeral("⚠️ I could not open the form in time; try again."),
+        };
+        let rows: Vec<Value> = form
+            .fields
+            .iter()
+            .map(|f| {
+                json!({"type": 1, "components": [{
+                    "type": 4,
+                    "custom_id": f.name,
+                    "label": clip_to(&f.label, MAX_MODAL_LABEL),
+                    "style": 1,
+                    "value": clip_to(&f.value, crate::core::edit_form::MAX_VALUE_CHARS),
+                    "required": f.required,
+                    "max_length": crate::core::edit_form::MAX_VALUE_CHARS,
+                }]})
+            })
+            .collect();
+        json!({"type": 9, "data": {
+            "custom_id": format!("{EDIT_FORM_PREFIX}{}", form.action_id),
+            "title": clip_to(&form.title, MAX_MODAL_TITLE),
+            "components": rows,
+        }})
+    }
+
+    /// A submitted Edit form: field errors are answered privately at once (a Discord modal
+    /// cannot show them on its fields); valid values go to the card's thread as an edit.
+    async fn edit_submitted(&self, form: &ModalInteraction) -> (Value, Option<Work>) {
+        let Some(action_id) = parse_edit_form(&form.data.custom_id) else {
+            return (json!({"type": 6}), None);
+        };
+        let values: std::collections::BTreeMap<String, String> = form
+            .data
+            .components
+            .iter()
+            .flat_map(|row| row.components.iter())
+            .filter_map(|c| match c {
+                ActionRowComponent::InputText(t) => {
+                    Some((t.custom_id.clone(), t.value.clone().unwrap_or_default()))
+                }
+                _ => None,
+            })
+            .collect();
+        let check = self.agent.check_edit(action_id, &values);
+        if let Ok(Ok(Err(errors))) = tokio::time::timeout(AUTOCOMPLETE_BUDGET, check).await {
+            if let Ok(Ok(Some(f))) =
+                tokio::time::timeout(AUTOCOMPLETE_BUDGET, self.agent.edit_form(action_id)).await
+            {
+                let text = crate::core::edit::field_errors(&f, &errors);
+                return (ephemeral(&text), None);
+            }
+        }
+        let action = InputAction::Edit {
+            action_id: action_id.to_string(),
+            values,
+        };
+        let who = Interacted::of_form(form);
+        (
+            json!({"type": 6}),
+            Some(Work::OnCard(Box::new(who), action)),
+        )
+    }
+
+    /// A click or a submitted form on a card, handled in the card's thread.
+    async fn on_card(&self, who: &Interacted, action: InputAction) {
+        let channel = who.channel.clone();
+        let workspace = who.guild.clone().unwrap_or_else(|| dm_workspace(&who.user));
+        let parent = match &who.parent {
+            Some(p) => p.clone(),
+            None if who.guild.is_some() => self
                 .channel_info(&channel)
                 .await
                 .and_then(|c| c.parent_id)
@@ -465,22 +606,15 @@ impl Discord {
             None => channel.clone(),
         };
         let handle = InteractionHandle {
-            app_id: comp.application_id.to_string(),
-            token: comp.token.clone(),
+            app_id: who.app_id.clone(),
+            token: who.token.clone(),
             received: Instant::now(),
         };
         let input = Input {
             key: SessionKey::new(PLATFORM, workspace, parent, &channel),
-            user: comp.user.id.to_string(),
-            event_id: Some(comp.id.to_string()),
-            action: match action {
-                ButtonAction::Confirm(id) => InputAction::Confirm {
-                    action_id: Some(id),
-                },
-                ButtonAction::Cancel(id) => InputAction::Cancel {
-                    action_id: Some(id),
-                },
-            },
+            user: who.user.clone(),
+            event_id: Some(who.id.clone()),
+            action,
         };
         let surface = ThreadSurface::new(self.rest.clone(), &channel, Some(handle));
         self.converse(input, surface).await;

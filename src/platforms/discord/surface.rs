@@ -100,21 +100,26 @@ pub fn no_pings() -> CreateAllowedMentions {
 }
 
 /// Confirm / Cancel buttons of a confirmation.
-pub fn confirmation_buttons(
-    confirm_id: &str,
-    cancel_id: &str,
-    disabled: bool,
-) -> Vec<CreateActionRow> {
-    vec![CreateActionRow::Buttons(vec![
-        CreateButton::new(confirm_id)
+pub fn confirmation_buttons(view: &ConfirmationView, disabled: bool) -> Vec<CreateActionRow> {
+    let mut buttons = vec![
+        CreateButton::new(&view.confirm_id)
             .label("Confirm")
             .style(ButtonStyle::Success)
             .disabled(disabled),
-        CreateButton::new(cancel_id)
+        CreateButton::new(&view.cancel_id)
             .label("Cancel")
             .style(ButtonStyle::Danger)
             .disabled(disabled),
-    ])]
+    ];
+    if let Some(edit) = &view.edit_id {
+        buttons.push(
+            CreateButton::new(edit)
+                .label("Edit")
+                .style(ButtonStyle::Secondary)
+                .disabled(disabled),
+        );
+    }
+    vec![CreateActionRow::Buttons(buttons)]
 }
 
 /// The embed listing every item of a confirmation with its details.
@@ -214,11 +219,7 @@ impl ChatSurface for ThreadSurface {
     async fn post_confirmation(&self, view: &ConfirmationView) -> Result<String, SurfaceError> {
         let body = CreateMessage::new()
             .embed(confirmation_embed(view))
-            .components(confirmation_buttons(
-                &view.confirm_id,
-                &view.cancel_id,
-                false,
-            ))
+            .components(confirmation_buttons(view, false))
             .allowed_mentions(no_pings());
         let m = self.rest.post_message(&self.channel, &body).await?;
         Ok(format!("{}/{}", m.channel, m.id))
@@ -323,6 +324,7 @@ mod tests {
             footer: "alice can confirm.".into(),
             confirm_id: "sparky:confirm:a".into(),
             cancel_id: "sparky:cancel:a".into(),
+            edit_id: None,
         };
         let v = serde_json::to_value(confirmation_embed(&view)).unwrap();
         let d = v["description"].as_str().unwrap();
@@ -332,14 +334,22 @@ mod tests {
 
     #[test]
     fn buttons_carry_the_shared_ids_and_styles() {
-        let rows = serde_json::to_value(confirmation_buttons(
-            "sparky:confirm:a",
-            "sparky:cancel:a",
-            false,
-        ))
-        .unwrap();
+        let mut view = ConfirmationView {
+            title: "Proposed change".into(),
+            items: Vec::new(),
+            footer: String::new(),
+            confirm_id: "sparky:confirm:a".into(),
+            cancel_id: "sparky:cancel:a".into(),
+            edit_id: None,
+        };
+        let rows = serde_json::to_value(confirmation_buttons(&view, false)).unwrap();
         assert_eq!(rows[0]["components"][0]["custom_id"], "sparky:confirm:a");
         assert_eq!(rows[0]["components"][0]["style"], 3);
         assert_eq!(rows[0]["components"][1]["style"], 4);
+        assert_eq!(rows[0]["components"].as_array().map(Vec::len), Some(2));
+        view.edit_id = Some("sparky:edit:a".into());
+        let rows = serde_json::to_value(confirmation_buttons(&view, false)).unwrap();
+        assert_eq!(rows[0]["components"][2]["custom_id"], "sparky:edit:a");
+        assert_eq!(rows[0]["components"][2]["style"], 2);
     }
 }

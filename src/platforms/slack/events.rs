@@ -53,6 +53,19 @@ pub enum Job {
     },
     /// A slash command.
     Command(SlashCommand),
+    /// A click on a card's Edit button: open its form (within Slack's 3 s for `trigger_id`).
+    OpenEditForm {
+        /// The click's trigger id, which `views.open` needs.
+        trigger_id: String,
+        /// The proposal.
+        action_id: String,
+        /// Team id.
+        team: String,
+        /// Who clicked (told privately when the form cannot open).
+        user: String,
+        /// The card's thread.
+        target: ThreadTarget,
+    },
 }
 
 /// A `/sparky ...` invocation.
@@ -246,13 +259,22 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
             .map(|t| t.0.as_str())
             .unwrap_or("")
     ));
+    let target = ThreadTarget {
+        channel: channel.clone(),
+        thread_ts: thread.clone(),
+        react_to: None,
+    };
     let action = match button {
-        ButtonAction::Confirm(id) => InputAction::Confirm {
-            action_id: Some(id),
-        },
-        ButtonAction::Cancel(id) => InputAction::Cancel {
-            action_id: Some(id),
-        },
+        ButtonAction::Edit(action_id) => {
+            return Some(Job::OpenEditForm {
+                trigger_id: e.trigger_id.0.clone(),
+                action_id,
+                team: team.to_string(),
+                user,
+                target,
+            })
+        }
+        other => other.input()?,
     };
     Some(Job::Turn {
         input: Input {
@@ -261,11 +283,7 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
             event_id,
             action,
         },
-        target: ThreadTarget {
-            channel,
-            thread_ts: thread,
-            react_to: None,
-        },
+        target,
         only_if_session: false,
     })
 }

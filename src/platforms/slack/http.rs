@@ -14,7 +14,7 @@ use serde_json::json;
 use slack_morphism::prelude::*;
 
 use super::signature::{verify, MAX_AGE_SECS};
-use super::{events, InFlight, Shared, SlackError};
+use super::{events, forms, InFlight, Shared, SlackError};
 use crate::config::{Config, Secret};
 use crate::core::Agent;
 use crate::platforms::replay;
@@ -97,7 +97,7 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
         Err(_) => return refuse(StatusCode::BAD_REQUEST, "body is neither JSON nor a form"),
     };
     if let Some((_, payload)) = form.iter().find(|(k, _)| k == "payload") {
-        return interaction(&st, payload);
+        return interaction(&st, payload).await;
     }
     if form.iter().any(|(k, _)| k == "command") {
         return command(&st, &body);
@@ -135,7 +135,27 @@ fn push_event(st: &HttpState, body: &[u8]) -> Response {
     }
 }
 
-fn interaction(st: &HttpState, payload: &str) -> Response {
+async fn interaction(st: &HttpState, payload: &str) -> Response {
+    // A submitted Edit form is answered with its field errors, which Slack shows on the
+    // fields; a valid one closes the form and is applied in the card's thread.
+    if let Some(sub) = serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| forms::submission(&v, &st.shared.gate))
+    {
+        match st
+            .shared
+            .agent
+            .check_edit(&sub.action_id, &sub.values)
+            .await
+        {
+            Ok(Err(errors)) => return Json(forms::errors_response(&errors)).into_response(),
+            Ok(Ok(())) => {}
+            // The edit itself reports what went wrong, in the thread.
+            Err(e) => tracing::warn!(error = %e, "could not check an edit"),
+        }
+        st.shared.spawn_job(sub.job);
+        return StatusCode::OK.into_response();
+    }
     match serde_json::from_str::<SlackInteractionEvent>(payload) {
         Ok(ev) => {
             if let Some(job) = events::job_from_interaction(&ev, &st.shared.gate) {

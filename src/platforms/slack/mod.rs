@@ -10,6 +10,7 @@
 
 pub mod events;
 mod files;
+pub mod forms;
 mod http;
 pub mod inbound_files;
 pub mod mrkdwn;
@@ -161,6 +162,35 @@ impl Shared {
                 self.turn(input, target).await;
             }
             Job::Command(cmd) => self.command(cmd).await,
+            Job::OpenEditForm {
+                trigger_id,
+                action_id,
+                team,
+                user,
+                target,
+            } => {
+                let note = match self.agent.edit_form(&action_id).await {
+                    Ok(Some(form)) => {
+                        let view = forms::edit_view(&form, &team, &target);
+                        match self.api.open_view(&trigger_id, view).await {
+                            Ok(()) => return,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "could not open the edit form");
+                                "I could not open the form; type the correction in the thread instead."
+                            }
+                        }
+                    }
+                    Ok(None) => "This proposal cannot be edited any more (it was resolved, or it has several changes: type the correction in the thread).",
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not read the proposal to edit");
+                        "I could not open the form; try again."
+                    }
+                };
+                let _ = self
+                    .api
+                    .ephemeral(&target.channel, Some(&target.thread_ts), &user, note)
+                    .await;
+            }
         }
     }
 

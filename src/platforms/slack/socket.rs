@@ -132,7 +132,14 @@ async fn on_interaction(
     states: SlackClientEventsUserState,
 ) -> UserCallbackResult<()> {
     if let Some(shared) = shared_of(&states).await {
-        if let Some(job) = events::job_from_interaction(&event, &shared.gate) {
+        // Socket Mode acknowledges before this runs, so an Edit form's field errors cannot be
+        // shown on its fields: the edit reports them in the card's thread.
+        let submitted = serde_json::to_value(&event)
+            .ok()
+            .and_then(|v| super::forms::submission(&v, &shared.gate));
+        if let Some(sub) = submitted {
+            shared.spawn_job(sub.job);
+        } else if let Some(job) = events::job_from_interaction(&event, &shared.gate) {
             shared.spawn_job(job);
         }
     }

@@ -162,6 +162,23 @@ impl SlackApi {
         Ok(())
     }
 
+    /// `views.open`: shows a modal for the click whose `trigger_id` is given.
+    pub async fn open_view(
+        &self,
+        trigger_id: &str,
+        view: serde_json::Value,
+    ) -> Result<(), SurfaceError> {
+        let view: SlackView = serde_json::from_value(view)
+            .map_err(|e| SurfaceError::Failed(format!("a view Slack would refuse: {e}")))?;
+        let req = SlackApiViewsOpenRequest::new(SlackTriggerId(trigger_id.to_string()), view);
+        let (client, token, req) = (&self.client, &self.token, &req);
+        self.run("views.open", Replay::Unsafe, move || async move {
+            client.open_session(token).views_open(req).await
+        })
+        .await?;
+        Ok(())
+    }
+
     /// `chat.postEphemeral`: a note only `user` sees.
     pub async fn ephemeral(
         &self,
@@ -429,6 +446,16 @@ pub fn confirmation_blocks(view: &ConfirmationView, action_id: &str) -> Vec<Valu
             }
         ]
     }));
+    if let Some(edit) = &view.edit_id {
+        if let Some(buttons) = out.last_mut().and_then(|b| b["elements"].as_array_mut()) {
+            buttons.push(json!({
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Edit", "emoji": true},
+                "action_id": edit,
+                "value": action_id,
+            }));
+        }
+    }
     out
 }
 

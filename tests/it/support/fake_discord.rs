@@ -663,6 +663,26 @@ impl FakeDiscord {
         (p, token)
     }
 
+    /// A submitted modal (interaction type 5) opened from `message`'s button: `custom_id` the
+    /// modal's, `values` the text inputs' custom ids and what was typed, shaped as Discord's
+    /// modal submit data (`components`: action rows of text inputs with their `value`).
+    pub fn modal_submit_payload(
+        &self,
+        message: &FakeMessage,
+        user: &str,
+        custom_id: &str,
+        values: &[(&str, &str)],
+    ) -> (Value, String) {
+        let (mut p, token) = self.click_payload(message, custom_id, user);
+        p["type"] = json!(5);
+        let rows: Vec<Value> = values
+            .iter()
+            .map(|(k, v)| json!({"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]}))
+            .collect();
+        p["data"] = json!({"custom_id": custom_id, "components": rows});
+        (p, token)
+    }
+
     fn register_interaction(&self, id: &str, token: &str, channel: &str) {
         self.inner.state.lock().unwrap().interactions.insert(
             token.into(),
