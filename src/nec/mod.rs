@@ -18,6 +18,7 @@
 //!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
 //!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
 //! - [`general_lighting::general_lighting_load`] (non-dwelling 220.12 / 220.42(A), 125 %)
+//! - [`gfci_afci::protection`] (210.8 GFCI and 210.12 AFCI by location, occupancy, edition, work)
 //! - [`motors::motor_flc`], [`motors::motor_branch_protection`] (430.52),
 //!   [`motors::motor_feeder_protection`] (430.24, 430.62(A))
 //! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
@@ -31,6 +32,7 @@ pub mod dwelling;
 pub mod error;
 pub mod fault_current;
 pub mod general_lighting;
+pub mod gfci_afci;
 pub mod grounding;
 pub mod motors;
 pub mod panel;
