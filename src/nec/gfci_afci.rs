@@ -248,7 +248,8 @@ fn to_ground(input: &ProtectionInput, assumptions: &mut Vec<String>) -> Option<f
     let g = match (input.phase, v.round() as i64) {
         (_, 120) | (_, 115) | (_, 125) => 120.0,
         (Phase::Single, 240) | (Phase::Single, 250) => {
-            assumptions.push("240 V single-phase taken as a 120/240 V system: 120 V to ground".into());
+            assumptions
+                .push("240 V single-phase taken as a 120/240 V system: 120 V to ground".into());
             120.0
         }
         (_, 208) => {
@@ -284,7 +285,11 @@ fn gfci_scope(
     let mut notes = Vec::new();
     let mut out = Required::Yes;
     let mut unconfirmed: Vec<String> = Vec::new();
-    let edition_note = |k: &str| format!("the {rule} {k} limit of this edition is not confirmed by two sources in Sparky's data");
+    let edition_note = |k: &str| {
+        format!(
+            "the {rule} {k} limit of this edition is not confirmed by two sources in Sparky's data"
+        )
+    };
     if let Some(v) = input.volts {
         match limit(r, rule, "receptacle_volts_max") {
             Some(max) if v.0 > max + 0.5 => {
@@ -299,9 +304,14 @@ fn gfci_scope(
     if out == Required::No {
         return (out, notes);
     }
-    match (limit(r, rule, "volts_to_ground_max"), to_ground(input, assumptions)) {
+    match (
+        limit(r, rule, "volts_to_ground_max"),
+        to_ground(input, assumptions),
+    ) {
         (Some(max), Some(g)) if g > max + 0.5 => {
-            notes.push(format!("{g} V to ground is above the {max} V to ground {rule} covers"));
+            notes.push(format!(
+                "{g} V to ground is above the {max} V to ground {rule} covers"
+            ));
             return (Required::No, notes);
         }
         (Some(_), Some(_)) => {}
@@ -309,7 +319,10 @@ fn gfci_scope(
             notes.push(format!("voltage to ground not given and not clear from the system: {rule} covers {max} V to ground or less; give volts_to_ground"));
             out = Required::Unknown;
         }
-        (None, _) if rule == "210.8(A)" && r.contains_key(&(rule.to_string(), "scope:receptacle_volts_max".into())) && limit(r, rule, "receptacle_volts_max").is_some_and(|m| m <= 125.0) => {}
+        (None, _)
+            if rule == "210.8(A)"
+                && r.contains_key(&(rule.to_string(), "scope:receptacle_volts_max".into()))
+                && limit(r, rule, "receptacle_volts_max").is_some_and(|m| m <= 125.0) => {}
         (None, _) => unconfirmed.push(edition_note("voltage-to-ground")),
         _ => {}
     }
@@ -325,7 +338,8 @@ fn gfci_scope(
                 return (Required::No, notes);
             }
             Some(_) => {}
-            None if rule == "210.8(A)" && limit(r, rule, "receptacle_volts_max").is_some_and(|m| m > 125.0) => {}
+            None if rule == "210.8(A)"
+                && limit(r, rule, "receptacle_volts_max").is_some_and(|m| m > 125.0) => {}
             None => unconfirmed.push(edition_note("ampere")),
         }
     }
@@ -342,11 +356,7 @@ fn gfci_scope(
     (out, notes)
 }
 
-fn gfci(
-    r: &EditionRules,
-    input: &ProtectionInput,
-    assumptions: &mut Vec<String>,
-) -> Finding {
+fn gfci(r: &EditionRules, input: &ProtectionInput, assumptions: &mut Vec<String>) -> Finding {
     let dwelling = input.occupancy == Occupancy::Dwelling;
     let rule = if dwelling { "210.8(A)" } else { "210.8(B)" };
     let mut f = Finding {
@@ -390,7 +400,10 @@ fn gfci(
             }
             _ => {
                 f.required = Required::Unknown;
-                f.unknown_why.push("whether 210.8(F) exists in this edition is not confirmed by two sources".into());
+                f.unknown_why.push(
+                    "whether 210.8(F) exists in this edition is not confirmed by two sources"
+                        .into(),
+                );
             }
         }
         return f;
@@ -407,7 +420,10 @@ fn gfci(
         triggers.push(("sink_6ft", "within 6 ft of a sink".into()));
     }
     if input.near_tub_or_shower {
-        triggers.push(("bathtub_shower_6ft", "within 6 ft of a bathtub or shower".into()));
+        triggers.push((
+            "bathtub_shower_6ft",
+            "within 6 ft of a bathtub or shower".into(),
+        ));
     }
     if input.damp_or_wet && input.location != "outdoors" {
         triggers.push(("indoor_damp_wet", "indoor damp or wet location".into()));
@@ -450,12 +466,14 @@ fn gfci(
         if !f.sections.contains(s) {
             f.sections.push(s.clone());
         }
-        f.basis.push(format!("{w}: listed in {s} ({})", input.edition));
+        f.basis
+            .push(format!("{w}: listed in {s} ({})", input.edition));
     }
     match scope {
         Required::No => {
             f.basis.extend(notes);
-            f.basis.push("so the listed location does not bring this receptacle under 210.8".into());
+            f.basis
+                .push("so the listed location does not bring this receptacle under 210.8".into());
         }
         Required::Unknown => {
             f.required = Required::Unknown;
@@ -465,7 +483,10 @@ fn gfci(
     }
     if input.work == Work::Replacement && f.required == Required::Yes {
         f.sections.push("406.4(D)(3)".into());
-        f.basis.push("a replacement receptacle at an outlet that needs GFCI today must be GFCI protected".into());
+        f.basis.push(
+            "a replacement receptacle at an outlet that needs GFCI today must be GFCI protected"
+                .into(),
+        );
     }
     f
 }
@@ -484,11 +505,7 @@ fn afci_rule(input: &ProtectionInput) -> Option<(&'static str, String)> {
     }
 }
 
-fn afci(
-    r: &EditionRules,
-    input: &ProtectionInput,
-    assumptions: &mut Vec<String>,
-) -> Finding {
+fn afci(r: &EditionRules, input: &ProtectionInput, assumptions: &mut Vec<String>) -> Finding {
     let mut f = Finding {
         required: Required::No,
         sections: Vec::new(),
@@ -504,14 +521,21 @@ fn afci(
         Some(c) if c.value == "yes" => {
             f.required = Required::Yes;
             f.sections.push(c.section.clone());
-            f.basis.push(format!("{key}: listed in {} ({})", c.section, input.edition));
+            f.basis.push(format!(
+                "{key}: listed in {} ({})",
+                c.section, input.edition
+            ));
         }
         Some(c) => {
             f.sections.push(c.section.clone());
-            f.basis.push(format!("{key}: two sources state 210.12 does not cover it ({})", input.edition));
+            f.basis.push(format!(
+                "{key}: two sources state 210.12 does not cover it ({})",
+                input.edition
+            ));
             return f;
         }
-        None if listed && matches!(input.occupancy, Occupancy::Dwelling | Occupancy::Dormitory)
+        None if listed
+            && matches!(input.occupancy, Occupancy::Dwelling | Occupancy::Dormitory)
             && r.iter().any(|((ru, _), c)| ru == rule && c.value == "yes") =>
         {
             f.sections.push("210.12".into());
@@ -544,7 +568,8 @@ fn afci(
         };
     if volts_over {
         f.required = Required::No;
-        f.basis.push("210.12 covers 120 V single-phase branch circuits only".into());
+        f.basis
+            .push("210.12 covers 120 V single-phase branch circuits only".into());
         return f;
     }
     if let Some(a) = input.amps {
@@ -571,7 +596,11 @@ fn afci(
             f.basis.push("a replaced receptacle in an AFCI area gets AFCI protection (an outlet branch-circuit AFCI receptacle, a receptacle downstream of one, or a combination AFCI breaker)".into());
         }
         Work::Extension => {
-            let ext = if input.edition == Edition::Nec2023 { "210.12(E)" } else { "210.12(D)" };
+            let ext = if input.edition == Edition::Nec2023 {
+                "210.12(E)"
+            } else {
+                "210.12(D)"
+            };
             f.sections.push(ext.into());
             match (input.extension_ft, input.extension_adds_outlets) {
                 (Some(ft), Some(false)) if ft <= 6.0 => {
@@ -582,7 +611,9 @@ fn afci(
                     f.basis.push(format!("extension of {ft} ft (over 6 ft): the existing circuit gets AFCI protection at its origin or at its first receptacle outlet ({ext})"));
                 }
                 (_, Some(true)) => {
-                    f.basis.push(format!("the extension adds outlets or devices: AFCI protection per {ext}"));
+                    f.basis.push(format!(
+                        "the extension adds outlets or devices: AFCI protection per {ext}"
+                    ));
                 }
                 _ => {
                     f.basis.push(format!("AFCI per {ext} unless the extension is 6 ft or less and adds no outlets or devices (give extension_ft and extension_adds_outlets)"));
@@ -609,7 +640,11 @@ fn questions(input: &ProtectionInput) -> Vec<String> {
             q.push("A receptacle serving only a permanently installed fire alarm or security system: see the alarm exception in 210.8(A) with 760.41(B) / 760.121(B).".into());
         }
         "crawl_space" => {
-            let s = if e == Edition::Nec2017 { "210.8(E)" } else { "210.8(C)" };
+            let s = if e == Edition::Nec2017 {
+                "210.8(E)"
+            } else {
+                "210.8(C)"
+            };
             q.push(format!("Lighting outlets in a crawl space: {s}."));
         }
         "kitchen_countertop" | "kitchen_other" | "laundry" if dwelling => {
@@ -628,7 +663,13 @@ fn questions(input: &ProtectionInput) -> Vec<String> {
             if e == Edition::Nec2023 { "listed weight-supporting ceiling receptacle" } else { "listed locking support and mounting receptacle" }
         ));
     }
-    if matches!(input.occupancy, Occupancy::Dwelling | Occupancy::Dormitory | Occupancy::GuestRoom | Occupancy::PatientSleepingRoom) {
+    if matches!(
+        input.occupancy,
+        Occupancy::Dwelling
+            | Occupancy::Dormitory
+            | Occupancy::GuestRoom
+            | Occupancy::PatientSleepingRoom
+    ) {
         q.push("An individual branch circuit for a fire alarm system may omit AFCI only as 760.41(B) / 760.121(B) allow (metal raceway or armored cable, metal boxes).".into());
     }
     if input.receptacle {
@@ -765,7 +806,11 @@ mod tests {
     #[test]
     fn non_dwelling_scope_and_unknowns_are_said() {
         // 2017 other than dwelling: three-phase 208 V 60 A receptacle in an unfinished basement.
-        let mut i = ask(Edition::Nec2017, Occupancy::OtherThanDwelling, "basement_unfinished");
+        let mut i = ask(
+            Edition::Nec2017,
+            Occupancy::OtherThanDwelling,
+            "basement_unfinished",
+        );
         i.phase = Phase::Three;
         i.volts = Some(Volts(208.0));
         i.amps = Some(Amps(60.0));
@@ -779,7 +824,11 @@ mod tests {
         assert_eq!(r.gfci.required, Required::Unknown);
         assert!(r.gfci.unknown_why[0].contains("two-source"), "{r:#?}");
         // Offices are outside 210.12.
-        let r = run(&ask(Edition::Nec2023, Occupancy::OtherThanDwelling, "bathroom"));
+        let r = run(&ask(
+            Edition::Nec2023,
+            Occupancy::OtherThanDwelling,
+            "bathroom",
+        ));
         assert_eq!(r.afci.required, Required::No);
     }
 
@@ -788,7 +837,10 @@ mod tests {
         let mut i = ask(Edition::Nec2020, Occupancy::Dwelling, "bedroom");
         i.work = Work::Replacement;
         let r = run(&i);
-        assert!(r.afci.sections.contains(&"406.4(D)(4)".to_string()), "{r:#?}");
+        assert!(
+            r.afci.sections.contains(&"406.4(D)(4)".to_string()),
+            "{r:#?}"
+        );
         i.work = Work::Extension;
         i.extension_ft = Some(4.0);
         i.extension_adds_outlets = Some(false);
@@ -804,7 +856,11 @@ mod tests {
 
     #[test]
     fn guest_rooms_and_bad_input() {
-        let r = run(&ask(Edition::Nec2020, Occupancy::PatientSleepingRoom, "bedroom"));
+        let r = run(&ask(
+            Edition::Nec2020,
+            Occupancy::PatientSleepingRoom,
+            "bedroom",
+        ));
         assert_eq!(r.afci.required, Required::Yes);
         assert_eq!(r.afci.sections, vec!["210.12(C)"]);
         assert!(protection(&ask(Edition::Nec2023, Occupancy::Dwelling, "moon")).is_err());
