@@ -16,7 +16,9 @@ use crate::nec::ev_charging::{self, EvInput};
 use crate::nec::gfci_afci::{self, Occupancy, ProtectionInput, Work};
 use crate::nec::outlet_count::{self, CountOccupancy, OutletCountInput, OutletKind};
 use crate::nec::units::{Amps, Edition, Material, Phase, Volts};
-use crate::project::analysis::{circuit_electrical, circuit_label, panel_or_only, resolve_circuit, round, CircuitRef};
+use crate::project::analysis::{
+    circuit_electrical, circuit_label, panel_or_only, resolve_circuit, round, CircuitRef,
+};
 use crate::project::CircuitSpec;
 
 /// Registers the three tools.
@@ -70,7 +72,10 @@ async fn local_note(ctx: &ToolContext) -> String {
             "{base} Job site: {} Amendments: {}.",
             c.explanation,
             c.amendments
-                .map(|a| serde_json::to_value(a).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
+                .map(|a| serde_json::to_value(a)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default())
                 .unwrap_or_else(|| "not recorded".into())
         ),
         _ => format!("{base} No project is bound, so no jurisdiction is known."),
@@ -338,12 +343,19 @@ impl Tool for CountOutletsPerCircuit {
             },
             OutletArg::Luminaire => OutletKind::Luminaire {
                 va_each: a.va_each.ok_or_else(|| {
-                    ToolError::InvalidArguments("luminaire needs va_each (the luminaire's input VA)".into())
+                    ToolError::InvalidArguments(
+                        "luminaire needs va_each (the luminaire's input VA)".into(),
+                    )
                 })?,
             },
         };
         let (volts, phase, breaker, cont) = match &circuit {
-            Some((_, v, p, b, c)) => (a.voltage.map_or(*v, |x| x.0), a.phase.unwrap_or(*p), a.breaker.map_or(*b, |x| x.0), a.continuous.unwrap_or(*c)),
+            Some((_, v, p, b, c)) => (
+                a.voltage.map_or(*v, |x| x.0),
+                a.phase.unwrap_or(*p),
+                a.breaker.map_or(*b, |x| x.0),
+                a.continuous.unwrap_or(*c),
+            ),
             None => {
                 if a.voltage.is_none() {
                     assumptions.push("120 V (not given)".to_string());
@@ -353,9 +365,18 @@ impl Tool for CountOutletsPerCircuit {
                 }
                 let lum = matches!(kind, OutletArg::Luminaire);
                 if a.continuous.is_none() {
-                    assumptions.push(if lum { "luminaires continuous (3 h or more; not given)".to_string() } else { "not a continuous load (not given)".to_string() });
+                    assumptions.push(if lum {
+                        "luminaires continuous (3 h or more; not given)".to_string()
+                    } else {
+                        "not a continuous load (not given)".to_string()
+                    });
                 }
-                (a.voltage.map_or(120.0, |x| x.0), a.phase.unwrap_or(Phase::Single), a.breaker.map_or(20.0, |x| x.0), a.continuous.unwrap_or(lum))
+                (
+                    a.voltage.map_or(120.0, |x| x.0),
+                    a.phase.unwrap_or(Phase::Single),
+                    a.breaker.map_or(20.0, |x| x.0),
+                    a.continuous.unwrap_or(lum),
+                )
             }
         };
         let r = outlet_count::outlet_count(&OutletCountInput {
@@ -452,7 +473,9 @@ impl Tool for SizeEvCircuit {
         let project = match (&a.panel, ctx.project_id) {
             (Some(_), Some(_)) => Some(ctx.project().await?),
             (Some(_), None) => {
-                return Err(ToolError::MissingData("panel names a project panel and no project is bound; leave panel out".into()))
+                return Err(ToolError::MissingData(
+                    "panel names a project panel and no project is bound; leave panel out".into(),
+                ))
             }
             _ => None,
         };
@@ -472,12 +495,20 @@ impl Tool for SizeEvCircuit {
         let amps = match (a.amps, a.kw) {
             (Some(x), _) => x.0,
             (None, Some(kw)) if kw.is_finite() && kw > 0.0 => {
-                let f = if phase == Phase::Three { 3f64.sqrt() } else { 1.0 };
+                let f = if phase == Phase::Three {
+                    3f64.sqrt()
+                } else {
+                    1.0
+                };
                 let x = kw * 1000.0 / (volts * f);
                 assumptions.push(format!("{kw} kW at {volts} V = {:.1} A", x));
                 x
             }
-            _ => return Err(ToolError::InvalidArguments("give amps (EVSE nameplate) or kw".into())),
+            _ => {
+                return Err(ToolError::InvalidArguments(
+                    "give amps (EVSE nameplate) or kw".into(),
+                ))
+            }
         };
         let r = ev_charging::ev_circuit(&EvInput {
             edition,
@@ -494,7 +525,11 @@ impl Tool for SizeEvCircuit {
         // The project's panel with the EVSE added, through the panel engine.
         let panel_check = match (&project, &panel) {
             (Some(p), Some(pn)) => {
-                let mut specs: Vec<CircuitSpec> = p.circuits_of(pn.id).iter().map(|c| c.spec.clone()).collect();
+                let mut specs: Vec<CircuitSpec> = p
+                    .circuits_of(pn.id)
+                    .iter()
+                    .map(|c| c.spec.clone())
+                    .collect();
                 let base = specs.first().cloned();
                 if let Some(mut ev) = base {
                     ev.description = "EVSE (proposed)".into();
