@@ -359,6 +359,38 @@ conv("follow-07", "follow-up",
      say("which breaker feeds the range", tools=[("find_circuits", {"query": "range"})]),
      say("is the wire on it big enough? check it", tools=[("check_conductor_sizing", {}, {"panel": "LP-1", "number": 2})], card=False))
 
+# --- GFCI/AFCI, outlets per circuit, EV circuits ---------------------------------------------
+conv("gfci-01", "calculation", say(
+    "does the fridge receptacle in a kitchen need gfci on a 2023 job? its not on the counter",
+    tools=[("check_gfci_afci", {"location": "kitchen_other"}, {"location": "kitchen_other", "edition": 2023})],
+    citations=["210.8(A)(6)"], mentions=["yes", "required"],
+    method="2023 210.8(A)(6) covers all dwelling kitchen receptacles (2020 covered countertop receptacles only)"))
+conv("gfci-02", "calculation", say(
+    "arc fault needed for bedroom receptacles, 2020 code?",
+    tools=[("check_gfci_afci", {"location": "bedroom"}, {"location": "bedroom", "edition": 2020})],
+    citations=["210.12"], mentions=["afci", "arc"],
+    method="2020 210.12(A) lists bedrooms for 120 V 15/20 A branch circuits"))
+conv("outlets-01", "calculation", say(
+    "how many receptacles can i put on a 20 amp 120v circuit in an office",
+    tools=[("count_outlets_per_circuit", {"breaker": 20}, {"outlet": "receptacle", "voltage": 120, "breaker": 20})],
+    numbers=[(13, 0, "receptacles")], citations=["220.14(I)"],
+    method="120 V x 20 A = 2400 VA; 2400 / 180 VA per yoke = 13.3, so 13 (220.14(I))"))
+conv("outlets-02", "calculation", say(
+    "how many outlets on a 15a circuit commercial",
+    tools=[("count_outlets_per_circuit", {"breaker": 15}, {"outlet": "receptacle", "voltage": 120, "breaker": 15})],
+    numbers=[(10, 0, "receptacles")], citations=["220.14(I)"],
+    method="120 V x 15 A = 1800 VA; 1800 / 180 = 10"))
+conv("ev-01", "calculation", say(
+    "48 amp tesla wall connector, 240v. breaker and wire?",
+    tools=[("size_ev_circuit", {"amps": 48}, {"amps": 48, "voltage": 240})],
+    numbers=[(60, 0, "breaker A")], citations=["625.41"],
+    method="625.41: 48 A x 1.25 = 60 A; 60 A breaker; 6 AWG Cu at 75 C terminations (65 A)"))
+conv("ev-02", "calculation", say(
+    "level 2 car charger 32 amps, what size breaker",
+    tools=[("size_ev_circuit", {"amps": 32}, {"amps": 32, "voltage": 240})],
+    numbers=[(40, 0, "breaker A")], citations=["625.41"],
+    method="32 A x 1.25 = 40 A: 40 A breaker"))
+
 # --- out of scope -------------------------------------------------------------------------------
 REFUSE = [
     "whos gonna win the game tonight",

@@ -80,6 +80,38 @@ const ALIASES: &[(&str, &[&str])] = &[
     ),
     ("calculate_voltage_drop", &["voltage drop"]),
     ("describe_panel", &["describe"]),
+    (
+        "check_gfci_afci",
+        &[
+            "gfci",
+            "afci",
+            "arc fault",
+            "ground fault",
+            "gfi",
+            "arc fault breaker",
+        ],
+    ),
+    (
+        "count_outlets_per_circuit",
+        &[
+            "how many receptacles",
+            "how many outlets",
+            "how many plugs",
+            "how many lights",
+            "receptacles on a circuit",
+        ],
+    ),
+    (
+        "size_ev_circuit",
+        &[
+            "ev charger",
+            "car charger",
+            "tesla",
+            "level 2",
+            "evse",
+            "wall connector",
+        ],
+    ),
 ];
 
 /// What a matched phrase adds to a tool's score: more than any run of single words.
@@ -420,6 +452,20 @@ mod tests {
                 "Size the motor branch circuit for a 10 hp 460 V motor",
                 "size_motor_circuit",
             ),
+            (
+                "does the fridge outlet in the kitchen need gfci under 2023?",
+                "check_gfci_afci",
+            ),
+            ("arc fault needed in a bedroom?", "check_gfci_afci"),
+            (
+                "how many receptacles can i put on a 20 amp circuit in an office",
+                "count_outlets_per_circuit",
+            ),
+            (
+                "wire and breaker for a 48 amp tesla wall connector",
+                "size_ev_circuit",
+            ),
+            ("level 2 car charger circuit size?", "size_ev_circuit"),
         ] {
             let r = route_text(&[q], &[], &[]);
             assert!(r.full.contains(&tool), "{q}: {r:?}");

@@ -18,6 +18,9 @@
 //!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
 //!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
 //! - [`general_lighting::general_lighting_load`] (non-dwelling 220.12 / 220.42(A), 125 %)
+//! - [`outlet_count::outlet_count`] (receptacles, multioutlet assemblies, luminaires per circuit)
+//! - [`ev_charging::ev_circuit`] (625.40–625.42, 220.57)
+//! - [`gfci_afci::protection`] (210.8 GFCI and 210.12 AFCI by location, occupancy, edition, work)
 //! - [`motors::motor_flc`], [`motors::motor_branch_protection`] (430.52),
 //!   [`motors::motor_feeder_protection`] (430.24, 430.62(A))
 //! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
@@ -29,10 +32,13 @@ pub mod arc_flash;
 pub mod conductors;
 pub mod dwelling;
 pub mod error;
+pub mod ev_charging;
 pub mod fault_current;
 pub mod general_lighting;
+pub mod gfci_afci;
 pub mod grounding;
 pub mod motors;
+pub mod outlet_count;
 pub mod panel;
 pub mod tables;
 pub mod units;

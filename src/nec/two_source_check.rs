@@ -371,3 +371,190 @@ fn ppe_ac_metric_cells_are_printed_values() {
         );
     }
 }
+
+/// The values of `rows` that at least two publishers state.
+fn agreed_values<'a>(
+    rows: impl Iterator<Item = (&'a str, &'a str)>,
+    publishers: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut by: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
+    for (source, value) in rows {
+        let p = publishers
+            .get(source)
+            .unwrap_or_else(|| panic!("source {source} is not in reference_sources.csv"));
+        by.entry(value).or_default().insert(p);
+    }
+    by.into_iter()
+        .filter(|(_, p)| p.len() >= 2)
+        .map(|(v, _)| v.to_string())
+        .collect()
+}
+
+/// The GFCI/AFCI rows every edition ships are exactly those the per-source copies give: a
+/// location two publishers list (none saying otherwise), with the item number two publishers
+/// agree on; a location absent from a list two publishers show complete (its item count
+/// agreed and every item number 1..count listed by some source) is "no"; a scope limit is the
+/// widest (most protective) value two publishers print; the section letter of a 210.12 rule
+/// is the one two publishers give; a rule whose locations two publishers say are the next
+/// edition's takes those.
+#[test]
+fn gfci_afci_rows_are_what_two_publishers_state() {
+    use super::gfci_afci::{rules, LOCATIONS};
+    let publishers = publishers();
+    let recs = records(&fixture("gfci_afci_sources.csv"));
+    let mut groups: BTreeMap<(u16, String), Vec<&BTreeMap<String, String>>> = BTreeMap::new();
+    for r in &recs {
+        groups
+            .entry((r["edition"].parse().expect("edition"), r["rule"].clone()))
+            .or_default()
+            .push(r);
+    }
+    type Row = (String, String, String, String);
+    let mut derived: BTreeMap<u16, BTreeSet<Row>> = BTreeMap::new();
+    let section_of = |rs: &[&BTreeMap<String, String>], rule: &str| {
+        let s = agreed_values(
+            rs.iter()
+                .filter(|r| r["key"] == "section")
+                .map(|r| (r["source"].as_str(), r["value"].as_str())),
+            &publishers,
+        );
+        match s.len() {
+            1 => s.into_iter().next().expect("one"),
+            _ => rule.split(':').next().expect("rule").to_string(),
+        }
+    };
+    for ((edition, rule), rs) in &groups {
+        let out = derived.entry(*edition).or_default();
+        let base = rule.split(':').next().expect("rule");
+        let rule_section = section_of(rs, rule);
+        let keys: BTreeSet<&str> = rs.iter().map(|r| r["key"].as_str()).collect();
+        for key in keys {
+            let kr: Vec<_> = rs.iter().filter(|r| r["key"] == key).collect();
+            let agreed = agreed_values(
+                kr.iter()
+                    .map(|r| (r["source"].as_str(), r["value"].as_str())),
+                &publishers,
+            );
+            if let Some(scope) = key.strip_prefix("scope:") {
+                let vals = agreed.iter().map(|v| v.parse::<f64>().expect("number"));
+                let v = if scope.ends_with("_min") {
+                    vals.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))))
+                } else {
+                    vals.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+                };
+                if let Some(v) = v {
+                    out.insert((rule.clone(), key.into(), format!("{v}"), String::new()));
+                }
+            } else if key == "present" {
+                if agreed.len() == 1 {
+                    let v = agreed.into_iter().next().expect("one");
+                    out.insert((rule.clone(), key.into(), v, String::new()));
+                }
+            } else if !["count", "section", "same_locations_as_next"].contains(&key) {
+                let stated: BTreeSet<&str> = kr.iter().map(|r| r["value"].as_str()).collect();
+                if stated.len() == 1 && agreed.len() == 1 {
+                    let items = agreed_values(
+                        kr.iter()
+                            .filter(|r| !r["item"].is_empty())
+                            .map(|r| (r["source"].as_str(), r["item"].as_str())),
+                        &publishers,
+                    );
+                    let section = match (items.len(), base.starts_with("210.8")) {
+                        (1, true) => {
+                            format!("{rule_section}({})", items.iter().next().expect("one"))
+                        }
+                        _ => rule_section.clone(),
+                    };
+                    let v = agreed.into_iter().next().expect("one");
+                    out.insert((rule.clone(), key.into(), v, section));
+                }
+            }
+        }
+        // A list two publishers show complete makes every other location a "no".
+        let counts = agreed_values(
+            rs.iter()
+                .filter(|r| r["key"] == "count")
+                .map(|r| (r["source"].as_str(), r["value"].as_str())),
+            &publishers,
+        );
+        let numbers: BTreeSet<u32> = rs
+            .iter()
+            .filter(|r| r["value"] == "yes" && !r["item"].is_empty())
+            .map(|r| r["item"].parse().expect("item"))
+            .collect();
+        if let [n] = counts.iter().collect::<Vec<_>>()[..] {
+            let n: u32 = n.parse().expect("count");
+            if numbers == (1..=n).collect() {
+                let listed: BTreeSet<&str> = rs
+                    .iter()
+                    .filter(|r| r["value"] == "yes")
+                    .map(|r| r["key"].as_str())
+                    .collect();
+                // The 210.12 room names are not 210.8 locations.
+                let not_210_8 = ["kitchen", "guest_room", "patient_sleeping_room"];
+                for loc in LOCATIONS.iter().filter(|l| !not_210_8.contains(l)) {
+                    let has = out.iter().any(|(ru, k, _, _)| ru == rule && k == loc);
+                    if !listed.contains(loc) && !has {
+                        out.insert((
+                            rule.clone(),
+                            (*loc).into(),
+                            "no".into(),
+                            rule_section.clone(),
+                        ));
+                    }
+                }
+                out.insert((
+                    rule.clone(),
+                    "complete".into(),
+                    n.to_string(),
+                    String::new(),
+                ));
+            }
+        }
+    }
+    // Locations a rule shares with the next edition, where two publishers say so.
+    for ((edition, rule), rs) in &groups {
+        let same = agreed_values(
+            rs.iter()
+                .filter(|r| r["key"] == "same_locations_as_next")
+                .map(|r| (r["source"].as_str(), r["value"].as_str())),
+            &publishers,
+        );
+        if same.contains("yes") {
+            let next = edition + 3;
+            let section = section_of(rs, rule);
+            let take: Vec<Row> = derived[&next]
+                .iter()
+                .filter(|(ru, _, v, _)| ru == rule && v == "yes")
+                .cloned()
+                .collect();
+            let out = derived.get_mut(edition).expect("edition");
+            for (ru, k, v, _) in take {
+                if !out.iter().any(|(r2, k2, _, _)| *r2 == ru && *k2 == k) {
+                    out.insert((ru, k, v, section.clone()));
+                }
+            }
+        }
+    }
+    let shipped = rules().expect("rules");
+    for (year, rows) in shipped {
+        let ours: BTreeSet<Row> = rows
+            .iter()
+            .map(|((rule, key), c)| {
+                let value = match c.value.parse::<f64>() {
+                    Ok(v) if key.starts_with("scope:") => format!("{v}"),
+                    _ => c.value.clone(),
+                };
+                (rule.clone(), key.clone(), value, c.section.clone())
+            })
+            .collect();
+        let want = derived.remove(year).unwrap_or_default();
+        let extra: Vec<_> = ours.difference(&want).collect();
+        let missing: Vec<_> = want.difference(&ours).collect();
+        assert!(
+            extra.is_empty() && missing.is_empty(),
+            "{year}: shipped without two sources {extra:#?}; confirmed but not shipped {missing:#?}"
+        );
+    }
+    assert!(derived.is_empty(), "editions not shipped: {derived:?}");
+}

@@ -24,7 +24,8 @@
 //! - Other tools: `find_circuits`, `describe_panel`, `run_inspection`, `code_in_force`,
 //!   `report_tool` (`send_report`), `search_tool` (`search_code`), `discovery` (`more_tools`),
 //!   and the families `utility` (calculator, time, tasks), `dwelling_tools`, `motor_tools`,
-//!   `grounding_tools`, `lighting_tools`.
+//!   `grounding_tools`, `lighting_tools`, `protection_tools` (`check_gfci_afci`,
+//!   `count_outlets_per_circuit`, `size_ev_circuit`).
 //! - Shared by several tools: `nec_args` (the edition a calculation uses, circuit references
 //!   from arguments), `plan_preview` (a call's plan item and the fault-current, loading and
 //!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
@@ -64,6 +65,7 @@ pub mod nec_args;
 pub mod nec_tools;
 pub mod plan_preview;
 pub mod project_tools;
+pub mod protection_tools;
 mod read_store;
 mod registry;
 pub mod remove_circuit;
@@ -324,6 +326,7 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     motor_tools::register(&mut r);
     grounding_tools::register(&mut r);
     lighting_tools::register(&mut r);
+    protection_tools::register(&mut r);
     r.register(code_in_force::CodeInForceTool);
     report_tool::register(&mut r);
     r.register(discovery::MoreTools);

@@ -579,7 +579,8 @@ impl JsonSchema for Edition {
         true
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "enum": ["2020", "2023"], "description": "NEC edition" })
+        // Every edition Sparky ships, as the year (number or string, as people type it).
+        json_schema!({ "type": ["string", "integer"], "enum": ["2017", "2020", "2023", 2017, 2020, 2023], "description": "NEC edition" })
     }
 }
 

@@ -58,6 +58,7 @@ mod tools_heavy;
 mod tools_inspection;
 mod tools_motor_inspection;
 mod tools_nec_engine;
+mod tools_protection;
 mod tools_read;
 mod tools_write;
 mod undelivered;
