@@ -307,14 +307,15 @@ pub fn pv_interconnection(
     let r = refs(e);
     let bus = positive("busbar_rating", input.busbar_rating.0)?;
     let main = positive("main_ocpd", input.main_ocpd.0)?;
-    if input.sources.is_empty() {
-        return Err(NecError::MissingInput {
-            field: "sources",
-            reason: "give each inverter's maximum continuous output current (or kW and voltage)"
-                .into(),
-        });
-    }
+    // Without a source the options still give the largest breaker and inverter they allow,
+    // but decide nothing.
+    let limits_only = input.sources.is_empty();
     let mut assumptions = Vec::new();
+    if limits_only {
+        assumptions.push(
+            "no inverter given: each option shows the largest PV breaker and inverter output it allows, and passes nothing".into(),
+        );
+    }
     let mut sources = Vec::new();
     for s in &input.sources {
         let i = positive("sources[].output_current", s.output_current.0)?;
@@ -625,6 +626,11 @@ pub fn pv_interconnection(
         }
     };
 
+    if limits_only {
+        for c in busbar.iter_mut().chain(feeder_checks.iter_mut()) {
+            c.passes = None;
+        }
+    }
     let passing: Vec<String> = busbar
         .iter()
         .chain(&feeder_checks)
@@ -791,10 +797,18 @@ mod tests {
     }
 
     #[test]
-    fn bad_input_is_refused() {
-        let mut i = input(200.0, 200.0, 32.0);
+    fn without_a_source_the_limits_are_given_and_nothing_passes() {
+        let mut i = input(225.0, 200.0, 1.0);
         i.sources.clear();
-        assert!(pv_interconnection(&i).is_err());
+        let r = pv_interconnection(&i).unwrap();
+        let o = option(&r, "120");
+        assert_eq!(o.passes, None);
+        assert_eq!(o.max_source_breaker_a, Some(70.0));
+        assert!(r.passing.is_empty());
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
         let i = input(0.0, 200.0, 32.0);
         assert!(pv_interconnection(&i).is_err());
         let i = input(200.0, 200.0, f64::NAN);

@@ -103,7 +103,8 @@ struct PvArgs {
     /// Main breaker (OCPD protecting the busbar), A.
     #[serde(default)]
     main_breaker: Option<Amps>,
-    /// One entry per PV breaker.
+    /// One entry per PV breaker (none: only the limits).
+    #[serde(default)]
     inverters: Vec<InverterArg>,
     /// end (default) or center (center-fed).
     #[serde(default)]
@@ -234,11 +235,6 @@ impl Tool for CheckPvInterconnection {
             Some(p) => (p.spec.voltage.0, p.spec.phase),
             None => (240.0, Phase::Single),
         };
-        if a.inverters.is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "inverters needs at least one entry (output_a or kw)".into(),
-            ));
-        }
         // The PV breaker recorded on the project, when named.
         let pv_circuit = match (&a.pv_circuit, &project) {
             (Some(name), Some(p)) => {
@@ -364,7 +360,9 @@ impl Tool for CheckPvInterconnection {
                 })
             })
             .collect();
-        let verdict = if r.passing.is_empty() {
+        let verdict = if a.inverters.is_empty() {
+            "no inverter given: the largest PV breaker and inverter output each option allows are listed".to_string()
+        } else if r.passing.is_empty() {
             "no load-side option passes with these inputs: reduce the PV breaker, derate the main, use a supply-side connection or a power control system, or upgrade the panel".to_string()
         } else {
             format!("passes: {}", r.passing.join("; "))
