@@ -160,7 +160,7 @@ fn method_load(
     if house > 0.0 {
         lines.push(LoadLine {
             item: "house load (calculated by Part III, given)".into(),
-            reference: "NEC 220.84(B)".into(),
+            reference: "NEC Article 220 Part III (220.84(B))".into(),
             connected_va: house,
             demand_va: house,
         });

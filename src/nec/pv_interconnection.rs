@@ -334,7 +334,8 @@ pub fn pv_interconnection(
             breaker_ok: breaker.map(|b| b >= min - 1e-9),
         });
     }
-    let total: f64 = sources.iter().map(|s| s.output_current).sum();
+    // A fold from +0.0: an empty `sum` of f64 is -0.0.
+    let total = sources.iter().fold(0.0, |t, s| t + s.output_current);
     let total_125 = 1.25 * total;
 
     let mut busbar = Vec::new();
@@ -805,6 +806,8 @@ mod tests {
         assert_eq!(o.passes, None);
         assert_eq!(o.max_source_breaker_a, Some(70.0));
         assert!(r.passing.is_empty());
+        // No "-0 A" in the answer.
+        assert!(r.total_output_a == 0.0 && r.total_output_a.is_sign_positive());
     }
 
     #[test]
