@@ -236,6 +236,63 @@ conv("svc-01", "calculation", say(
     tools=[("check_service_upgrade", {"service_rating": 200}, {"floor_area_ft2": 2400, "added_loads": [{"description": "EV charger", "va": 11520}]})],
     method="220.87/220.83 check by the tool; the grade checks the call only"))
 
+# --- PV on a busbar (705.12), existing load from demand (220.87), multifamily (220.84) -------
+inv_a = 7600 / 240
+conv("pv-01", "calculation", say(
+    "can i backfeed a 7.6kw inverter into LP-1? breaker at the bottom, opposite the main",
+    tools=[("check_pv_interconnection", {"panel": "LP-1"},
+            {"panel": "LP-1", "inverters": [{"kw": 7.6}], "pv_breaker_position": "opposite_end"})],
+    numbers=[(inv_a, 0.05, "inverter output A"), (40, 0, "PV breaker A")], citations=["705.12"],
+    method=f"LP-1: 200 A bus, 200 A main. 7600 W / 240 V = {inv_a:.2f} A; x 1.25 = {1.25 * inv_a:.1f} A -> 40 A breaker; "
+           "120 % rule (705.12(B)(2), 2023): 200 + 39.6 <= 240"))
+conv("pv-02", "calculation", say(
+    "whats the biggest solar breaker i can put on a 225a bus w/ a 200a main, 120% rule",
+    tools=[("check_pv_interconnection", {"busbar_rating": 225, "main_breaker": 200})],
+    numbers=[(70, 0, "max PV breaker A"), (56, 0.05, "max inverter output A")], citations=["705.12"],
+    method="225 x 1.2 = 270 A; 270 - 200 = 70 A; 70 / 1.25 = 56 A inverter output"))
+peaks = [6.2, 5.9, 5.1, 4.8, 6.0, 8.4, 9.6, 9.1, 7.0, 5.0, 5.5, 6.3]
+ex_a = max(peaks) * 1000 / 240
+conv("demand-01", "calculation", say(
+    "12 months of utility bills, peak kw by month: " + " ".join(str(x) for x in peaks)
+    + ". 100a 240v service, can it take a 7680 va ev charger?",
+    tools=[("calculate_existing_dwelling_load_from_demand", {"service_rating": 100},
+            {"monthly_peaks": peaks, "service_rating": 100, "voltage": 240,
+             "new_loads": [{"description": "EV charger", "va": 7680}]})],
+    numbers=[(1.25 * ex_a, 0.1, "existing x 125 % A"), (1.25 * ex_a + 7680 / 240, 0.1, "total A")],
+    citations=["220.87"],
+    method=f"220.87: highest month 9.6 kW / 240 V = {ex_a:.1f} A; x 1.25 = {1.25 * ex_a:.1f} A; + 7680 / 240 = 32 A -> {1.25 * ex_a + 32:.1f} A <= 100 A"))
+conv("demand-02", "calculation", say(
+    "30 day load study, meter data peak was 62 amps on the 200a service. adding a 48a charger (11520 va), ok?",
+    tools=[("calculate_existing_dwelling_load_from_demand", {"recorded_peak": 62, "recorded_days": 30},
+            {"recorded_peak": 62, "recorded_days": 30, "demand_unit": "a", "service_rating": 200,
+             "new_loads": [{"description": "EV charger", "va": 11520}]})],
+    numbers=[(62 * 1.25, 0.1, "existing x 125 % A"), (62 * 1.25 + 48, 0.1, "total A")],
+    citations=["220.87"],
+    method="220.87 exception: 62 A x 1.25 = 77.5 A; + 11520 / 240 = 48 A -> 125.5 A <= 200 A"))
+mf_unit = 840 * 3 + 2 * 1500 + 8000 + 6000 + 2500
+conv("mf-01", "calculation", say(
+    "20 unit apartment building, 840 sqft each, 8kw range, 6kw electric heat, 2.5kw water heater, "
+    "common laundry. optional method service size at 120/240?",
+    tools=[("calculate_multifamily_load", {},
+            {"units": [{"count": 20, "floor_area_ft2": 840, "laundry_circuits": 0, "cooking_kw": [8],
+                        "appliances": [{"description": "water heater", "va": 2500}], "heating_va": 6000}],
+             "voltage": 240, "phase": 1})],
+    numbers=[(mf_unit * 20 * 0.38, 1, "optional method VA"), (mf_unit * 20 * 0.38 / 240, 0.1, "amps")],
+    citations=["220.84"],
+    method=f"220.84(C): {mf_unit} VA per unit x 20 = {mf_unit * 20} VA; Table 220.84, 20 units 38 % = {mf_unit * 20 * 0.38:.0f} VA; / 240 = {mf_unit * 20 * 0.38 / 240:.1f} A (Annex D4(b))"))
+gl = 10 * (1000 * 3 + 3000 + 1500)
+gl_d = 3000 + 0.35 * (gl - 3000)
+wh = 10 * 4500 * 0.75
+conv("mf-02", "calculation", say(
+    "standard calc for 10 apartments, 1000 sq ft each, gas cooking, no electric heat, each has a 4.5kw water heater",
+    tools=[("calculate_multifamily_load", {},
+            {"units": [{"count": 10, "floor_area_ft2": 1000,
+                        "appliances": [{"description": "water heater", "va": 4500}]}]})],
+    numbers=[(gl_d + wh, 1, "standard method VA"), ((gl_d + wh) / 240, 0.1, "amps")],
+    citations=["220.53"],
+    method=f"{gl} VA lighting, small-appliance and laundry: 3000 + 35 % of the rest = {gl_d:.0f} VA; 220.53: 10 x 4500 x 75 % = {wh:.0f} VA; "
+           f"total {gl_d + wh:.0f} VA / 240 = {(gl_d + wh) / 240:.1f} A; optional method not permitted (no electric cooking, heat or AC)"))
+
 # --- code questions ---------------------------------------------------------------------------
 CODE = [
     ("do garage receptacles need gfci", "210.8"),

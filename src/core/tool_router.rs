@@ -28,8 +28,9 @@ const CORE: &[&str] = &["search_code"];
 const RECENT_TURNS: usize = 2;
 
 /// Phrases people use for a tool. A question containing one (word stems in order) ranks the
-/// tool first; their words also count like the description's. A tool without an entry is
-/// routed by its name, description and schema alone.
+/// tool first; their words also count like the description's. A phrase with a token the stems
+/// drop (short, numeric: "pv", "120%", "12 months") is matched as written, token by token. A
+/// tool without an entry is routed by its name, description and schema alone.
 const ALIASES: &[(&str, &[&str])] = &[
     (
         "check_panel_capacity",
@@ -110,6 +111,49 @@ const ALIASES: &[(&str, &[&str])] = &[
             "level 2",
             "evse",
             "wall connector",
+        ],
+    ),
+    (
+        "check_pv_interconnection",
+        &[
+            "solar",
+            "pv",
+            "120%",
+            "120 percent",
+            "backfeed",
+            "back feed",
+            "backfed breaker",
+            "busbar",
+            "bus bar",
+            "inverter",
+            "solar breaker",
+            "line side tap",
+        ],
+    ),
+    (
+        "calculate_existing_dwelling_load_from_demand",
+        &[
+            "meter data",
+            "utility bills",
+            "utility bill",
+            "12 months",
+            "demand data",
+            "peak demand",
+            "maximum demand",
+            "load study",
+            "30 day",
+        ],
+    ),
+    (
+        "calculate_multifamily_load",
+        &[
+            "apartment",
+            "multifamily",
+            "multi family",
+            "units",
+            "apartment building",
+            "dwelling units",
+            "condo building",
         ],
     ),
 ];
@@ -246,6 +290,16 @@ struct RouterIndex {
     lexical: modes::LexicalIndex,
     /// Per tool, its phrases of two or more words as stems, each padded with spaces.
     phrases: Vec<Vec<String>>,
+    /// Per tool, its phrases the stems would lose a token of, as lowercase tokens.
+    literals: Vec<Vec<Vec<String>>>,
+}
+
+/// Lowercase tokens as written: letters, digits and `%` (so "120%" and "pv" survive).
+fn literal_tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '%'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 fn index(mode: Mode, registry: &ToolRegistry) -> std::sync::Arc<RouterIndex> {
@@ -277,9 +331,20 @@ fn index(mode: Mode, registry: &ToolRegistry) -> std::sync::Arc<RouterIndex> {
                     .collect()
             })
             .collect();
+        let literals = docs
+            .iter()
+            .map(|(name, _)| {
+                phrases(name)
+                    .iter()
+                    .map(|p| literal_tokens(p))
+                    .filter(|tokens| modes::stems(&tokens.join(" ")).len() < tokens.len())
+                    .collect()
+            })
+            .collect();
         RouterIndex {
             lexical: modes::LexicalIndex::new(docs),
             phrases: phrase_stems,
+            literals,
         }
     })
 }
@@ -291,10 +356,17 @@ fn ranked(mode: Mode, registry: &ToolRegistry, text: &str) -> Vec<&'static str> 
     let docs = &index.lexical.names;
     let mut scores = index.lexical.scores(&[text]);
     let question = format!(" {} ", modes::stems(text).join(" "));
+    let written = literal_tokens(text);
     for (i, score) in scores.iter_mut() {
+        let literal = || {
+            index.literals[*i]
+                .iter()
+                .any(|l| written.windows(l.len()).any(|w| w == l.as_slice()))
+        };
         if index.phrases[*i]
             .iter()
             .any(|p| question.contains(p.as_str()))
+            || literal()
         {
             *score += PHRASE_BONUS;
         }
@@ -539,5 +611,47 @@ mod tests {
         let load = route(Mode::Load, &reg, &History::default());
         assert_eq!(load.full, modes::tool_names(Mode::Load, &reg));
         assert!(load.hidden.is_empty());
+    }
+
+    /// PV, measured-demand and multifamily questions as people type them, including tokens the
+    /// stems drop ("pv", "120%", "12 months"), reach their tools.
+    #[test]
+    fn supply_side_questions_reach_their_tools() {
+        for (q, tool) in [
+            (
+                "can i put a 40a pv breaker on a 200a panel with a 200 main",
+                "check_pv_interconnection",
+            ),
+            (
+                "120% rule: 225 bus, 200 main, 7.6kw inverter",
+                "check_pv_interconnection",
+            ),
+            (
+                "backfeed breaker at the bottom of the busbar ok for solar?",
+                "check_pv_interconnection",
+            ),
+            (
+                "12 months of utility bills, peak 18 kw, can the 100a service take a heat pump",
+                "calculate_existing_dwelling_load_from_demand",
+            ),
+            (
+                "meter data shows 62 amps max demand on a 200a service, adding a 48a charger",
+                "calculate_existing_dwelling_load_from_demand",
+            ),
+            (
+                "24 unit apartment building, service size by the optional method",
+                "calculate_multifamily_load",
+            ),
+            (
+                "multifamily, 12 units 900 sqft each with electric heat and ranges",
+                "calculate_multifamily_load",
+            ),
+        ] {
+            let r = route_text(&[q], &[], &[]);
+            assert!(r.full.contains(&tool), "{q}: {r:?}");
+            assert!(r.full.len() <= ROUTED_MAX, "{q}: {r:?}");
+        }
+        // A stem-dropped token matches whole tokens only: "pv" inside a word is no match.
+        assert_eq!(literal_tokens("PV, 120% rule"), vec!["pv", "120%", "rule"]);
     }
 }

@@ -62,7 +62,7 @@ fn refs(edition: Edition) -> (&'static str, &'static str) {
 }
 
 /// Applies the dwelling tiers of the lighting demand table to `va`.
-fn dwelling_lighting_demand(va: f64) -> Result<f64, NecError> {
+pub(crate) fn dwelling_lighting_demand(va: f64) -> Result<f64, NecError> {
     let rows: Vec<_> = tables::tables()?
         .lighting_demand
         .iter()
@@ -115,6 +115,41 @@ fn range_row(n: u32) -> Result<&'static tables::RangeDemandRow, NecError> {
         .ok_or_else(|| NecError::not_in_table("NEC Table 220.55", format!("{n} appliances")))
 }
 
+/// Column C of Table 220.55 for `kw` appliances of not over 27 kW: the row for their number,
+/// then Notes 1 and 2 (the average rating with ratings under 12 kW counted as 12 kW; +5 % of
+/// the Column C value per kW, or major fraction, above 12 kW). Returns (kW, the step).
+fn column_c(kw: &[f64], what: &str) -> Result<(f64, String), NecError> {
+    let n = kw.len() as u32;
+    let row = range_row(n)?;
+    let base = match (row.col_c_kw, row.col_c_base_kw, row.col_c_kw_per_range) {
+        (Some(c), _, _) => c,
+        (None, Some(b), Some(p)) => b + p * f64::from(n),
+        _ => {
+            return Err(NecError::not_in_table(
+                "NEC Table 220.55 Column C",
+                format!("{n} ranges"),
+            ))
+        }
+    };
+    let avg = kw.iter().map(|k| k.max(12.0)).sum::<f64>() / f64::from(n);
+    let excess = avg - 12.0;
+    let whole = excess.floor();
+    let kw_over = if excess - whole >= 0.5 {
+        whole + 1.0
+    } else {
+        whole
+    }
+    .max(0.0);
+    let d = base * (1.0 + 0.05 * kw_over);
+    Ok((
+        d,
+        format!(
+            "{n} appliance(s) {what}: Column C {base} kW, average {avg:.2} kW → +{}% (Notes 1, 2) = {d:.3} kW",
+            5.0 * kw_over
+        ),
+    ))
+}
+
 /// Demand of household cooking appliances over 1¾ kW (Table 220.55): Column C with Notes 1
 /// and 2 for appliances over 8¾ kW (up to 27 kW); Columns A and B (Note 3) for 1¾–8¾ kW.
 pub fn range_demand(appliances_kw: &[f64]) -> Result<RangeDemand, NecError> {
@@ -147,34 +182,8 @@ pub fn range_demand(appliances_kw: &[f64]) -> Result<RangeDemand, NecError> {
     let mut demand = 0.0;
     let mut steps = Vec::new();
     if !large.is_empty() {
-        let n = large.len() as u32;
-        let row = range_row(n)?;
-        let base = match (row.col_c_kw, row.col_c_base_kw, row.col_c_kw_per_range) {
-            (Some(c), _, _) => c,
-            (None, Some(b), Some(p)) => b + p * f64::from(n),
-            _ => {
-                return Err(NecError::not_in_table(
-                    "NEC Table 220.55 Column C",
-                    format!("{n} ranges"),
-                ))
-            }
-        };
-        // Notes 1 and 2: average with ratings under 12 kW counted as 12 kW, then +5 % of the
-        // Column C value per kW (or major fraction) above 12 kW.
-        let avg = large.iter().map(|k| k.max(12.0)).sum::<f64>() / f64::from(n);
-        let excess = avg - 12.0;
-        let whole = excess.floor();
-        let kw_over = if excess - whole >= 0.5 {
-            whole + 1.0
-        } else {
-            whole
-        }
-        .max(0.0);
-        let d = base * (1.0 + 0.05 * kw_over);
-        steps.push(format!(
-            "{n} appliance(s) over 8¾ kW: Column C {base} kW, average {avg:.2} kW → +{}% (Notes 1, 2) = {d:.3} kW",
-            5.0 * kw_over
-        ));
+        let (d, step) = column_c(&large, "over 8¾ kW")?;
+        steps.push(step);
         demand += d;
     }
     for (group, col, name) in [(&col_a, 'A', "under 3½ kW"), (&col_b, 'B', "3½–8¾ kW")] {
@@ -198,6 +207,62 @@ pub fn range_demand(appliances_kw: &[f64]) -> Result<RangeDemand, NecError> {
     Ok(RangeDemand {
         appliances_kw: appliances_kw.to_vec(),
         demand_kw: demand,
+        steps,
+    })
+}
+
+/// Table 220.55 by whichever permitted way gives the lesser demand: [`range_demand`] (Column C
+/// over 8¾ kW, Columns A and B by Note 3 below) or Column C for every appliance (Column C
+/// covers ranges not over 12 kW; Note 3 only permits the other columns). With many 8 kW
+/// ranges Column C is the lesser (Annex D Example D4(a): ten 8 kW ranges, 25 kW).
+pub fn range_demand_least(appliances_kw: &[f64]) -> Result<RangeDemand, NecError> {
+    let split = range_demand(appliances_kw)?;
+    if appliances_kw.is_empty() || appliances_kw.iter().all(|k| *k > 8.75) {
+        return Ok(split);
+    }
+    let (c, step) = column_c(appliances_kw, "by Column C")?;
+    if c < split.demand_kw - 1e-9 {
+        Ok(RangeDemand {
+            appliances_kw: appliances_kw.to_vec(),
+            demand_kw: c,
+            steps: vec![format!(
+                "{step}; less than Note 3 ({:.3} kW), so Column C is used",
+                split.demand_kw
+            )],
+        })
+    } else {
+        let mut r = split;
+        r.steps
+            .push(format!("Column C for all would give {c:.3} kW, not less"));
+        Ok(r)
+    }
+}
+
+/// Single-phase ranges on a 3-phase, 4-wire feeder (220.55): the demand is worked for twice
+/// the largest number connected between any two phases (ranges spread evenly, so ⌈n/3⌉ per
+/// pair, the largest ratings counted), by [`range_demand_least`]; each phase carries half of
+/// it, so the 3-phase equivalent is 1.5 times that demand (Annex D Example D5(a)).
+pub fn range_demand_three_phase(appliances_kw: &[f64]) -> Result<RangeDemand, NecError> {
+    let n = appliances_kw.len();
+    let per_pair = n.div_ceil(3);
+    let mut sorted = appliances_kw.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let mut twice = sorted[..per_pair].to_vec();
+    twice.extend_from_slice(&sorted[..per_pair]);
+    let r = range_demand_least(&twice)?;
+    let d = 1.5 * r.demand_kw;
+    let mut steps = vec![format!(
+        "{n} single-phase appliance(s) on a 3-phase feeder: at most {per_pair} between any two phases, worked as 2 × {per_pair} = {}",
+        twice.len()
+    )];
+    steps.extend(r.steps);
+    steps.push(format!(
+        "{:.3} kW ÷ 2 per phase × 3 phases = {d:.3} kW 3-phase equivalent (220.55)",
+        r.demand_kw
+    ));
+    Ok(RangeDemand {
+        appliances_kw: appliances_kw.to_vec(),
+        demand_kw: d,
         steps,
     })
 }
@@ -265,7 +330,8 @@ pub struct DwellingLoadResult {
     pub assumptions: Vec<String>,
 }
 
-fn service_rating(amps: f64, edition: Edition) -> Result<f64, NecError> {
+/// The smallest standard rating not below `amps` and not below 100 A (230.79(C)).
+pub(crate) fn service_rating(amps: f64, edition: Edition) -> Result<f64, NecError> {
     let r =
         tables::standard_rating_at_or_above(amps.max(1.0), edition, DeviceKind::CircuitBreaker)?;
     Ok(r.max(100.0))
@@ -287,10 +353,34 @@ fn check_circuits(sa: u32, laundry: u32, assumptions: &mut Vec<String>) -> Resul
     Ok(())
 }
 
+/// How [`dwelling_standard_with`] works beyond one dwelling unit on a 120/240 V service.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StandardOptions {
+    /// A 3-phase, 4-wire feeder or service (208Y/120 V): currents are VA ÷ (V × √3) and
+    /// single-phase ranges are taken by the 3-phase rule of 220.55
+    /// ([`range_demand_three_phase`]).
+    pub three_phase: bool,
+    /// Table 220.55 by the lesser of its permitted ways ([`range_demand_least`]), as the
+    /// multifamily examples of Annex D do.
+    pub cooking_least: bool,
+}
+
 /// Standard method (Article 220 Part III) for one dwelling unit.
 pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadResult, NecError> {
+    dwelling_standard_with(input, StandardOptions::default())
+}
+
+/// The standard method with [`StandardOptions`]: several dwelling units on one feeder are the
+/// same calculation over their summed areas, circuits and appliances (Part III applies its
+/// demand factors to the feeder's total; Annex D Examples D4(a), D5(a)).
+pub fn dwelling_standard_with(
+    input: &DwellingStandardInput,
+    opts: StandardOptions,
+) -> Result<DwellingLoadResult, NecError> {
     let area = positive("floor_area_ft2", input.floor_area_ft2)?;
     let v = positive("voltage", input.voltage)?;
+    // VA per ampere of line current.
+    let div = if opts.three_phase { v * 3f64.sqrt() } else { v };
     let mut assumptions = Vec::new();
     check_circuits(
         input.small_appliance_circuits,
@@ -372,8 +462,18 @@ pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadRe
         neutral += 0.7 * d;
     }
     if !input.cooking_appliances_kw.is_empty() {
-        let r = range_demand(&input.cooking_appliances_kw)?;
-        let connected: f64 = input.cooking_appliances_kw.iter().sum::<f64>() * 1000.0;
+        let kw = &input.cooking_appliances_kw;
+        let r = match opts {
+            StandardOptions {
+                three_phase: true, ..
+            } => range_demand_three_phase(kw)?,
+            StandardOptions {
+                cooking_least: true,
+                ..
+            } => range_demand_least(kw)?,
+            _ => range_demand(kw)?,
+        };
+        let connected: f64 = kw.iter().sum::<f64>() * 1000.0;
         lines.push(LoadLine {
             item: format!("cooking appliances: {}", r.steps.join("; ")),
             reference: "NEC 220.55, Table 220.55".into(),
@@ -412,9 +512,9 @@ pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadRe
         }
     }
     let total: f64 = lines.iter().map(|l| l.demand_va).sum();
-    let amps = total / v;
+    let amps = total / div;
     // 220.61(B)(2): 70 % of the unbalanced load above 200 A.
-    let neutral_raw = neutral / v;
+    let neutral_raw = neutral / div;
     let neutral_amps = if neutral_raw > 200.0 {
         let n = 200.0 + 0.7 * (neutral_raw - 200.0);
         assumptions.push(format!(
@@ -424,7 +524,7 @@ pub fn dwelling_standard(input: &DwellingStandardInput) -> Result<DwellingLoadRe
     } else {
         neutral_raw
     };
-    let neutral = neutral_amps * v;
+    let neutral = neutral_amps * div;
     assumptions.push("appliance kW ratings taken as kVA".into());
     assumptions.push(
         "neutral: ranges and dryers at 70 % (220.61(B)(1)); 240 V loads carry no neutral current"

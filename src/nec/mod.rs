@@ -3,7 +3,7 @@
 //! Tables live as CSV under `data/` (sources in `data/SOURCES.md`) and are parsed once.
 //! Every calculation takes a serde-friendly input struct and returns a result struct that
 //! states its inputs, method, NEC references, assumptions and numbers, or a [`NecError`].
-//! Editions 2020 and 2023 are supported where numbering or values differ.
+//! Editions 2017, 2020 and 2023 are supported where numbering or values differ.
 //!
 //! Entry points:
 //! - [`voltage_drop::voltage_drop`], [`voltage_drop::smallest_conductor_for_drop`]
@@ -17,6 +17,10 @@
 //! - [`dwelling::dwelling_standard`], [`dwelling::dwelling_optional`] (220.82),
 //!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
 //!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
+//! - [`multifamily::multifamily_load`] (Part III over the units and 220.84, 220.85),
+//!   [`existing_demand::existing_load_from_demand`] (220.87),
+//!   [`pv_interconnection::pv_interconnection`] (705.12 busbar, feeder and tap options; the
+//!   supply side 705.11 as a note)
 //! - [`general_lighting::general_lighting_load`] (non-dwelling 220.12 / 220.42(A), 125 %)
 //! - [`outlet_count::outlet_count`] (receptacles, multioutlet assemblies, luminaires per circuit)
 //! - [`ev_charging::ev_circuit`] (625.40–625.42, 220.57)
@@ -33,13 +37,16 @@ pub mod conductors;
 pub mod dwelling;
 pub mod error;
 pub mod ev_charging;
+pub mod existing_demand;
 pub mod fault_current;
 pub mod general_lighting;
 pub mod gfci_afci;
 pub mod grounding;
 pub mod motors;
+pub mod multifamily;
 pub mod outlet_count;
 pub mod panel;
+pub mod pv_interconnection;
 pub mod tables;
 pub mod units;
 pub mod voltage_drop;
@@ -50,5 +57,7 @@ mod two_source_check;
 mod worked_examples;
 #[cfg(test)]
 mod worked_examples_engine_reach;
+#[cfg(test)]
+mod worked_examples_pv_demand_multifamily;
 
 pub use error::NecError;

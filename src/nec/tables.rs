@@ -71,6 +71,10 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     (F_PPE_AC, include_str!("data/nfpa70e_130_7_C15a_ac_ppe.csv")),
     (F_PPE_DC, include_str!("data/nfpa70e_130_7_C15b_dc_ppe.csv")),
+    (
+        F_MF,
+        include_str!("data/table_220_84_multifamily_demand_factors.csv"),
+    ),
 ];
 
 const F310_16: &str = "table_310_16_ampacity.csv";
@@ -96,6 +100,7 @@ const F_CVAL: &str = "ptp_c_values_600v.csv";
 const F_CVAL_LOW: &str = "ptp_c_values_600v_disagreements.csv";
 const F_PPE_AC: &str = "nfpa70e_130_7_C15a_ac_ppe.csv";
 const F_PPE_DC: &str = "nfpa70e_130_7_C15b_dc_ppe.csv";
+const F_MF: &str = "table_220_84_multifamily_demand_factors.csv";
 
 // ---------------------------------------------------------------------------------------------
 // Minimal CSV reader (RFC 4180 quoting; the data files have no embedded newlines).
@@ -588,6 +593,17 @@ pub struct PpeDcRow {
     pub arc_flash_boundary_mm: f64,
 }
 
+/// A band of Table 220.84: the demand factor for `min..=max` dwelling units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MultifamilyDemandRow {
+    /// Fewest dwelling units of the band.
+    pub min: u32,
+    /// Most dwelling units (`None`: and over).
+    pub max: Option<u32>,
+    /// Demand factor (0.45 for 45 %).
+    pub factor: f64,
+}
+
 /// All tables, parsed.
 #[derive(Debug, Clone)]
 pub struct Tables {
@@ -639,6 +655,8 @@ pub struct Tables {
     pub ppe_ac: Vec<PpeAcRow>,
     /// NFPA 70E DC PPE category table.
     pub ppe_dc: Vec<PpeDcRow>,
+    /// Table 220.84 (three or more multifamily dwelling units, optional method).
+    pub multifamily_demand: Vec<MultifamilyDemandRow>,
 }
 
 /// The parsed tables (parsed once, on first use).
@@ -1010,6 +1028,15 @@ fn load() -> Result<Tables, NecError> {
         c_value_disagreements,
         ppe_ac,
         ppe_dc,
+        multifamily_demand: rows(&csv(F_MF)?)
+            .map(|r| {
+                Ok(MultifamilyDemandRow {
+                    min: r.f64("units_min")? as u32,
+                    max: opt_u32(&r, "units_max")?,
+                    factor: r.f64("demand_factor_pct")? / 100.0,
+                })
+            })
+            .collect::<Result<_, NecError>>()?,
     })
 }
 
@@ -1416,6 +1443,23 @@ pub(crate) fn c_column(name: &str) -> Option<(Material, ConduitMagnetism)> {
         "c_al_nonmagnetic_conduit" => Some((Material::Aluminum, ConduitMagnetism::Nonmagnetic)),
         _ => None,
     }
+}
+
+/// Table 220.84 demand factor for `units` dwelling units (three or more).
+pub fn multifamily_demand_factor(units: u32) -> Result<f64, NecError> {
+    if units < 3 {
+        return Err(NecError::invalid(
+            "units",
+            units,
+            "Table 220.84 starts at three dwelling units (two: 220.85; one: 220.82)",
+        ));
+    }
+    tables()?
+        .multifamily_demand
+        .iter()
+        .find(|r| units >= r.min && r.max.is_none_or(|m| units <= m))
+        .map(|r| r.factor)
+        .ok_or_else(|| NecError::not_in_table("NEC Table 220.84", format!("{units} units")))
 }
 
 /// A point-to-point C value and what the published copies say about it.

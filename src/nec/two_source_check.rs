@@ -558,3 +558,35 @@ fn gfci_afci_rows_are_what_two_publishers_state() {
     }
     assert!(derived.is_empty(), "editions not shipped: {derived:?}");
 }
+
+/// Every dwelling-unit count of Table 220.84 (3 to 120, the last band open) answers the factor
+/// that two publishers' copies agree on, and no copy gives another value for a shipped count.
+#[test]
+fn table_220_84_is_the_factor_two_publishers_print() {
+    let publishers = publishers();
+    let copies = records(&fixture("table_220_84_sources.csv"));
+    let mut confirmed_counts = 0;
+    for n in 3u32..=120 {
+        let given: Vec<(String, f64)> = copies
+            .iter()
+            .filter(|r| {
+                let lo: u32 = r["units_min"].parse().expect("units_min");
+                let hi: Option<u32> = (!r["units_max"].is_empty())
+                    .then(|| r["units_max"].parse().expect("units_max"));
+                n >= lo && hi.is_none_or(|h| n <= h)
+            })
+            .map(|r| {
+                let pct: f64 = r["demand_factor_pct"].parse().expect("factor");
+                (r["source"].clone(), pct / 100.0)
+            })
+            .collect();
+        let want = confirmed(&given, &publishers, |a, b| (a - b).abs() < 1e-12);
+        let got = tables::multifamily_demand_factor(n).ok();
+        assert_eq!(got, want, "{n} units: copies {given:?}");
+        confirmed_counts += usize::from(want.is_some());
+    }
+    assert_eq!(
+        confirmed_counts, 118,
+        "confirmed Table 220.84 counts changed: update data/SOURCES.md"
+    );
+}

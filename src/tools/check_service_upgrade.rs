@@ -5,13 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::nec_args::circuit_loads;
 use super::schema::schema_for;
 use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError};
 use crate::nec::dwelling::{self, Appliance, ExistingDwellingInput};
 use crate::nec::units::{Amps, Phase};
-use crate::project::analysis::{
-    circuit_electrical, circuit_label, resolve_circuit, round, CircuitRef,
-};
+use crate::project::analysis::round;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -126,29 +125,12 @@ impl Tool for CheckServiceUpgrade {
             }
         };
         let mut added: Vec<Appliance> = a.added_loads.iter().map(ApplianceArg::to_engine).collect();
-        let mut circuits_used = Vec::new();
-        for name in &a.added_circuits {
-            let p = project.as_ref().ok_or_else(|| {
-                ToolError::MissingData(format!(
-                    "added circuit '{name}' needs a project bound to this conversation; give added_loads instead"
-                ))
-            })?;
-            let (panel, c, _) = resolve_circuit(
-                p,
-                &CircuitRef {
-                    panel: None,
-                    number: None,
-                    description: Some(name.clone()),
-                },
-            )?;
-            let e = circuit_electrical(&panel.spec, &c.spec)?;
-            added.push(Appliance {
-                description: circuit_label(&panel.spec, &c.spec),
-                va: c.spec.load_va.0,
-                volts: e.volts,
-            });
-            circuits_used.push(circuit_label(&panel.spec, &c.spec));
-        }
+        let from_circuits = circuit_loads(project.as_ref(), &a.added_circuits, "added circuit")?;
+        let circuits_used: Vec<String> = from_circuits
+            .iter()
+            .map(|c| c.description.clone())
+            .collect();
+        added.extend(from_circuits);
         if a.small_appliance_circuits.is_none() {
             assumptions.push("2 small-appliance circuits (not given)".into());
         }

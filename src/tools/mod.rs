@@ -25,7 +25,9 @@
 //!   `report_tool` (`send_report`), `search_tool` (`search_code`), `discovery` (`more_tools`),
 //!   and the families `utility` (calculator, time, tasks), `dwelling_tools`, `motor_tools`,
 //!   `grounding_tools`, `lighting_tools`, `protection_tools` (`check_gfci_afci`,
-//!   `count_outlets_per_circuit`, `size_ev_circuit`).
+//!   `count_outlets_per_circuit`, `size_ev_circuit`), `pv_tools` (`check_pv_interconnection`),
+//!   `existing_load_tools` (`calculate_existing_dwelling_load_from_demand`),
+//!   `multifamily_tools` (`calculate_multifamily_load`).
 //! - Shared by several tools: `nec_args` (the edition a calculation uses, circuit references
 //!   from arguments), `plan_preview` (a call's plan item and the fault-current, loading and
 //!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
@@ -55,17 +57,20 @@ pub mod describe_panel;
 pub mod discovery;
 pub mod dwelling_tools;
 pub mod energy_budget;
+pub mod existing_load_tools;
 pub mod find_circuits;
 pub mod grounding_tools;
 pub mod keyed_limit;
 pub mod lighting_tools;
 pub mod lookup_table;
 pub mod motor_tools;
+pub mod multifamily_tools;
 pub mod nec_args;
 pub mod nec_tools;
 pub mod plan_preview;
 pub mod project_tools;
 pub mod protection_tools;
+pub mod pv_tools;
 mod read_store;
 mod registry;
 pub mod remove_circuit;
@@ -329,6 +334,9 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     protection_tools::register(&mut r);
     r.register(code_in_force::CodeInForceTool);
     report_tool::register(&mut r);
+    pv_tools::register(&mut r);
+    existing_load_tools::register(&mut r);
+    multifamily_tools::register(&mut r);
     r.register(discovery::MoreTools);
     r
 }

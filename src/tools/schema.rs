@@ -579,8 +579,17 @@ impl JsonSchema for Edition {
         true
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        // Every edition Sparky ships, as the year (number or string, as people type it).
-        json_schema!({ "type": ["string", "integer"], "enum": ["2017", "2020", "2023", 2017, 2020, 2023], "description": "NEC edition" })
+        // Every edition Sparky ships, as the year a person types (number or text).
+        let years: Vec<Value> = Edition::ALL
+            .iter()
+            .map(|e| Value::from(e.year()))
+            .chain(
+                Edition::ALL
+                    .iter()
+                    .map(|e| Value::from(e.year().to_string())),
+            )
+            .collect();
+        json_schema!({ "type": ["integer", "string"], "enum": years, "description": "NEC edition year" })
     }
 }
 
