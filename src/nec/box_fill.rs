@@ -85,8 +85,8 @@ pub struct AddedVolume {
 pub struct BoxFillInput {
     /// The edition whose 314.16 applies.
     pub edition: Edition,
-    /// The box.
-    pub volume: BoxVolume,
+    /// The box; `None` answers the required volume and the smallest standard boxes only.
+    pub volume: Option<BoxVolume>,
     /// Plaster rings, extension rings, domed covers marked with their volume.
     pub added: Vec<AddedVolume>,
     /// Insulated circuit conductors (and bare ones that are not EGCs).
@@ -153,19 +153,19 @@ pub struct BoxFillResult {
     pub lines: Vec<AllowanceLine>,
     /// Sum of the lines, in³ (314.16(B)).
     pub required_in3: f64,
-    /// Where the box volume comes from.
-    pub box_description: String,
+    /// Where the box volume comes from (no box given: `None`, and so the fields below).
+    pub box_description: Option<String>,
     /// The box alone, in³.
-    pub box_volume_in3: f64,
+    pub box_volume_in3: Option<f64>,
     /// Marked rings and covers added to it.
     pub added: Vec<AddedVolume>,
     /// Box plus added volume, in³ (314.16(A)).
-    pub total_volume_in3: f64,
+    pub total_volume_in3: Option<f64>,
     /// Whether the required volume fits.
-    pub passes: bool,
+    pub passes: Option<bool>,
     /// total volume − required, in³ (negative when over).
-    pub spare_in3: f64,
-    /// Conductors of each size the box holds.
+    pub spare_in3: Option<f64>,
+    /// Conductors of each size the box holds (empty without a box).
     pub max_conductors: Vec<MaxConductors>,
     /// The smallest standard metal box of each shape that holds the required volume (with no
     /// ring or cover added).
@@ -345,32 +345,35 @@ pub fn box_fill(input: &BoxFillInput) -> Result<BoxFillResult, NecError> {
     egc_lines(input, &mut lines, &mut notes)?;
 
     let required: f64 = lines.iter().map(|l| l.volume_in3).sum();
-    let (box_description, box_volume) = match &input.volume {
-        BoxVolume::Standard(b) => (
+    let boxed = match &input.volume {
+        Some(BoxVolume::Standard(b)) => Some((
             format!("{} metal box, Table 314.16(A)", b.label()),
             b.volume_in3,
-        ),
-        BoxVolume::Marked(v) => (
+        )),
+        Some(BoxVolume::Marked(v)) => Some((
             "volume marked on the box (314.16(A)(2))".to_string(),
             positive("box_volume_in3", *v)?,
-        ),
+        )),
+        None => None,
     };
-    let mut total = box_volume;
+    let mut added = 0.0;
     for a in &input.added {
-        total += positive("added volume", a.volume_in3)?;
+        added += positive("added volume", a.volume_in3)?;
     }
-    let spare = total - required;
-    let passes = spare >= -1e-9;
-
-    let max_conductors = fill_tables()?
-        .allowance
-        .iter()
-        .map(|(size, each)| MaxConductors {
-            size: *size,
-            empty_box: floor_count(total / each),
-            more_now: floor_count(spare.max(0.0) / each),
-        })
-        .collect();
+    let total = boxed.as_ref().map(|(_, v)| v + added);
+    let spare = total.map(|t| t - required);
+    let max_conductors = match (total, spare) {
+        (Some(total), Some(spare)) => fill_tables()?
+            .allowance
+            .iter()
+            .map(|(size, each)| MaxConductors {
+                size: *size,
+                empty_box: floor_count(total / each),
+                more_now: floor_count(spare.max(0.0) / each),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let smallest_standard_boxes = smallest_boxes(required)?;
 
     if largest.is_some_and(|s| s > ConductorSize::Awg(6)) {
@@ -387,12 +390,12 @@ pub fn box_fill(input: &BoxFillInput) -> Result<BoxFillResult, NecError> {
         edition: input.edition,
         lines,
         required_in3: round4(required),
-        box_description,
-        box_volume_in3: box_volume,
+        box_description: boxed.as_ref().map(|(d, _)| d.clone()),
+        box_volume_in3: boxed.as_ref().map(|(_, v)| *v),
         added: input.added.clone(),
-        total_volume_in3: round4(total),
-        passes,
-        spare_in3: round4(spare),
+        total_volume_in3: total.map(round4),
+        passes: spare.map(|s| s >= -1e-9),
+        spare_in3: spare.map(round4),
         max_conductors,
         smallest_standard_boxes,
         notes,
@@ -563,7 +566,7 @@ mod tests {
     fn input(edition: Edition) -> BoxFillInput {
         BoxFillInput {
             edition,
-            volume: BoxVolume::Marked(18.0),
+            volume: Some(BoxVolume::Marked(18.0)),
             added: vec![],
             conductors: vec![],
             fixture_wires: vec![],
@@ -673,8 +676,8 @@ mod tests {
         let v: Vec<f64> = r.lines.iter().map(|l| l.volume_in3).collect();
         assert_eq!(v, vec![9.0, 4.0, 4.5, 0.0, 2.25, 2.25, 4.0, 10.0]);
         assert_eq!(r.required_in3, 36.0);
-        assert!(!r.passes);
-        assert_eq!(r.spare_in3, -18.0);
+        assert_eq!(r.passes, Some(false));
+        assert_eq!(r.spare_in3, Some(-18.0));
         // Smallest standard boxes holding 36 in³: only the deep 4-11/16 in. square box.
         let keys: Vec<&str> = r
             .smallest_standard_boxes
@@ -699,14 +702,16 @@ mod tests {
     #[test]
     fn rings_add_volume_and_counts_follow() {
         let mut i = input(Edition::Nec2023);
-        i.volume = BoxVolume::Standard(fill_tables::metal_box("square_4x1-1/2").unwrap());
+        i.volume = Some(BoxVolume::Standard(
+            fill_tables::metal_box("square_4x1-1/2").unwrap(),
+        ));
         i.added = vec![AddedVolume {
             description: "plaster ring".into(),
             volume_in3: 3.6,
         }];
         i.conductors = vec![conductors(6, "12", ConductorRun::Terminates)];
         let r = box_fill(&i).unwrap();
-        assert_eq!(r.total_volume_in3, 24.6);
+        assert_eq!(r.total_volume_in3, Some(24.6));
         assert_eq!(r.required_in3, 13.5);
         let twelve = r.max_conductors.iter().find(|m| m.size == s("12")).unwrap();
         assert_eq!((twelve.empty_box, twelve.more_now), (10, 4));

@@ -24,7 +24,7 @@
 //! - Other tools: `find_circuits`, `describe_panel`, `run_inspection`, `code_in_force`,
 //!   `report_tool` (`send_report`), `search_tool` (`search_code`), `discovery` (`more_tools`),
 //!   and the families `utility` (calculator, time, tasks), `dwelling_tools`, `motor_tools`,
-//!   `grounding_tools`, `lighting_tools`.
+//!   `grounding_tools`, `lighting_tools`, `fill_tools` (box fill, raceway fill).
 //! - Shared by several tools: `nec_args` (the edition a calculation uses, circuit references
 //!   from arguments), `plan_preview` (a call's plan item and the fault-current, loading and
 //!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
@@ -54,6 +54,7 @@ pub mod describe_panel;
 pub mod discovery;
 pub mod dwelling_tools;
 pub mod energy_budget;
+pub mod fill_tools;
 pub mod find_circuits;
 pub mod grounding_tools;
 pub mod keyed_limit;
@@ -327,5 +328,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     r.register(code_in_force::CodeInForceTool);
     report_tool::register(&mut r);
     r.register(discovery::MoreTools);
+    fill_tools::register(&mut r);
     r
 }

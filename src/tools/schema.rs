@@ -579,7 +579,7 @@ impl JsonSchema for Edition {
         true
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "enum": ["2020", "2023"], "description": "NEC edition" })
+        json_schema!({ "type": "string", "enum": ["2017", "2020", "2023"], "description": "NEC edition" })
     }
 }
 

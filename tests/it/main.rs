@@ -54,6 +54,7 @@ mod tool_commands;
 mod tools_cli;
 mod tools_doc_examples;
 mod tools_dwelling_project;
+mod tools_fill;
 mod tools_heavy;
 mod tools_inspection;
 mod tools_motor_inspection;
