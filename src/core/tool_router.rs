@@ -80,6 +80,39 @@ const ALIASES: &[(&str, &[&str])] = &[
     ),
     ("calculate_voltage_drop", &["voltage drop"]),
     ("describe_panel", &["describe"]),
+    (
+        "calculate_box_fill",
+        &[
+            "box fill",
+            "how many wires in",
+            "wires in a box",
+            "what size box",
+            "junction box",
+            "device box",
+            "4 square",
+            "cubic inch",
+            "mud ring",
+            "plaster ring",
+            "extension ring",
+        ],
+    ),
+    (
+        "calculate_raceway_fill",
+        &[
+            "conduit fill",
+            "raceway fill",
+            "pipe fill",
+            "how many conductors in",
+            "what size conduit",
+            "what size pipe",
+            "conduit size",
+            "in emt",
+            "in pvc",
+            "nipple fill",
+            "what size nipple",
+            "nipple size",
+        ],
+    ),
 ];
 
 /// What a matched phrase adds to a tool's score: more than any run of single words.
@@ -419,6 +452,26 @@ mod tests {
             (
                 "Size the motor branch circuit for a 10 hp 460 V motor",
                 "size_motor_circuit",
+            ),
+            (
+                "box fill on a 4 square 1 1/2 deep with 6 #12 and a receptacle",
+                "calculate_box_fill",
+            ),
+            (
+                "how many wires in a 3x2x3.5 device box",
+                "calculate_box_fill",
+            ),
+            (
+                "conduit fill for 4 #10 thhn and a #10 ground in 3/4 emt",
+                "calculate_raceway_fill",
+            ),
+            (
+                "how many conductors in a 1 inch pvc, all #12",
+                "calculate_raceway_fill",
+            ),
+            (
+                "what size nipple for 3 4/0 and a 2/0 between the meter and panel",
+                "calculate_raceway_fill",
             ),
         ] {
             let r = route_text(&[q], &[], &[]);
