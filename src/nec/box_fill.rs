@@ -103,6 +103,20 @@ pub struct BoxFillInput {
     pub support_fitting_types: u32,
     /// Yokes or straps.
     pub yokes: Vec<Yoke>,
+    /// Terminal block assemblies: the largest conductor terminated on each (314.16(B)(6),
+    /// 2023).
+    pub terminal_blocks: Vec<ConductorSize>,
+    /// Barriers installed in the box (314.16(A)).
+    pub barriers: Vec<Barrier>,
+}
+
+/// A barrier in the box; unless marked, it takes 1/2 in³ (metal) or 1 in³ (nonmetallic).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Barrier {
+    /// Metal (true) or nonmetallic.
+    pub metal: bool,
+    /// Its marked volume, when marked.
+    pub marked_in3: Option<f64>,
 }
 
 /// One line of the fill calculation.
@@ -114,7 +128,7 @@ pub struct AllowanceLine {
     pub allowances: f64,
     /// The size whose allowance is used.
     pub size: ConductorSize,
-    /// Table 314.16(B) volume of that size, in³.
+    /// Volume allowance of that size (Table 314.16(B); 2023: Table 314.16(B)(1)), in³.
     pub each_in3: f64,
     /// allowances × each.
     pub volume_in3: f64,
@@ -149,6 +163,8 @@ pub struct StandardBox {
 pub struct BoxFillResult {
     /// Edition applied.
     pub edition: Edition,
+    /// The allowance table as the edition numbers it.
+    pub allowance_table: &'static str,
     /// The allowances, line by line.
     pub lines: Vec<AllowanceLine>,
     /// Sum of the lines, in³ (314.16(B)).
@@ -342,6 +358,30 @@ pub fn box_fill(input: &BoxFillInput) -> Result<BoxFillResult, NecError> {
         ));
     }
 
+    for (i, size) in input.terminal_blocks.iter().enumerate() {
+        let each = fill_tables::volume_allowance(*size)?;
+        let (n, reference) = if input.edition >= Edition::Nec2023 {
+            (
+                1.0,
+                "314.16(B)(6) (2023): one allowance for each terminal block assembly, by the \
+                 largest conductor terminated on it",
+            )
+        } else {
+            (
+                0.0,
+                "no terminal block allowance before 2023 (314.16(B)(6) is new in 2023); the \
+                 block still takes room",
+            )
+        };
+        lines.push(line(
+            format!("terminal block {}", i + 1),
+            n,
+            *size,
+            each,
+            reference.into(),
+        ));
+    }
+
     egc_lines(input, &mut lines, &mut notes)?;
 
     let required: f64 = lines.iter().map(|l| l.volume_in3).sum();
@@ -360,6 +400,22 @@ pub fn box_fill(input: &BoxFillInput) -> Result<BoxFillResult, NecError> {
     for a in &input.added {
         added += positive("added volume", a.volume_in3)?;
     }
+    let mut barriers = 0.0;
+    for b in &input.barriers {
+        barriers += match b.marked_in3 {
+            Some(v) => positive("barrier marked volume", v)?,
+            None if b.metal => 0.5,
+            None => 1.0,
+        };
+    }
+    if !input.barriers.is_empty() {
+        notes.push(format!(
+            "Barriers take {barriers} in³ from the box (314.16(A): 1/2 in³ each metal, 1 in³ \
+             each nonmetallic, unless marked); the volume must also be apportioned to each \
+             space they make, which this calculation does not split"
+        ));
+    }
+    let added = added - barriers;
     let total = boxed.as_ref().map(|(_, v)| v + added);
     let spare = total.map(|t| t - required);
     let max_conductors = match (total, spare) {
@@ -388,6 +444,11 @@ pub fn box_fill(input: &BoxFillInput) -> Result<BoxFillResult, NecError> {
 
     Ok(BoxFillResult {
         edition: input.edition,
+        allowance_table: if input.edition >= Edition::Nec2023 {
+            "Table 314.16(B)(1)"
+        } else {
+            "Table 314.16(B)"
+        },
         lines,
         required_in3: round4(required),
         box_description: boxed.as_ref().map(|(d, _)| d.clone()),
@@ -575,6 +636,8 @@ mod tests {
             internal_clamps: false,
             support_fitting_types: 0,
             yokes: vec![],
+            terminal_blocks: vec![],
+            barriers: vec![],
         }
     }
 
@@ -695,6 +758,36 @@ mod tests {
         let r = box_fill(&i).unwrap();
         assert_eq!(r.required_in3, 7.5);
         assert!(r.notes[0].contains("not applied"), "{:?}", r.notes);
+    }
+
+    /// 2023 adds one allowance per terminal block assembly (EC&M Code Quiz "Volume Allowance
+    /// Requirement for a Terminal Block", 2023 NEC); earlier editions have no such line.
+    /// Unmarked barriers take 1/2 in³ (metal) or 1 in³ (nonmetallic).
+    #[test]
+    fn terminal_blocks_2023_and_barriers() {
+        let mut i = input(Edition::Nec2023);
+        i.conductors = vec![conductors(4, "10", ConductorRun::Terminates)];
+        i.terminal_blocks = vec![s("10")];
+        assert_eq!(box_fill(&i).unwrap().required_in3, 12.5);
+        i.edition = Edition::Nec2020;
+        assert_eq!(box_fill(&i).unwrap().required_in3, 10.0);
+        i.barriers = vec![
+            Barrier {
+                metal: true,
+                marked_in3: None,
+            },
+            Barrier {
+                metal: false,
+                marked_in3: None,
+            },
+        ];
+        let r = box_fill(&i).unwrap();
+        assert_eq!(r.total_volume_in3, Some(16.5));
+        assert!(
+            r.notes.iter().any(|n| n.contains("apportioned")),
+            "{:?}",
+            r.notes
+        );
     }
 
     /// The box volume adds the marked volume of rings and covers; the counts per size are the

@@ -70,7 +70,7 @@ fn copies() -> Copies {
 /// The value more publishers print than any other, when at least two print it.
 fn confirmed(values: &[(f64, BTreeSet<String>)]) -> Option<f64> {
     let mut by: Vec<(usize, f64)> = values.iter().map(|(v, p)| (p.len(), *v)).collect();
-    by.sort_by(|a, b| b.0.cmp(&a.0));
+    by.sort_by_key(|b| std::cmp::Reverse(b.0));
     let (best, v) = *by.first()?;
     (best >= 2 && by.get(1).is_none_or(|(n, _)| *n < best)).then_some(v)
 }

@@ -14,7 +14,7 @@ use super::nec_args::edition_of;
 use super::schema::schema_for;
 use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError, ToolRegistry};
 use crate::nec::box_fill::{
-    self, AddedVolume, BoxConductors, BoxEgcs, BoxFillInput, BoxVolume, ConductorRun, Yoke,
+    self, AddedVolume, Barrier, BoxConductors, BoxEgcs, BoxFillInput, BoxVolume, ConductorRun, Yoke,
 };
 use crate::nec::fill_tables::{self, Insulation, RacewayType, TradeSize};
 use crate::nec::raceway_fill::{self, FillItem, FillItemKind, RacewayFillInput};
@@ -143,6 +143,15 @@ struct BoxFillArgs {
     /// One entry per yoke/strap (a switch, a duplex receptacle, a wide device).
     #[serde(default)]
     devices: Vec<DeviceArg>,
+    /// Terminal block assemblies: the largest conductor terminated on each (2023 rule).
+    #[serde(default)]
+    terminal_blocks: Vec<ConductorSize>,
+    /// Barriers in the box: unmarked metal ones (1/2 in³ each).
+    #[serde(default)]
+    metal_barriers: u32,
+    /// Unmarked nonmetallic barriers (1 in³ each).
+    #[serde(default)]
+    nonmetallic_barriers: u32,
     /// 2017, 2020 or 2023 (default: the project's code in force).
     #[serde(default)]
     edition: Option<Edition>,
@@ -159,8 +168,8 @@ impl Tool for CalculateBoxFill {
     fn description(&self) -> &'static str {
         "Box fill per NEC 314.16: required volume from the conductors (Table 314.16(B) \
          allowances, pass-through and looped conductors, fixture-wire exception), clamps, \
-         support fittings, devices per yoke (wide devices per gang) and EGCs (2020+ quarter \
-         allowance beyond four), line by line, against a standard metal box of Table \
+         support fittings, devices per yoke (wide devices per gang), terminal blocks (2023) \
+         and EGCs (2020+ quarter allowance beyond four), line by line, against a standard metal box of Table \
          314.16(A) or a marked volume plus rings; pass/fail, max conductors per size, smallest \
          standard boxes."
     }
@@ -183,6 +192,11 @@ impl Tool for CalculateBoxFill {
         if a.conductors.is_empty() && a.fixture_wires.is_empty() && a.egcs.is_empty() {
             return Err(ToolError::InvalidArguments(
                 "list what is in the box: conductors (size, count), egcs, fixture_wires".into(),
+            ));
+        }
+        if a.metal_barriers + a.nonmetallic_barriers > 12 {
+            return Err(ToolError::InvalidArguments(
+                "at most 12 barriers in one box; give the marked box volume instead".into(),
             ));
         }
         let (edition, why) = edition(a.edition, ctx).await;
@@ -240,6 +254,14 @@ impl Tool for CalculateBoxFill {
                     largest_conductor: d.largest_conductor,
                     gangs: d.gangs.unwrap_or(1),
                     description: d.description.clone(),
+                })
+                .collect(),
+            terminal_blocks: a.terminal_blocks.clone(),
+            barriers: std::iter::repeat_n(true, a.metal_barriers as usize)
+                .chain(std::iter::repeat_n(false, a.nonmetallic_barriers as usize))
+                .map(|metal| Barrier {
+                    metal,
+                    marked_in3: None,
                 })
                 .collect(),
         };
