@@ -520,6 +520,12 @@ fn egc_lines(
                 ));
             }
             if let Some(size) = isolated.iter().map(|e| e.size).max() {
+                notes.push(
+                    "The 2017 allowance for an isolated EGC set is applied from the 2017 text; \
+                     no second public copy of that sentence was found, so check it against \
+                     the code book"
+                        .into(),
+                );
                 let n: u32 = isolated.iter().map(|e| e.count).sum();
                 lines.push(line(
                     format!("{n} isolated equipment grounding conductor(s) (250.146(D) set)"),
