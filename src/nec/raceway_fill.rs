@@ -171,19 +171,22 @@ pub fn note_7(calculated: f64) -> u32 {
 
 /// The most identical conductors of `each_in2` that fit in a raceway of `total_in2`: at 40 %
 /// when three or more fit, else 31 % for two, else 53 % for one (60 % for any count in a
-/// nipple), each with Note 7.
+/// nipple), each with Note 7. Annex C divides the exact percentage of the Table 4 area, not
+/// the rounded column (1-1/4 in. EMT: 0.5984 / 0.0507 = 11.80, 12 THHN 6 AWG), and so does
+/// this.
 pub fn max_identical(each_in2: f64, total_in2: f64, nipple: bool) -> u32 {
+    let at = |pct: f64| note_7(total_in2 * pct / 100.0 / each_in2);
     if nipple {
-        return note_7(allowed_area(total_in2, 60.0) / each_in2);
+        return at(60.0);
     }
-    let three = note_7(allowed_area(total_in2, 40.0) / each_in2);
+    let three = at(40.0);
     if three >= 3 {
         return three;
     }
-    if note_7(allowed_area(total_in2, 31.0) / each_in2) >= 2 {
+    if at(31.0) >= 2 {
         return 2;
     }
-    u32::from(note_7(allowed_area(total_in2, 53.0) / each_in2) >= 1)
+    u32::from(at(53.0) >= 1)
 }
 
 fn item_area(kind: &FillItemKind) -> Result<(f64, String, String), NecError> {
@@ -397,6 +400,40 @@ mod tests {
         // The printed Table 4 columns: 40 % of 0.304 is 0.1216, printed 0.122.
         assert_eq!(allowed_area(0.304, 40.0), 0.122);
         assert_eq!(allowed_area(2.071, 60.0), 1.243);
+    }
+
+    /// Annex C Table C.1 (EMT), THHN/THWN/THWN-2 rows 14 AWG-1/0 AWG, trade sizes 1/2-4, as
+    /// published by Bracken Electric's reference page; voltagelab.com's copy of the 1/2-2 in.
+    /// columns for 14-1 AWG prints the same numbers. Every cell is what Tables 1, 4, 5 and
+    /// Note 7 compute.
+    #[test]
+    fn annex_c_table_c1_thhn_is_computed() {
+        let trade = [
+            "1/2", "3/4", "1", "1-1/4", "1-1/2", "2", "2-1/2", "3", "3-1/2", "4",
+        ];
+        let rows: [(&str, [u32; 10]); 10] = [
+            ("14", [12, 22, 35, 61, 84, 138, 241, 364, 476, 608]),
+            ("12", [9, 16, 26, 45, 61, 101, 176, 266, 347, 443]),
+            ("10", [5, 10, 16, 28, 38, 63, 111, 167, 219, 279]),
+            ("8", [3, 6, 9, 16, 22, 36, 64, 96, 126, 161]),
+            ("6", [2, 4, 7, 12, 16, 26, 46, 69, 91, 116]),
+            ("4", [1, 2, 4, 7, 10, 16, 28, 43, 56, 71]),
+            ("3", [1, 1, 3, 6, 8, 13, 24, 36, 47, 60]),
+            ("2", [1, 1, 3, 5, 7, 11, 20, 30, 40, 51]),
+            ("1", [1, 1, 1, 4, 5, 8, 15, 22, 29, 37]),
+            ("1/0", [1, 1, 1, 3, 4, 7, 12, 19, 25, 32]),
+        ];
+        for (size, counts) in rows {
+            let each = fill_tables::insulated_area(Insulation::Thhn, s(size)).unwrap();
+            for (t, want) in trade.iter().zip(counts) {
+                let area = fill_tables::raceway_area(RacewayType::Emt, t.parse().unwrap()).unwrap();
+                assert_eq!(
+                    max_identical(each, area, false),
+                    want,
+                    "{size} THHN in {t} EMT"
+                );
+            }
+        }
     }
 
     /// Mike Holt forum "Nipple fill 60%": 12 AWG THHN in 3 in. EMT, Annex C Table C.1 gives
