@@ -128,7 +128,8 @@ struct BoxFillArgs {
     /// Luminaire fixture wires entering the box.
     #[serde(default)]
     fixture_wires: Vec<FixtureWireArg>,
-    /// The fixture wires come from a domed luminaire canopy and end in the box.
+    /// The fixture wires come from a domed luminaire canopy and end in the box (up to four
+    /// smaller than 14 AWG are then left out; an EGC from the canopy may be left out of egcs).
     #[serde(default)]
     fixture_wires_from_canopy: bool,
     /// Equipment grounding conductors / bonding jumpers entering the box.
