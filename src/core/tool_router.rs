@@ -156,6 +156,39 @@ const ALIASES: &[(&str, &[&str])] = &[
             "condo building",
         ],
     ),
+    (
+        "calculate_box_fill",
+        &[
+            "box fill",
+            "how many wires in",
+            "wires in a box",
+            "what size box",
+            "junction box",
+            "device box",
+            "4 square",
+            "cubic inch",
+            "mud ring",
+            "plaster ring",
+            "extension ring",
+        ],
+    ),
+    (
+        "calculate_raceway_fill",
+        &[
+            "conduit fill",
+            "raceway fill",
+            "pipe fill",
+            "how many conductors in",
+            "what size conduit",
+            "what size pipe",
+            "conduit size",
+            "in emt",
+            "in pvc",
+            "nipple fill",
+            "what size nipple",
+            "nipple size",
+        ],
+    ),
 ];
 
 /// What a matched phrase adds to a tool's score: more than any run of single words.
@@ -538,6 +571,26 @@ mod tests {
                 "size_ev_circuit",
             ),
             ("level 2 car charger circuit size?", "size_ev_circuit"),
+            (
+                "box fill on a 4 square 1 1/2 deep with 6 #12 and a receptacle",
+                "calculate_box_fill",
+            ),
+            (
+                "how many wires in a 3x2x3.5 device box",
+                "calculate_box_fill",
+            ),
+            (
+                "conduit fill for 4 #10 thhn and a #10 ground in 3/4 emt",
+                "calculate_raceway_fill",
+            ),
+            (
+                "how many conductors in a 1 inch pvc, all #12",
+                "calculate_raceway_fill",
+            ),
+            (
+                "what size nipple for 3 4/0 and a 2/0 between the meter and panel",
+                "calculate_raceway_fill",
+            ),
         ] {
             let r = route_text(&[q], &[], &[]);
             assert!(r.full.contains(&tool), "{q}: {r:?}");

@@ -14,6 +14,8 @@
 //! - [`arc_flash::arc_flash`] (IEEE 1584-2018 or NFPA 70E table), [`arc_flash::ieee1584`],
 //!   [`arc_flash::arcing_currents`], [`arc_flash::ppe_category_ac`], [`arc_flash::ppe_category_dc`]
 //! - [`panel::panel_capacity`]
+//! - [`box_fill::box_fill`] (314.16), [`raceway_fill::raceway_fill`] (Chapter 9 Tables 1, 4,
+//!   5, 8), over the tables of [`fill_tables`]
 //! - [`dwelling::dwelling_standard`], [`dwelling::dwelling_optional`] (220.82),
 //!   [`dwelling::dwelling_existing`] (220.83), [`dwelling::dwelling_line_currents`],
 //!   [`dwelling::range_demand`], [`dwelling::dryer_demand_factor`]
@@ -33,12 +35,14 @@
 //! Layer: domain engine. Imports nothing else of the crate.
 
 pub mod arc_flash;
+pub mod box_fill;
 pub mod conductors;
 pub mod dwelling;
 pub mod error;
 pub mod ev_charging;
 pub mod existing_demand;
 pub mod fault_current;
+pub mod fill_tables;
 pub mod general_lighting;
 pub mod gfci_afci;
 pub mod grounding;
@@ -47,10 +51,13 @@ pub mod multifamily;
 pub mod outlet_count;
 pub mod panel;
 pub mod pv_interconnection;
+pub mod raceway_fill;
 pub mod tables;
 pub mod units;
 pub mod voltage_drop;
 
+#[cfg(test)]
+mod fill_sources_check;
 #[cfg(test)]
 mod two_source_check;
 #[cfg(test)]

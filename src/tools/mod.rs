@@ -27,7 +27,7 @@
 //!   `grounding_tools`, `lighting_tools`, `protection_tools` (`check_gfci_afci`,
 //!   `count_outlets_per_circuit`, `size_ev_circuit`), `pv_tools` (`check_pv_interconnection`),
 //!   `existing_load_tools` (`calculate_existing_dwelling_load_from_demand`),
-//!   `multifamily_tools` (`calculate_multifamily_load`).
+//!   `multifamily_tools` (`calculate_multifamily_load`), `fill_tools` (box fill, raceway fill).
 //! - Shared by several tools: `nec_args` (the edition a calculation uses, circuit references
 //!   from arguments), `plan_preview` (a call's plan item and the fault-current, loading and
 //!   circuit lines of the write previews), `code_basis` (the edition and why, added to every
@@ -58,6 +58,7 @@ pub mod discovery;
 pub mod dwelling_tools;
 pub mod energy_budget;
 pub mod existing_load_tools;
+pub mod fill_tools;
 pub mod find_circuits;
 pub mod grounding_tools;
 pub mod keyed_limit;
@@ -338,5 +339,6 @@ pub fn default_registry(tool_executions_per_minute: u32) -> ToolRegistry {
     existing_load_tools::register(&mut r);
     multifamily_tools::register(&mut r);
     r.register(discovery::MoreTools);
+    fill_tools::register(&mut r);
     r
 }

@@ -55,6 +55,7 @@ mod tools_cli;
 mod tools_doc_examples;
 mod tools_dwelling_project;
 mod tools_existing_demand;
+mod tools_fill;
 mod tools_heavy;
 mod tools_inspection;
 mod tools_motor_inspection;
