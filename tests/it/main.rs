@@ -36,6 +36,7 @@ mod slack_http;
 mod slack_payloads;
 mod slack_socket;
 mod soak;
+mod store_assistant_home;
 mod store_audit;
 mod store_documents;
 mod store_equipment;
