@@ -270,7 +270,7 @@ impl Agent {
             ) {
                 // The first sign of life comes before any database work, however busy.
                 tx.emit(Effect::Status {
-                    text: "received".into(),
+                    text: super::activity::RECEIVED.into(),
                 })
                 .await;
             }
@@ -709,7 +709,7 @@ impl Agent {
                 .await?;
                 files.attach(&mut request);
                 sink.emit(Effect::Status {
-                    text: "thinking".into(),
+                    text: super::activity::THINKING.into(),
                 })
                 .await;
                 let model_call = async {
@@ -887,7 +887,7 @@ impl Agent {
                         },
                         None => {
                             sink.emit(Effect::Status {
-                                text: format!("running {}", call.name),
+                                text: super::activity::of_tool(&call.name, &validated.args),
                             })
                             .await;
                             let (mut r, mut audit) = self

@@ -4,9 +4,11 @@
 //! Layer: the core, under `platforms`. It may import `tools`, the domain engines (`nec`, `project`,
 //! `jurisdiction`, `report`, `rag`), `store`, `llm`, `config` and `domain`, and never a platform.
 
+pub mod activity;
 pub mod addressing;
 pub mod agent;
 pub mod allow;
+pub mod assistant;
 pub mod cards;
 pub mod commands;
 pub mod context;
@@ -14,6 +16,7 @@ pub mod digest_memo;
 pub mod effects;
 pub mod gate;
 pub mod history;
+pub mod home;
 pub mod inbound;
 pub mod inflight;
 pub mod lease;
@@ -27,6 +30,7 @@ pub(crate) mod repeats;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod starters;
 pub mod suggest;
 pub mod summary;
 pub mod thread_ids;
