@@ -32,6 +32,7 @@ mod rag_retrieval;
 mod reports;
 mod scale;
 mod serve_in_process;
+mod slack_assistant;
 mod slack_http;
 mod slack_payloads;
 mod slack_socket;
