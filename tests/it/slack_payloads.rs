@@ -329,7 +329,11 @@ fn the_documented_assistant_events_become_assistant_jobs() {
         };
         assert_eq!(s, started, "{name}");
         assert_eq!(
-            (key.workspace.as_str(), key.channel.as_str(), key.thread.as_str()),
+            (
+                key.workspace.as_str(),
+                key.channel.as_str(),
+                key.thread.as_str()
+            ),
             ("T123ABC456", "D123ABC456", "1729999327.187299")
         );
         assert_eq!(user, "U123ABC456");
@@ -378,7 +382,10 @@ fn the_documented_app_home_opened_asks_for_the_home_tab() {
         })
     );
     payload["event"]["tab"] = json!("messages");
-    assert_eq!(job_from_push(&callback(payload), Some(BOT_USER), &open_gate()), None);
+    assert_eq!(
+        job_from_push(&callback(payload), Some(BOT_USER), &open_gate()),
+        None
+    );
     let elsewhere = Gate {
         workspaces: vec!["T999".into()],
         ..open_gate()
@@ -392,4 +399,51 @@ fn the_documented_views_publish_answer_decodes() {
     let r: SlackApiViewsPublishResponse =
         serde_json::from_value(fixture_json("views.publish.response.docs.json")).expect("decodes");
     assert!(matches!(r.view.view, SlackView::Home(_)));
+}
+
+/// The app manifest in the README asks for what the assistant surface and the Home tab need:
+/// the scope, the events (also in the HTTP variant's list) and both features.
+#[test]
+fn the_readme_manifest_enables_the_assistant_and_the_home_tab() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("display_information:").expect("the manifest");
+    let manifest = &readme[start..start + readme[start..].find("```").expect("its end")];
+    let listed = |name: &str| {
+        manifest.lines().any(|l| {
+            l.trim()
+                .strip_prefix("- ")
+                .is_some_and(|i| i.split_whitespace().next() == Some(name))
+        })
+    };
+    for item in [
+        "assistant:write",
+        "chat:write",
+        "im:history",
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.im",
+    ] {
+        assert!(listed(item), "the manifest misses {item}");
+    }
+    for line in [
+        "assistant_view:",
+        "home_tab_enabled: true",
+        "messages_tab_enabled: true",
+    ] {
+        assert!(manifest.contains(line), "the manifest misses {line}");
+    }
+    let http = readme
+        .split("bot_events: [")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect("the HTTP variant's events");
+    for event in [
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.im",
+    ] {
+        assert!(http.contains(event), "the HTTP variant misses {event}");
+    }
 }
