@@ -780,3 +780,41 @@ async fn socket_mode_carries_the_assistant_and_the_home_tab() {
     let _ = stop.send(());
     runner.await.expect("joined").expect("clean stop");
 }
+
+/// A status line is cosmetic: Slack limiting `setStatus` is not waited out, so the answer
+/// comes at once and each status is tried once.
+#[tokio::test]
+async fn a_rate_limited_status_never_holds_up_the_answer() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    let thread = (DM, "1729999900.000100");
+    posted(
+        &poster,
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvRl1"),
+    )
+    .await;
+    nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    bot.slack.rate_limit("assistant.threads.setStatus", 30, 100);
+    bot.llm.push(Reply::Text("Quick answer.".into()));
+    let started = std::time::Instant::now();
+    posted(
+        &poster,
+        &assistant_message(TEAM, ALICE, thread, "1729999901.000100", "quick?", "EvRl2"),
+    )
+    .await;
+    nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the answer waited {:?}",
+        started.elapsed()
+    );
+    let statuses = bot.slack.calls_of("assistant.threads.setStatus");
+    assert!(!statuses.is_empty() && statuses.iter().all(|c| c.limited));
+    let mut said: Vec<&str> = statuses
+        .iter()
+        .filter_map(|c| c.args["status"].as_str())
+        .collect();
+    let tried = said.len();
+    said.dedup();
+    assert_eq!(said.len(), tried, "a status was retried: {said:?}");
+}

@@ -72,7 +72,8 @@ impl SlackApi {
     }
 
     /// `assistant.threads.setStatus`: "Sparky `status`" under the thread while it works, with
-    /// `loading` rotated; an empty `status` clears it.
+    /// `loading` rotated; an empty `status` clears it. Tried once (a status is cosmetic, and
+    /// Slack clears it by itself when the answer is posted).
     pub async fn set_status(
         &self,
         channel: &str,
@@ -88,21 +89,17 @@ impl SlackApi {
         };
         let (client, token, req) = (self.client(), self.token(), &req);
         let client = &client;
-        self.run(
-            "assistant.threads.setStatus",
-            Replay::Safe,
-            move || async move {
-                client
-                    .open_session(token)
-                    .http_session_api
-                    .http_post::<_, SlackApiAssistantThreadsSetStatusResponse>(
-                        "assistant.threads.setStatus",
-                        req,
-                        None,
-                    )
-                    .await
-            },
-        )
+        self.run_once("assistant.threads.setStatus", move || async move {
+            client
+                .open_session(token)
+                .http_session_api
+                .http_post::<_, SlackApiAssistantThreadsSetStatusResponse>(
+                    "assistant.threads.setStatus",
+                    req,
+                    None,
+                )
+                .await
+        })
         .await
         .map(|_| ())
     }

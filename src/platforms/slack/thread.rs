@@ -84,9 +84,37 @@ impl SlackApi {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, SlackClientError>>,
     {
+        self.run_under(self.policy, method, replay, call).await
+    }
+
+    /// Runs one cosmetic Web API method (a status line) once: a rate limit or a failure is
+    /// not waited out, so it never holds up the answer it decorates.
+    pub(super) async fn run_once<T, F, Fut>(&self, method: &str, call: F) -> Result<T, SurfaceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SlackClientError>>,
+    {
+        let once = RetryPolicy {
+            max_retries: 0,
+            ..self.policy
+        };
+        self.run_under(once, method, Replay::Safe, call).await
+    }
+
+    async fn run_under<T, F, Fut>(
+        &self,
+        policy: RetryPolicy,
+        method: &str,
+        replay: Replay,
+        call: F,
+    ) -> Result<T, SurfaceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SlackClientError>>,
+    {
         let mut call = call;
         let timeout = self.timeout;
-        self.policy
+        policy
             .run_observed(
                 method,
                 replay,
