@@ -742,6 +742,13 @@ async fn socket_mode_carries_the_assistant_and_the_home_tab() {
     ));
     bot.slack.wait_ack("env-a1", Duration::from_secs(3)).await;
     nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    // Slack redelivers it (retry_attempt 1): acknowledged, not handled again.
+    bot.slack.send_envelope(&events_envelope(
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvSk1"),
+        "env-a1b",
+        1,
+    ));
+    bot.slack.wait_ack("env-a1b", Duration::from_secs(3)).await;
     bot.llm.push(Reply::Text("Hello.".into()));
     bot.slack.send_envelope(&events_envelope(
         &assistant_message(
@@ -756,6 +763,7 @@ async fn socket_mode_carries_the_assistant_and_the_home_tab() {
         0,
     ));
     nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    // Once: the redelivered start offered nothing twice.
     assert_eq!(
         assistant_sequence(&bot.slack.calls()),
         ["prompts", "status", "answer", "clear", "title"]

@@ -34,7 +34,7 @@ pub fn allowed(gate: &Gate, team: &str, channel: &str) -> bool {
 }
 
 /// Direct-message channels have ids starting with `D` (and `channel_type` "im").
-fn is_direct(channel: &str, channel_type: Option<&str>) -> bool {
+pub(super) fn is_direct(channel: &str, channel_type: Option<&str>) -> bool {
     channel_type == Some("im") || channel.starts_with('D')
 }
 

@@ -137,6 +137,18 @@ impl Shared {
         self.inflight.spawn(async move {
             let bot = shared.bot_user(events::bot_user_from(&cb)).await;
             if let Some(job) = events::job_from_push(&cb, bot.as_deref(), &shared.gate) {
+                // A turn's event id is claimed by the core; these never reach it as inputs,
+                // so a redelivery is recognised here.
+                let outside_the_core = matches!(job, Job::Assistant { .. } | Job::Home { .. });
+                if outside_the_core
+                    && !shared
+                        .agent
+                        .ledger()
+                        .first_delivery(PLATFORM, InputKind::Event, &cb.event_id.0)
+                        .await
+                {
+                    return;
+                }
                 shared.process(job).await;
             }
         });
@@ -186,7 +198,7 @@ impl Shared {
     /// Whether `key` is an assistant thread (bound again to its context channel's project for
     /// the turn about to run); only a direct-message thread can be one.
     async fn is_assistant_thread(&self, key: &SessionKey) -> bool {
-        if !key.channel.starts_with('D') {
+        if !events::is_direct(&key.channel, None) {
             return false;
         }
         match self.agent.assistant_turn(key).await {
