@@ -278,7 +278,7 @@ impl Agent {
             ) {
                 // The first sign of life comes before any database work, however busy.
                 tx.emit(Effect::Status {
-                    text: "received".into(),
+                    text: super::activity::RECEIVED.into(),
                 })
                 .await;
             }
@@ -723,7 +723,7 @@ impl Agent {
                 .await?;
                 files.attach(&mut request);
                 sink.emit(Effect::Status {
-                    text: "thinking".into(),
+                    text: super::activity::THINKING.into(),
                 })
                 .await;
                 let model_call = async {
@@ -901,7 +901,7 @@ impl Agent {
                         },
                         None => {
                             sink.emit(Effect::Status {
-                                text: format!("running {}", call.name),
+                                text: super::activity::of_tool(&call.name, &validated.args),
                             })
                             .await;
                             let (mut r, mut audit) = self

@@ -44,7 +44,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Effect {
-    /// Transient status ("thinking", "running calculate_voltage_drop").
+    /// Transient status, what the bot is doing in words ("thinking", "checking Table 310.16";
+    /// see [`super::activity`]).
     Status {
         /// Status text.
         text: String,

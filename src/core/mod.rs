@@ -4,9 +4,11 @@
 //! Layer: the core, under `platforms`. It may import `tools`, the domain engines (`nec`, `project`,
 //! `jurisdiction`, `report`, `rag`), `store`, `llm`, `config` and `domain`, and never a platform.
 
+pub mod activity;
 pub mod addressing;
 pub mod agent;
 pub mod allow;
+pub mod assistant;
 pub mod audit_log;
 pub mod cards;
 pub mod commands;
@@ -17,6 +19,7 @@ pub mod edit_form;
 pub mod effects;
 pub mod gate;
 pub mod history;
+pub mod home;
 pub mod inbound;
 pub mod inflight;
 pub mod lease;
@@ -30,6 +33,7 @@ pub(crate) mod repeats;
 pub mod request;
 pub mod runner;
 pub mod session;
+pub mod starters;
 pub mod suggest;
 pub mod summary;
 pub mod thread_ids;

@@ -62,8 +62,9 @@ pub trait ChatSurface: Send + Sync {
     ) -> Result<(), SurfaceError>;
     /// A note only `user` sees.
     async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError>;
-    /// Shows that the bot is working (typing indicator, status).
-    async fn working(&self) {}
+    /// Shows that the bot is working (typing indicator, status line); `status` says on what,
+    /// in words ([`crate::core::activity`]).
+    async fn working(&self, _status: &str) {}
     /// The platform's name in metrics.
     fn platform(&self) -> &'static str {
         "other"
@@ -111,8 +112,8 @@ impl ChatSurface for Box<dyn ChatSurface> {
     async fn private(&self, user: &str, text: &str) -> Result<(), SurfaceError> {
         (**self).private(user, text).await
     }
-    async fn working(&self) {
-        (**self).working().await
+    async fn working(&self, status: &str) {
+        (**self).working(status).await
     }
     fn platform(&self) -> &'static str {
         (**self).platform()
@@ -371,7 +372,7 @@ impl<S: ChatSurface> EffectSink for SurfaceSink<S> {
     async fn emit(&self, effect: Effect) {
         let mut state = self.state.lock().await;
         match effect {
-            Effect::Status { .. } => self.surface.working().await,
+            Effect::Status { text } => self.surface.working(&text).await,
             // Its own message, apart from any answer being streamed.
             Effect::Notice { text } => {
                 let _ = logged(self.surface.platform(), "notice", || {

@@ -2,7 +2,8 @@
 
 use async_trait::async_trait;
 
-use super::{AuditEntry, AuditRecord};
+use super::{AppliedChange, AuditEntry, AuditRecord};
+use crate::domain::workspace::Workspace;
 
 use super::StoreResult;
 
@@ -13,6 +14,13 @@ pub trait AuditStore: Send + Sync {
     async fn record_audit(&self, entry: &AuditEntry) -> StoreResult<()>;
     /// Audit rows of a session, oldest first.
     async fn audit_for_session(&self, session_id: i64) -> StoreResult<Vec<AuditRecord>>;
+    /// The changes last confirmed and applied to projects of `workspace`, newest first, at
+    /// most `limit`: the trail's confirmations whose action was executed.
+    async fn recent_applied(
+        &self,
+        workspace: &Workspace,
+        limit: usize,
+    ) -> StoreResult<Vec<AppliedChange>>;
 }
 
 /// Emits `impl AuditStore` for a backend store type.
@@ -22,7 +30,7 @@ macro_rules! impl_audit {
             use async_trait::async_trait;
 
             use $crate::store::common::*;
-            use $crate::store::{AuditEntry, AuditRecord, StoreResult, AuditStore};
+            use $crate::store::{AppliedChange, AuditEntry, AuditRecord, StoreResult, AuditStore};
 
             impl $store {
                 /// Inserts an audit row: the one statement both the store method and applied
@@ -75,6 +83,47 @@ macro_rules! impl_audit {
                         .iter()
                         .map(audit_from)
                         .collect()
+                }
+
+                async fn recent_applied(
+                    &self,
+                    workspace: &$crate::domain::workspace::Workspace,
+                    limit_to: usize,
+                ) -> StoreResult<Vec<AppliedChange>> {
+                    sqlx::query(
+                        "SELECT a.actor, a.at, p.id AS action_id, p.project_id, p.items, \
+                         s.platform, s.workspace, s.channel, s.thread \
+                         FROM tool_audit a \
+                         JOIN pending_actions p ON p.id = a.action_id \
+                         JOIN projects pr ON pr.id = p.project_id \
+                         JOIN sessions s ON s.id = p.session_id \
+                         WHERE a.kind = 'confirmed' AND p.state = 'executed' \
+                         AND pr.platform = $1 AND pr.workspace = $2 \
+                         ORDER BY a.id DESC LIMIT $3",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(limit(limit_to))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(|r| {
+                        Ok(AppliedChange {
+                            action_id: r.string("action_id")?,
+                            project_id: r.i64("project_id")?,
+                            by: r.string("actor")?,
+                            at: r.ts("at")?,
+                            items: r.json("items")?,
+                            key: $crate::domain::session::SessionKey::new(
+                                r.string("platform")?,
+                                r.string("workspace")?,
+                                r.string("channel")?,
+                                r.string("thread")?,
+                            ),
+                        })
+                    })
+                    .collect()
                 }
             }
         };

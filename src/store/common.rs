@@ -696,6 +696,7 @@ macro_rules! impl_store {
         $crate::store::pending::impl_pending!($store, $db);
         $crate::store::outbox::impl_outbox!($store, $db);
         $crate::store::audit::impl_audit!($store, $db);
+        $crate::store::assistant_threads::impl_assistant_threads!($store, $db);
         $crate::store::ledger::impl_ledger!($store, $db);
         $crate::store::documents::impl_documents!($store, $db);
         $crate::store::chunk_search::impl_chunk_search!($store, $db);

@@ -9,6 +9,7 @@
 //! their own versioned format (docs/message-format.md), never a model provider's types.
 
 mod apply;
+mod assistant_threads;
 mod audit;
 mod chunk_search;
 mod common;
@@ -38,6 +39,7 @@ mod turn_writes;
 
 use async_trait::async_trait;
 
+pub use assistant_threads::AssistantThreadStore;
 pub use audit::AuditStore;
 pub use chunk_search::ChunkSearch;
 pub use connect::open;
@@ -115,6 +117,7 @@ pub trait Store:
     + PendingStore
     + OutboxStore
     + AuditStore
+    + AssistantThreadStore
     + EventLedger
     + DocumentStore
     + ChunkSearch

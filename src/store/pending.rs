@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 
-use super::{ApplyOutcome, ApplyRequest, NewPendingAction, PendingAction, PendingState};
+use super::{
+    ApplyOutcome, ApplyRequest, NewPendingAction, PendingAction, PendingState, WaitingAction,
+};
 use chrono::{DateTime, Utc};
 
 use super::StoreResult;
@@ -51,6 +53,14 @@ pub trait PendingStore: Send + Sync {
         project_id: i64,
         limit: usize,
     ) -> StoreResult<Vec<(PendingAction, SessionKey)>>;
+    /// Actions still `pending` and not expired at `at` in threads of `workspace`, newest
+    /// first, at most `limit`, each with its thread.
+    async fn waiting_in_workspace(
+        &self,
+        workspace: &crate::domain::workspace::Workspace,
+        at: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<WaitingAction>>;
 }
 
 /// Emits `impl PendingStore` for a backend store type.
@@ -62,7 +72,7 @@ macro_rules! impl_pending {
 
             use $crate::store::common::*;
             use $crate::domain::session::SessionKey;
-            use $crate::store::{NewPendingAction, PendingAction, PendingState, StoreError, StoreResult, PendingStore};
+            use $crate::store::{NewPendingAction, PendingAction, PendingState, StoreError, StoreResult, PendingStore, WaitingAction};
 
             #[async_trait]
             impl PendingStore for $store {
@@ -261,6 +271,42 @@ macro_rules! impl_pending {
                         return Err(StoreError::NotFound(format!("pending action {id} does not exist")));
                     }
                     Ok(())
+                }
+
+                async fn waiting_in_workspace(
+                    &self,
+                    workspace: &$crate::domain::workspace::Workspace,
+                    at: DateTime<Utc>,
+                    limit_to: usize,
+                ) -> StoreResult<Vec<WaitingAction>> {
+                    sqlx::query(
+                        "SELECT p.*, s.platform AS s_platform, s.workspace AS s_workspace, \
+                         s.channel AS s_channel, s.thread AS s_thread \
+                         FROM pending_actions p JOIN sessions s ON s.id = p.session_id \
+                         WHERE p.state = 'pending' AND p.expires_at > $3 \
+                         AND s.platform = $1 AND s.workspace = $2 \
+                         ORDER BY p.created_at DESC, p.id LIMIT $4",
+                    )
+                    .bind(&workspace.platform)
+                    .bind(&workspace.id)
+                    .bind(micros(at))
+                    .bind(limit(limit_to))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .iter()
+                    .map(|r| {
+                        Ok(WaitingAction {
+                            action: pending_from(r)?,
+                            key: $crate::domain::session::SessionKey::new(
+                                r.string("s_platform")?,
+                                r.string("s_workspace")?,
+                                r.string("s_channel")?,
+                                r.string("s_thread")?,
+                            ),
+                        })
+                    })
+                    .collect()
                 }
             }
         };

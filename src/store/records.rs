@@ -517,3 +517,42 @@ pub struct ProjectOwner {
     /// The channel the project is created from.
     pub channel: String,
 }
+
+/// An assistant thread (Slack's split-view AI app) as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssistantThread {
+    /// The thread (the app's direct-message channel and the thread's ts on Slack).
+    pub key: crate::domain::session::SessionKey,
+    /// Who opened it.
+    pub user: String,
+    /// The channel the person was last seen viewing, when Slack said.
+    pub context_channel: Option<String>,
+    /// Whether the thread was given its title (after its first question).
+    pub titled: bool,
+}
+
+/// A pending action still waiting, with the thread it was proposed in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingAction {
+    /// The action.
+    pub action: PendingAction,
+    /// Its thread.
+    pub key: crate::domain::session::SessionKey,
+}
+
+/// A change a person confirmed and the store applied, as the audit trail records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppliedChange {
+    /// The action that was applied.
+    pub action_id: String,
+    /// The project it changed.
+    pub project_id: i64,
+    /// Who confirmed it.
+    pub by: String,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// What changed, item by item.
+    pub items: Vec<ActionItem>,
+    /// The thread it was proposed in.
+    pub key: crate::domain::session::SessionKey,
+}

@@ -280,7 +280,7 @@ async fn one_thread_serialises(db: Db) {
         // inbox (running, or told it waits behind an earlier one).
         let deadline = Instant::now() + Duration::from_secs(30);
         while !sink.effects().iter().any(|(_, e)| {
-            matches!(e, Effect::Status { text } if text != "received")
+            matches!(e, Effect::Status { text } if text != sparky::core::activity::RECEIVED)
                 || matches!(
                     e,
                     Effect::Notice { .. } | Effect::Delta { .. } | Effect::Text { .. }

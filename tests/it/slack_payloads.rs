@@ -300,3 +300,150 @@ async fn the_real_client_talks_to_the_fake() {
         matches!(bad.post("C1", None, "x", Vec::new()).await, Err(SurfaceError::Failed(e)) if e.contains("invalid_auth"))
     );
 }
+
+fn callback(v: Value) -> SlackPushEventCallback {
+    match serde_json::from_value::<SlackPushEvent>(v).expect("an Events API payload") {
+        SlackPushEvent::EventCallback(cb) => cb,
+        other => panic!("not an event_callback: {other:?}"),
+    }
+}
+
+/// The documented assistant events parse as they are, and become jobs only where Sparky
+/// answers: the thread is in a direct-message channel (the direct-message switch), its context
+/// channel counts only when allowed, and never for the bot itself.
+#[test]
+fn the_documented_assistant_events_become_assistant_jobs() {
+    for (name, started) in [
+        ("assistant_thread_started.docs.json", true),
+        ("assistant_thread_context_changed.docs.json", false),
+    ] {
+        let cb = callback(fixture_json(name));
+        let Some(Job::Assistant {
+            key,
+            user,
+            context_channel,
+            started: s,
+        }) = job_from_push(&cb, Some(BOT_USER), &open_gate())
+        else {
+            panic!("{name}: no assistant job");
+        };
+        assert_eq!(s, started, "{name}");
+        assert_eq!(
+            (
+                key.workspace.as_str(),
+                key.channel.as_str(),
+                key.thread.as_str()
+            ),
+            ("T123ABC456", "D123ABC456", "1729999327.187299")
+        );
+        assert_eq!(user, "U123ABC456");
+        assert_eq!(context_channel.as_deref(), Some("C123ABC456"));
+
+        let only_c1 = Gate {
+            channels: vec!["C1".into()],
+            direct_messages: true,
+            ..Gate::default()
+        };
+        let Some(Job::Assistant {
+            context_channel, ..
+        }) = job_from_push(&cb, Some(BOT_USER), &only_c1)
+        else {
+            panic!("{name}: the thread itself is a direct message");
+        };
+        assert_eq!(context_channel, None, "a channel Sparky does not answer in");
+        let no_dms = Gate {
+            direct_messages: false,
+            ..Gate::default()
+        };
+        assert_eq!(job_from_push(&cb, Some(BOT_USER), &no_dms), None);
+        let other_team = Gate {
+            workspaces: vec!["T999".into()],
+            direct_messages: true,
+            ..Gate::default()
+        };
+        assert_eq!(job_from_push(&cb, Some(BOT_USER), &other_team), None);
+        assert_eq!(job_from_push(&cb, Some("U123ABC456"), &open_gate()), None);
+    }
+}
+
+/// The documented `app_home_opened` (with its view) parses into slack-morphism's event and
+/// asks for the Home tab only when the Home tab was opened.
+#[test]
+fn the_documented_app_home_opened_asks_for_the_home_tab() {
+    let mut payload = fixture_json("assistant_thread_started.docs.json");
+    payload["event"] = fixture_json("app_home_opened.docs.json");
+    let cb = callback(payload.clone());
+    assert!(matches!(cb.event, SlackEventCallbackBody::AppHomeOpened(_)));
+    assert_eq!(
+        job_from_push(&cb, Some(BOT_USER), &open_gate()),
+        Some(Job::Home {
+            team: "T123ABC456".into(),
+            user: "U123ABC456".into()
+        })
+    );
+    payload["event"]["tab"] = json!("messages");
+    assert_eq!(
+        job_from_push(&callback(payload), Some(BOT_USER), &open_gate()),
+        None
+    );
+    let elsewhere = Gate {
+        workspaces: vec!["T999".into()],
+        ..open_gate()
+    };
+    assert_eq!(job_from_push(&cb, Some(BOT_USER), &elsewhere), None);
+}
+
+/// Slack's documented answer to `views.publish` decodes into slack-morphism's response.
+#[test]
+fn the_documented_views_publish_answer_decodes() {
+    let r: SlackApiViewsPublishResponse =
+        serde_json::from_value(fixture_json("views.publish.response.docs.json")).expect("decodes");
+    assert!(matches!(r.view.view, SlackView::Home(_)));
+}
+
+/// The app manifest in the README asks for what the assistant surface and the Home tab need:
+/// the scope, the events (also in the HTTP variant's list) and both features.
+#[test]
+fn the_readme_manifest_enables_the_assistant_and_the_home_tab() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("display_information:").expect("the manifest");
+    let manifest = &readme[start..start + readme[start..].find("```").expect("its end")];
+    let listed = |name: &str| {
+        manifest.lines().any(|l| {
+            l.trim()
+                .strip_prefix("- ")
+                .is_some_and(|i| i.split_whitespace().next() == Some(name))
+        })
+    };
+    for item in [
+        "assistant:write",
+        "chat:write",
+        "im:history",
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.im",
+    ] {
+        assert!(listed(item), "the manifest misses {item}");
+    }
+    for line in [
+        "assistant_view:",
+        "home_tab_enabled: true",
+        "messages_tab_enabled: true",
+    ] {
+        assert!(manifest.contains(line), "the manifest misses {line}");
+    }
+    let http = readme
+        .split("bot_events: [")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect("the HTTP variant's events");
+    for event in [
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.im",
+    ] {
+        assert!(http.contains(event), "the HTTP variant misses {event}");
+    }
+}

@@ -245,7 +245,7 @@ impl Discord {
     /// Runs one input and renders its effects on `surface`.
     async fn converse(&self, input: Input, surface: ThreadSurface) {
         let turn = async {
-            surface.working().await;
+            surface.working(crate::core::activity::RECEIVED).await;
             let sink = SurfaceSink::new(
                 surface,
                 self.agent.confirmation_cards(),

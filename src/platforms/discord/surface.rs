@@ -272,7 +272,7 @@ impl ChatSurface for ThreadSurface {
         }
     }
 
-    async fn working(&self) {
+    async fn working(&self, _status: &str) {
         let due = match self.last_typing.lock() {
             Ok(mut last) => {
                 let due = last.is_none_or(|t| t.elapsed() >= TYPING_EVERY);

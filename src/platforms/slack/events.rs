@@ -34,7 +34,7 @@ pub fn allowed(gate: &Gate, team: &str, channel: &str) -> bool {
 }
 
 /// Direct-message channels have ids starting with `D` (and `channel_type` "im").
-fn is_direct(channel: &str, channel_type: Option<&str>) -> bool {
+pub(super) fn is_direct(channel: &str, channel_type: Option<&str>) -> bool {
     channel_type == Some("im") || channel.starts_with('D')
 }
 
@@ -65,6 +65,32 @@ pub enum Job {
         user: String,
         /// The card's thread.
         target: ThreadTarget,
+    },
+    /// An assistant thread was opened (`assistant_thread_started`) or the channel its person
+    /// views changed (`assistant_thread_context_changed`).
+    Assistant {
+        /// The thread: the app's direct-message channel and the thread's ts.
+        key: SessionKey,
+        /// Who opened it.
+        user: String,
+        /// The channel they view, when Slack named one that Sparky answers in.
+        context_channel: Option<String>,
+        /// Whether the thread was just opened (else its context changed).
+        started: bool,
+    },
+    /// The person opened the app's Home tab.
+    Home {
+        /// Team id.
+        team: String,
+        /// Who opened it.
+        user: String,
+    },
+    /// A button of the Home tab.
+    HomeButton {
+        /// Opens a modal within three seconds of the click.
+        trigger_id: String,
+        /// Which button.
+        button: super::home::HomeButton,
     },
 }
 
@@ -213,17 +239,84 @@ pub fn job_from_push(
                 only_if_session: !direct,
             })
         }
+        SlackEventCallbackBody::AssistantThreadStarted(SlackAssistantThreadStartedEvent {
+            assistant_thread: t,
+            ..
+        })
+        | SlackEventCallbackBody::AssistantThreadContextChanged(
+            SlackAssistantThreadContextChangedEvent {
+                assistant_thread: t,
+                ..
+            },
+        ) => {
+            let started = matches!(cb.event, SlackEventCallbackBody::AssistantThreadStarted(_));
+            assistant_job(team, t, started, bot_user, gate)
+        }
+        SlackEventCallbackBody::AppHomeOpened(e) => {
+            // The Messages and About tabs have nothing to publish.
+            if e.tab.as_deref() != Some("home") || !gate.workspace_allowed(team) {
+                return None;
+            }
+            Some(Job::Home {
+                team: team.to_string(),
+                user: e.user.0.clone(),
+            })
+        }
         _ => None,
     }
 }
 
-/// The job for a Confirm / Cancel click, or `None` for other interactions.
+/// The job for an assistant thread's event: the thread lives in the app's direct-message
+/// channel (the direct-message switch applies); its context channel counts only when Sparky
+/// answers in it.
+fn assistant_job(
+    team: &str,
+    t: &SlackAssistantThread,
+    started: bool,
+    bot_user: Option<&str>,
+    gate: &Gate,
+) -> Option<Job> {
+    let user = t.user_id.0.as_str();
+    let channel = t.channel_id.0.as_str();
+    if Some(user) == bot_user || !is_direct(channel, None) || !allowed(gate, team, channel) {
+        return None;
+    }
+    let context_channel = t
+        .context
+        .channel_id
+        .as_ref()
+        .map(|c| c.0.clone())
+        .filter(|c| !c.is_empty() && allowed(gate, team, c));
+    Some(Job::Assistant {
+        key: key(team, channel, &t.thread_ts.0),
+        user: user.to_string(),
+        context_channel,
+        started,
+    })
+}
+
+/// The job for a Confirm / Cancel click or a Home tab button, or `None` for other
+/// interactions.
 pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Option<Job> {
     let SlackInteractionEvent::BlockActions(e) = event else {
         return None;
     };
     let team = e.team.id.0.as_str();
     let user = e.user.as_ref()?.id.0.clone();
+    if matches!(e.container, SlackInteractionActionContainer::View(_)) {
+        if !gate.workspace_allowed(team) {
+            return None;
+        }
+        let button = e
+            .actions
+            .iter()
+            .flatten()
+            .find_map(|a| super::home::HomeButton::parse(&a.action_id.0, a.value.as_deref()))?;
+        return Some(Job::HomeButton {
+            trigger_id: e.trigger_id.0.clone(),
+            button,
+        });
+    }
     let (button, action) = e
         .actions
         .iter()

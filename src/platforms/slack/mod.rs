@@ -7,10 +7,15 @@
 //!   `/slack/interactivity`; any of them accepts any kind) for `serve` to mount.
 //!
 //! Every inbound payload is acknowledged at once and handled afterwards in a task.
+//!
+//! Besides channel threads, the assistant surface (Agents & AI Apps: [`assistant`]) and the
+//! App Home tab ([`home`]) feed the same core.
 
+mod assistant;
 pub mod events;
 mod files;
 pub mod forms;
+pub mod home;
 mod http;
 pub mod inbound_files;
 pub mod mrkdwn;
@@ -133,6 +138,18 @@ impl Shared {
         self.inflight.spawn(async move {
             let bot = shared.bot_user(events::bot_user_from(&cb)).await;
             if let Some(job) = events::job_from_push(&cb, bot.as_deref(), &shared.gate) {
+                // A turn's event id is claimed by the core; these never reach it as inputs,
+                // so a redelivery is recognised here.
+                let outside_the_core = matches!(job, Job::Assistant { .. } | Job::Home { .. });
+                if outside_the_core
+                    && !shared
+                        .agent
+                        .ledger()
+                        .first_delivery(PLATFORM, InputKind::Event, &cb.event_id.0)
+                        .await
+                {
+                    return;
+                }
                 shared.process(job).await;
             }
         });
@@ -172,7 +189,7 @@ impl Shared {
                 let note = match self.agent.edit_form(&action_id).await {
                     Ok(Some(form)) => {
                         let view = forms::edit_view(&form, &team, &target);
-                        match self.api.open_view(&trigger_id, view).await {
+                        match self.api.open_modal(&trigger_id, view).await {
                             Ok(()) => return,
                             Err(e) => {
                                 tracing::warn!(error = %e, "could not open the edit form");
@@ -191,11 +208,53 @@ impl Shared {
                     .ephemeral(&target.channel, Some(&target.thread_ts), &user, note)
                     .await;
             }
+            Job::Assistant {
+                key,
+                user,
+                context_channel,
+                started: true,
+            } => self.assistant_started(key, user, context_channel).await,
+            Job::Assistant {
+                key,
+                user,
+                context_channel,
+                started: false,
+            } => self.assistant_context(key, user, context_channel).await,
+            Job::Home { team, user } => self.publish_home(&team, &user).await,
+            Job::HomeButton { trigger_id, button } => self.home_button(&trigger_id, button).await,
+        }
+    }
+
+    /// Whether `key` is an assistant thread (bound again to its context channel's project for
+    /// the turn about to run); only a direct-message thread can be one.
+    async fn is_assistant_thread(&self, key: &SessionKey) -> bool {
+        if !events::is_direct(&key.channel, None) {
+            return false;
+        }
+        match self.agent.assistant_turn(key).await {
+            Ok(yes) => yes,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the assistant thread");
+                false
+            }
         }
     }
 
     async fn turn(&self, input: Input, target: ThreadTarget) {
+        let assistant = self.is_assistant_thread(&input.key).await;
+        // An assistant thread is titled after its first question.
+        let question = match &input.action {
+            InputAction::Message { text, .. } | InputAction::MessageWithFiles { text, .. }
+                if assistant =>
+            {
+                Some((input.key.clone(), text.clone()))
+            }
+            _ => None,
+        };
         let mut thread = self.thread(target);
+        if assistant {
+            thread = thread.in_assistant_thread();
+        }
         if self.cfg.streaming {
             let recipient = StreamRecipient {
                 team: input.key.workspace.clone(),
@@ -209,6 +268,9 @@ impl Shared {
             tracing::warn!(error = %e, "Slack turn ended with an error");
         }
         sink.surface().finish().await;
+        if let Some((key, text)) = question {
+            self.title_after(&key, &text).await;
+        }
     }
 
     /// A slash command: a message in the channel that the answer threads under.

@@ -74,14 +74,47 @@ impl SlackApi {
     }
 
     /// Runs one Web API method under the policy.
-    async fn run<T, F, Fut>(&self, method: &str, replay: Replay, call: F) -> Result<T, SurfaceError>
+    pub(super) async fn run<T, F, Fut>(
+        &self,
+        method: &str,
+        replay: Replay,
+        call: F,
+    ) -> Result<T, SurfaceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SlackClientError>>,
+    {
+        self.run_under(self.policy, method, replay, call).await
+    }
+
+    /// Runs one cosmetic Web API method (a status line) once: a rate limit or a failure is
+    /// not waited out, so it never holds up the answer it decorates.
+    pub(super) async fn run_once<T, F, Fut>(&self, method: &str, call: F) -> Result<T, SurfaceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SlackClientError>>,
+    {
+        let once = RetryPolicy {
+            max_retries: 0,
+            ..self.policy
+        };
+        self.run_under(once, method, Replay::Safe, call).await
+    }
+
+    async fn run_under<T, F, Fut>(
+        &self,
+        policy: RetryPolicy,
+        method: &str,
+        replay: Replay,
+        call: F,
+    ) -> Result<T, SurfaceError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, SlackClientError>>,
     {
         let mut call = call;
         let timeout = self.timeout;
-        self.policy
+        policy
             .run_observed(
                 method,
                 replay,
@@ -157,23 +190,6 @@ impl SlackApi {
         let (client, token, req) = (&self.client, &self.token, &req);
         self.run("chat.update", Replay::Safe, move || async move {
             client.open_session(token).chat_update(req).await
-        })
-        .await?;
-        Ok(())
-    }
-
-    /// `views.open`: shows a modal for the click whose `trigger_id` is given.
-    pub async fn open_view(
-        &self,
-        trigger_id: &str,
-        view: serde_json::Value,
-    ) -> Result<(), SurfaceError> {
-        let view: SlackView = serde_json::from_value(view)
-            .map_err(|e| SurfaceError::Failed(format!("a view Slack would refuse: {e}")))?;
-        let req = SlackApiViewsOpenRequest::new(SlackTriggerId(trigger_id.to_string()), view);
-        let (client, token, req) = (&self.client, &self.token, &req);
-        self.run("views.open", Replay::Unsafe, move || async move {
-            client.open_session(token).views_open(req).await
         })
         .await?;
         Ok(())
@@ -546,6 +562,9 @@ pub struct SlackThread {
     reaction: String,
     reacted: AtomicBool,
     streaming: Option<Streaming>,
+    /// In an assistant thread, the status line shown under it while the bot works (instead
+    /// of the reaction): what it says now, once set.
+    status_line: Option<std::sync::Mutex<Option<String>>>,
 }
 
 impl SlackThread {
@@ -563,7 +582,32 @@ impl SlackThread {
             reaction: reaction.to_string(),
             reacted: AtomicBool::new(false),
             streaming: None,
+            status_line: None,
         }
+    }
+
+    /// Shows the bot's work as the assistant thread's status line
+    /// (`assistant.threads.setStatus`), cleared when the turn is over.
+    pub fn in_assistant_thread(mut self) -> Self {
+        self.status_line = Some(std::sync::Mutex::new(None));
+        self
+    }
+
+    /// Records that the status line says `text` (`None`: nothing); whether that is a change
+    /// to show (never without a status line).
+    fn status_to(&self, text: Option<&str>) -> bool {
+        let Some(line) = &self.status_line else {
+            return false;
+        };
+        let mut shown = match line.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if shown.as_deref() == text {
+            return false;
+        }
+        *shown = text.map(str::to_string);
+        true
     }
 
     /// Streams replies for `recipient` with chat.startStream/appendStream/stopStream while
@@ -581,7 +625,8 @@ impl SlackThread {
         self
     }
 
-    /// Ends open streams and removes the working reaction once the turn is over.
+    /// Ends open streams, clears the status line and removes the working reaction once the
+    /// turn is over.
     pub async fn finish(&self) {
         if let Some(s) = &self.streaming {
             let open = std::mem::take(&mut *s.open());
@@ -591,6 +636,12 @@ impl SlackThread {
                         tracing::warn!(error = %e, "could not stop a streamed reply");
                     }
                 }
+            }
+        }
+        if self.status_to(None) {
+            let t = &self.target;
+            if let Err(e) = self.api.set_status(&t.channel, &t.thread_ts, "", &[]).await {
+                tracing::debug!(error = %e, "could not clear the assistant status");
             }
         }
         if self.reacted.swap(false, Ordering::SeqCst) {
@@ -754,7 +805,23 @@ impl ChatSurface for SlackThread {
             .await
     }
 
-    async fn working(&self) {
+    async fn working(&self, status: &str) {
+        if self.status_line.is_some() {
+            let text = format!("is {}…", status.trim().trim_end_matches('…'));
+            if self.status_to(Some(&text)) {
+                let loading = crate::core::activity::loading_messages(status);
+                let t = &self.target;
+                // A status line is cosmetic: a refusal is logged, never fatal.
+                if let Err(e) = self
+                    .api
+                    .set_status(&t.channel, &t.thread_ts, &text, &loading)
+                    .await
+                {
+                    tracing::debug!(error = %e, "could not set the assistant status");
+                }
+            }
+            return;
+        }
         if self.reaction.is_empty() {
             return;
         }

@@ -617,12 +617,86 @@ async fn api(
             }
             ok(json!({"files": shared}))
         }
-        "views.open" => {
-            // Slack answers with the view it opened, given an id and hash.
-            let mut view = args["view"].clone();
-            view["id"] = json!("V0EDITFORM1");
-            view["hash"] = json!("1700000000.h1");
-            ok(json!({"view": view}))
+        // The assistant surface: arguments checked as Slack documents them (the request
+        // examples in tests/fixtures/platforms/slack/), answered `{"ok": true}`.
+        "assistant.threads.setSuggestedPrompts" => {
+            let prompts = args["prompts"].as_array().cloned().unwrap_or_default();
+            let well_formed = prompts
+                .iter()
+                .all(|p| p["title"].is_string() && p["message"].is_string());
+            if s("channel_id").is_none()
+                || s("thread_ts").is_none()
+                || prompts.is_empty()
+                || prompts.len() > 4
+                || !well_formed
+                || !(args["title"].is_null() || args["title"].is_string())
+            {
+                return fail("invalid_arguments");
+            }
+            ok(json!({}))
+        }
+        "assistant.threads.setStatus" => {
+            let loading = &args["loading_messages"];
+            let loading_ok = loading.is_null()
+                || loading
+                    .as_array()
+                    .is_some_and(|l| l.len() <= 10 && l.iter().all(Value::is_string));
+            if s("channel_id").is_none()
+                || s("thread_ts").is_none()
+                || s("status").is_none()
+                || !loading_ok
+            {
+                return fail("invalid_arguments");
+            }
+            ok(json!({}))
+        }
+        "assistant.threads.setTitle" => {
+            if s("channel_id").is_none()
+                || s("thread_ts").is_none()
+                || s("title").is_none_or(|t| t.is_empty())
+            {
+                return fail("invalid_arguments");
+            }
+            ok(json!({}))
+        }
+        "views.publish" | "views.open" => {
+            let kind = if method == "views.publish" {
+                "home"
+            } else {
+                "modal"
+            };
+            let who = if method == "views.publish" {
+                "user_id"
+            } else {
+                "trigger_id"
+            };
+            let view = &args["view"];
+            let blocks_ok = view["blocks"].as_array().is_some_and(|b| b.len() <= 100);
+            if s(who).is_none() || view["type"] != kind || !blocks_ok {
+                return fail("invalid_arguments");
+            }
+            // Slack's documented answer, with the view as published.
+            let mut answer = fixture_json("views.publish.response.docs.json");
+            let published = &mut answer["view"];
+            published["type"] = json!(kind);
+            published["blocks"] = view["blocks"].clone();
+            published["team_id"] = json!(TEAM);
+            for k in ["title", "close", "submit"] {
+                published[k] = view[k].clone();
+            }
+            if let Some(o) = answer.as_object_mut() {
+                o.remove("ok");
+            }
+            ok(answer)
+        }
+        "chat.getPermalink" => {
+            let (Some(channel), Some(ts)) = (s("channel"), s("message_ts")) else {
+                return fail("invalid_arguments");
+            };
+            ok(json!({
+                "channel": channel,
+                "permalink": format!("https://fake.slack.test/archives/{channel}/p{}", ts.replace('.', "")),
+            }))
         }
         "chat.postEphemeral" => {
             g.ephemerals.push(args.clone());
@@ -1137,4 +1211,107 @@ pub fn direct_message(
         o.remove("parent_user_id");
     }
     p
+}
+
+// ----- the assistant surface and the App Home tab -----
+
+/// An assistant thread's `event_callback` (`assistant_thread_started` when `started`, else
+/// `assistant_thread_context_changed`), from the documented example with its ids replaced;
+/// `context` `None` is a person viewing no channel (an empty context).
+pub fn assistant_event(
+    started: bool,
+    team: &str,
+    user: &str,
+    thread: (&str, &str),
+    context: Option<&str>,
+    event_id: &str,
+) -> Value {
+    let mut p = fixture_json(if started {
+        "assistant_thread_started.docs.json"
+    } else {
+        "assistant_thread_context_changed.docs.json"
+    });
+    p["team_id"] = json!(team);
+    p["event_id"] = json!(event_id);
+    p["authed_users"] = json!([user]);
+    let t = &mut p["event"]["assistant_thread"];
+    t["user_id"] = json!(user);
+    t["channel_id"] = json!(thread.0);
+    t["thread_ts"] = json!(thread.1);
+    match context {
+        Some(c) => {
+            t["context"]["channel_id"] = json!(c);
+            t["context"]["team_id"] = json!(team);
+        }
+        None => t["context"] = json!({}),
+    }
+    p
+}
+
+/// A person's message in an assistant thread (`message.im` with the thread's ts), from the
+/// recorded thread follow-up.
+pub fn assistant_message(
+    team: &str,
+    user: &str,
+    thread: (&str, &str),
+    ts: &str,
+    text: &str,
+    event_id: &str,
+) -> Value {
+    let mut p = thread_message(team, thread.0, user, thread.1, ts, text, event_id);
+    p["event"]["channel_type"] = json!("im");
+    p
+}
+
+/// An `event_callback` with `app_home_opened` (tab "home"): the documented event inside the
+/// documented wrapper.
+pub fn app_home_opened(team: &str, user: &str, event_id: &str) -> Value {
+    let mut p = fixture_json("assistant_thread_started.docs.json");
+    let mut e = fixture_json("app_home_opened.docs.json");
+    e["user"] = json!(user);
+    e["view"]["team_id"] = json!(team);
+    e["view"]["app_installed_team_id"] = json!(team);
+    p["team_id"] = json!(team);
+    p["event_id"] = json!(event_id);
+    p["authed_users"] = json!([user]);
+    p["event"] = e;
+    p
+}
+
+/// A `block_actions` click on a button of the Home tab (a view container), from the recorded
+/// Vercel payload with the message parts replaced by the documented Home view.
+pub fn home_click(team: &str, user: &str, action_id: &str, value: &str, trigger_id: &str) -> Value {
+    let mut p = fixture_json("vercel-chat-replay-slack-streaming.json")["buttonAction"].clone();
+    let view = fixture_json("app_home_opened.docs.json")["view"].clone();
+    p["team"]["id"] = json!(team);
+    p["user"]["id"] = json!(user);
+    p["user"]["team_id"] = json!(team);
+    p["trigger_id"] = json!(trigger_id);
+    p["container"] = json!({"type": "view", "view_id": view["id"]});
+    p["view"] = view;
+    if let Some(o) = p.as_object_mut() {
+        o.remove("channel");
+        o.remove("message");
+        o.remove("response_url");
+    }
+    p["actions"] = json!([{
+        "type": "button",
+        "block_id": "sparky_home_projects",
+        "action_id": action_id,
+        "value": value,
+        "text": {"type": "plain_text", "text": "New project", "emoji": true},
+        "action_ts": "1775407900.000100"
+    }]);
+    p
+}
+
+impl FakeSlack {
+    /// The views published as Home tabs of `user`, oldest first.
+    pub fn home_views(&self, user: &str) -> Vec<Value> {
+        self.calls_of("views.publish")
+            .into_iter()
+            .filter(|c| c.args["user_id"] == user)
+            .map(|c| c.args["view"].clone())
+            .collect()
+    }
 }

@@ -1,0 +1,828 @@
+//! Slack's assistant surface (Agents & AI Apps) and the App Home tab, end to end: signed
+//! Events API requests (and Socket Mode envelopes) built from the documented payloads in
+//! `tests/fixtures/platforms/slack/`, Sparky's Web API calls recorded by the fake Slack and
+//! checked against the documented request shapes, the fake model, a real database.
+
+use crate::support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::bot::Db;
+use support::fake_llm::Reply;
+use support::fake_slack::{
+    app_home_opened, app_mention, assistant_event, assistant_message, block_action,
+    events_envelope, fixture_json, home_click, signature, Call, SignedPoster, SlackBot, ALICE, BOB,
+    CHANNEL, SIGNING_SECRET, TEAM,
+};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// The app's direct-message channel with Alice, where her assistant threads live.
+const DM: &str = "D0ALICEDM";
+
+/// A second channel of the workspace, bound to another project.
+const YARD: &str = "C0YARD";
+
+/// The Web API calls that make up what the person sees of an assistant thread, in order:
+/// `prompts`, `status` (consecutive ones counted once), `answer` (a post; its edits are
+/// left out), `clear`, `title`.
+fn assistant_sequence(calls: &[Call]) -> Vec<&'static str> {
+    let mut seq: Vec<&'static str> = Vec::new();
+    for c in calls {
+        let step = match c.method.as_str() {
+            "assistant.threads.setSuggestedPrompts" => "prompts",
+            "assistant.threads.setStatus" if c.args["status"] == "" => "clear",
+            "assistant.threads.setStatus" => "status",
+            "assistant.threads.setTitle" => "title",
+            "chat.postMessage" if c.args["channel"] == DM => "answer",
+            _ => continue,
+        };
+        if seq.last() == Some(&step) && step == "status" {
+            continue;
+        }
+        seq.push(step);
+    }
+    seq
+}
+
+/// Whether `sent` has the shape of the documented `example`: every documented key, with a
+/// value of the same JSON type (array items compared with the first documented item), and
+/// nothing else but the `optional` keys.
+fn same_shape(sent: &Value, example: &Value, optional: &[&str]) -> Result<(), String> {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    match (sent, example) {
+        (Value::Object(s), Value::Object(e)) => {
+            for (k, ev) in e {
+                let sv = s.get(k).ok_or_else(|| format!("missing {k}"))?;
+                same_shape(sv, ev, optional).map_err(|m| format!("{k}: {m}"))?;
+            }
+            match s
+                .keys()
+                .find(|k| !e.contains_key(*k) && !optional.contains(&k.as_str()))
+            {
+                Some(extra) => Err(format!("undocumented {extra}")),
+                None => Ok(()),
+            }
+        }
+        (Value::Array(s), Value::Array(e)) => match e.first() {
+            Some(first) => s
+                .iter()
+                .try_for_each(|item| same_shape(item, first, optional)),
+            None => Ok(()),
+        },
+        (s, e) if kind(s) == kind(e) => Ok(()),
+        (s, e) => Err(format!("{} where the docs have {}", kind(s), kind(e))),
+    }
+}
+
+/// Gives the bot's project (Shop, bound to `CHANNEL`) a panel and circuits, one of them long,
+/// and makes Alice its owner.
+async fn furnish_shop(bot: &SlackBot) -> i64 {
+    let store = &bot.store;
+    let shop = store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .expect("binding")
+        .expect("bound");
+    let panel = store
+        .add_panel(shop, &support::db::panel("LP-1"))
+        .await
+        .expect("panel");
+    store
+        .add_circuit(panel.id, &support::db::circuit(3))
+        .await
+        .expect("circuit");
+    let mut long = support::db::circuit(7);
+    long.description = "Parking lot lights".into();
+    long.length = Some(sparky::nec::units::Feet(240.0));
+    store.add_circuit(panel.id, &long).await.expect("circuit");
+    store
+        .set_member_role(shop, "slack", ALICE, sparky::project::MemberRole::Owner)
+        .await
+        .expect("role");
+    shop
+}
+
+/// A second project of the workspace ("Yard 9"), bound to `YARD`.
+async fn yard_project(bot: &SlackBot) -> i64 {
+    let p = bot
+        .store
+        .create_project(
+            &sparky::project::Workspace::new("slack", TEAM),
+            "Yard 9",
+            sparky::nec::units::Edition::Nec2020,
+        )
+        .await
+        .expect("project");
+    bot.store
+        .bind_channel("slack", TEAM, YARD, p.id)
+        .await
+        .expect("bind");
+    p.id
+}
+
+async fn posted(poster: &SignedPoster, payload: &Value) {
+    let a = poster.event(payload, None).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+}
+
+/// The `n`th call of `method`, waited for.
+async fn nth_call(bot: &SlackBot, method: &str, n: usize) -> Call {
+    bot.slack
+        .wait_for(&format!("call {n} of {method}"), WAIT, |s| {
+            s.calls_of(method).get(n).cloned()
+        })
+        .await
+}
+
+#[tokio::test]
+async fn assistant_thread_offers_prompts_shows_status_answers_and_titles_sqlite() {
+    assistant_thread_flow(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn assistant_thread_offers_prompts_shows_status_answers_and_titles_postgres() {
+    assistant_thread_flow(Db::Postgres).await;
+}
+
+async fn assistant_thread_flow(db: Db) {
+    let bot = SlackBot::start(db, "http").await;
+    furnish_shop(&bot).await;
+    let poster = bot.serve_http().await;
+    let thread = (DM, "1729999327.187299");
+
+    // The person opens the assistant while viewing the project's channel.
+    posted(
+        &poster,
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvAs1"),
+    )
+    .await;
+    let prompts = nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    same_shape(
+        &prompts.args,
+        &fixture_json("assistant.threads.setSuggestedPrompts.request.docs.json"),
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("setSuggestedPrompts body: {e}: {}", prompts.args));
+    assert_eq!(prompts.args["channel_id"], DM);
+    assert_eq!(prompts.args["thread_ts"], thread.1);
+    let heading = prompts.args["title"].as_str().unwrap_or_default();
+    assert!(
+        heading.contains("Shop") && heading.contains("NEC 2023"),
+        "{heading}"
+    );
+    let titles: Vec<&str> = prompts.args["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["title"].as_str())
+        .collect();
+    assert_eq!(
+        &titles[..3],
+        [
+            "Check panel LP-1",
+            "Voltage drop on the longest circuit",
+            "What edition applies here?"
+        ],
+        "{titles:?}"
+    );
+    let drop = prompts.args["prompts"][1]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        drop.contains("circuit 7")
+            && drop.contains("Parking lot lights")
+            && drop.contains("240 ft"),
+        "{drop}"
+    );
+
+    // A question: the model looks up a table, then answers.
+    bot.llm.push(Reply::ToolCalls(vec![(
+        "lookup_table".into(),
+        json!({"table": "310.16", "row": "3/0", "column": "75", "material": "copper"}),
+    )]));
+    bot.llm.push(Reply::Text(
+        "Per Table 310.16, 3/0 copper at 75 °C carries **200 A**.".into(),
+    ));
+    let question = "What is the ampacity of 3/0 copper at 75C?";
+    posted(
+        &poster,
+        &assistant_message(TEAM, ALICE, thread, "1729999400.000100", question, "EvAs2"),
+    )
+    .await;
+    let title = nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    assert_eq!(title.args["title"], question);
+    same_shape(
+        &title.args,
+        &fixture_json("assistant.threads.setTitle.request.docs.json"),
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("setTitle body: {e}"));
+
+    // Exactly: prompts, the status while working, the answer, the status cleared, the title.
+    let calls = bot.slack.calls();
+    assert_eq!(
+        assistant_sequence(&calls),
+        ["prompts", "status", "answer", "clear", "title"],
+        "{:#?}",
+        calls
+            .iter()
+            .map(|c| (&c.method, &c.args))
+            .collect::<Vec<_>>()
+    );
+    let statuses: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.method == "assistant.threads.setStatus")
+        .collect();
+    for s in &statuses {
+        same_shape(
+            &s.args,
+            &fixture_json("assistant.threads.setStatus.request.docs.json"),
+            &["loading_messages"],
+        )
+        .unwrap_or_else(|e| panic!("setStatus body: {e}: {}", s.args));
+        assert_eq!(
+            (s.args["channel_id"].as_str(), s.args["thread_ts"].as_str()),
+            (Some(DM), Some(thread.1))
+        );
+    }
+    let checking = statuses
+        .iter()
+        .find(|s| s.args["status"] == "is checking Table 310.16…")
+        .unwrap_or_else(|| panic!("no status for the table: {statuses:#?}"));
+    let loading = checking.args["loading_messages"]
+        .as_array()
+        .expect("rotated lines");
+    assert_eq!(loading[0], "Checking Table 310.16…");
+    assert!(loading.len() > 1 && loading.len() <= 10);
+    // An assistant thread shows the status line, not the working reaction.
+    assert!(
+        bot.slack.reactions().is_empty(),
+        "{:?}",
+        bot.slack.reactions()
+    );
+
+    // The answer is in the thread, and the model saw the project of the context channel.
+    let answer = bot.slack.thread(DM, thread.1);
+    assert!(
+        answer.iter().any(|m| m.section_text().contains("*200 A*")),
+        "{answer:#?}"
+    );
+    let first = bot.llm.requests()[0].to_string();
+    assert!(
+        first.contains("LP-1") && first.contains("Parking lot lights"),
+        "{first}"
+    );
+
+    // A second question is answered but the thread keeps its title.
+    bot.llm.push(Reply::Text("Yes, within 3 %.".into()));
+    posted(
+        &poster,
+        &assistant_message(
+            TEAM,
+            ALICE,
+            thread,
+            "1729999500.000100",
+            "and the drop?",
+            "EvAs3",
+        ),
+    )
+    .await;
+    bot.slack
+        .wait_for("the second answer and its cleared status", WAIT, |s| {
+            let clears = s
+                .calls_of("assistant.threads.setStatus")
+                .iter()
+                .filter(|c| c.args["status"] == "")
+                .count();
+            (clears == 2).then_some(())
+        })
+        .await;
+    assert_eq!(bot.slack.calls_of("assistant.threads.setTitle").len(), 1);
+}
+
+#[tokio::test]
+async fn context_changes_rebind_the_thread_survive_a_restart_and_keep_the_gate_sqlite() {
+    context_and_gate(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn context_changes_rebind_the_thread_survive_a_restart_and_keep_the_gate_postgres() {
+    context_and_gate(Db::Postgres).await;
+}
+
+async fn context_and_gate(db: Db) {
+    let mut bot = SlackBot::start(db, "http").await;
+    furnish_shop(&bot).await;
+    let yard = yard_project(&bot).await;
+    let poster = bot.serve_http().await;
+    let thread = (DM, "1729999600.000100");
+
+    posted(
+        &poster,
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvCx1"),
+    )
+    .await;
+    nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    // She moves to the yard's channel before asking: the thread follows, with new prompts.
+    posted(
+        &poster,
+        &assistant_event(false, TEAM, ALICE, thread, Some(YARD), "EvCx2"),
+    )
+    .await;
+    let again = nth_call(&bot, "assistant.threads.setSuggestedPrompts", 1).await;
+    let heading = again.args["title"].as_str().unwrap_or_default();
+    assert!(
+        heading.contains("Yard 9") && heading.contains("NEC 2020"),
+        "{heading}"
+    );
+    // A context with no channel (she looks at something else) changes nothing.
+    posted(
+        &poster,
+        &assistant_event(false, TEAM, ALICE, thread, None, "EvCx3"),
+    )
+    .await;
+
+    // A restart: a new process on the same database knows the thread and its context.
+    bot.restart().await;
+    let poster = bot.serve_http().await;
+    bot.llm.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Trench for the yard lights"}),
+    )]));
+    posted(
+        &poster,
+        &assistant_message(
+            TEAM,
+            ALICE,
+            thread,
+            "1729999700.000100",
+            "add a task: trench",
+            "EvCx4",
+        ),
+    )
+    .await;
+    let card = bot
+        .slack
+        .wait_for("the card in the assistant thread", WAIT, |s| {
+            s.thread(DM, thread.1).into_iter().find(|m| m.has_buttons())
+        })
+        .await;
+    nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    assert!(
+        bot.llm.requests()[0].to_string().contains("Yard 9"),
+        "the model was not told of the context's project"
+    );
+    // Same gate as a channel thread: Bob may not confirm Alice's change.
+    let confirm = card.buttons()[0]["action_id"]
+        .as_str()
+        .expect("confirm id")
+        .to_string();
+    let a = poster
+        .interaction(&block_action(TEAM, BOB, &card, &confirm, "trig-bob"))
+        .await;
+    assert_eq!(a.status, 200);
+    bot.slack
+        .wait_for("Bob told privately", WAIT, |s| {
+            s.ephemerals().into_iter().find(|e| e["user"] == BOB)
+        })
+        .await;
+    let a = poster
+        .interaction(&block_action(TEAM, ALICE, &card, &confirm, "trig-alice"))
+        .await;
+    assert_eq!(a.status, 200);
+    let tasks = tasks_when(&bot, yard, |t| !t.is_empty()).await;
+    assert_eq!(tasks[0].spec.title, "Trench for the yard lights");
+    let shop = bot
+        .store
+        .channel_project("slack", TEAM, CHANNEL)
+        .await
+        .expect("binding")
+        .expect("bound");
+    assert!(bot
+        .store
+        .load_project(shop)
+        .await
+        .expect("shop")
+        .tasks
+        .is_empty());
+}
+
+/// The tasks of `project` once `done` holds for them.
+async fn tasks_when(
+    bot: &SlackBot,
+    project: i64,
+    done: impl Fn(&[sparky::project::Task]) -> bool,
+) -> Vec<sparky::project::Task> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let tasks = bot
+            .store
+            .load_project(project)
+            .await
+            .expect("project")
+            .tasks;
+        if done(&tasks) {
+            return tasks;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "tasks stayed {tasks:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn app_home_shows_only_the_workspace_projects_cards_and_changes_of_the_user_sqlite() {
+    app_home(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn app_home_shows_only_the_workspace_projects_cards_and_changes_of_the_user_postgres() {
+    app_home(Db::Postgres).await;
+}
+
+async fn app_home(db: Db) {
+    let bot = SlackBot::start(db, "http").await;
+    let shop = furnish_shop(&bot).await;
+    let store = &bot.store;
+    // Barn: the same workspace, but Alice holds no role in it (Bob owns it).
+    let barn = store
+        .create_project(
+            &sparky::project::Workspace::new("slack", TEAM),
+            "Barn",
+            sparky::nec::units::Edition::Nec2023,
+        )
+        .await
+        .expect("barn");
+    store
+        .set_member_role(barn.id, "slack", BOB, sparky::project::MemberRole::Owner)
+        .await
+        .expect("role");
+    // Elsewhere: another workspace where the same user id owns a project and waits on a card.
+    let other_team = "T222";
+    let elsewhere = store
+        .create_project(
+            &sparky::project::Workspace::new("slack", other_team),
+            "Elsewhere",
+            sparky::nec::units::Edition::Nec2023,
+        )
+        .await
+        .expect("elsewhere");
+    store
+        .set_member_role(
+            elsewhere.id,
+            "slack",
+            ALICE,
+            sparky::project::MemberRole::Owner,
+        )
+        .await
+        .expect("role");
+    let there = store
+        .open_session(
+            &sparky::core::session::SessionKey::new("slack", other_team, "C999", "1.1"),
+            sparky::core::session::Mode::General,
+            Some(elsewhere.id),
+        )
+        .await
+        .expect("session");
+    let mut card = support::db::new_pending("card-elsewhere", there.id);
+    card.rule.requester = ALICE.into();
+    card.project_id = Some(elsewhere.id);
+    card.items[0].summary = "Add circuit 12 in the other workspace".into();
+    store.create_pending(&card).await.expect("pending");
+
+    let poster = bot.serve_http().await;
+    // One change applied in Shop, one waiting.
+    bot.llm.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Label panel LP-1"}),
+    )]));
+    // What the model says once the change is applied.
+    bot.llm.push(Reply::Text("Done.".into()));
+    posted(
+        &poster,
+        &app_mention(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "1700000301.000100",
+            "add a task",
+            "EvH1",
+        ),
+    )
+    .await;
+    let applied = bot
+        .slack
+        .wait_for("the first card", WAIT, |s| {
+            s.thread(CHANNEL, "1700000301.000100")
+                .into_iter()
+                .find(|m| m.has_buttons())
+        })
+        .await;
+    let confirm = applied.buttons()[0]["action_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    poster
+        .interaction(&block_action(TEAM, ALICE, &applied, &confirm, "trig-h1"))
+        .await;
+    tasks_when(&bot, shop, |t| t.len() == 1).await;
+    bot.llm.push(Reply::ToolCalls(vec![(
+        "create_task".into(),
+        json!({"title": "Replace breaker 7"}),
+    )]));
+    posted(
+        &poster,
+        &app_mention(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "1700000302.000100",
+            "another task",
+            "EvH2",
+        ),
+    )
+    .await;
+    let waiting = bot
+        .slack
+        .wait_for("the second card", WAIT, |s| {
+            s.thread(CHANNEL, "1700000302.000100")
+                .into_iter()
+                .find(|m| m.has_buttons())
+        })
+        .await;
+
+    posted(&poster, &app_home_opened(TEAM, ALICE, "EvH3")).await;
+    let publish = nth_call(&bot, "views.publish", 0).await;
+    let mut documented = fixture_json("views.publish.request.json");
+    documented["view"]["blocks"] = json!([]);
+    same_shape(
+        &publish.args,
+        &documented,
+        &["private_metadata", "callback_id", "external_id"],
+    )
+    .unwrap_or_else(|e| panic!("views.publish body: {e}: {}", publish.args));
+    assert_eq!(publish.args["user_id"], ALICE);
+    let view = &publish.args["view"];
+    let text = view.to_string();
+    assert!(text.contains("*Shop* · owner"), "{text}");
+    for absent in ["Barn", "Elsewhere", "other workspace"] {
+        assert!(!text.contains(absent), "{absent} shown: {text}");
+    }
+    assert!(
+        text.contains("Replace breaker 7") && text.contains("Label panel LP-1"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("Confirmed by <@{ALICE}>")), "{text}");
+    let blocks = view["blocks"].as_array().expect("blocks");
+    let card_link = blocks
+        .iter()
+        .find(|b| {
+            b["text"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Replace breaker 7"))
+        })
+        .map(|b| b["accessory"]["url"].clone())
+        .expect("the waiting card's block");
+    assert_eq!(
+        card_link,
+        json!(format!(
+            "https://fake.slack.test/archives/{CHANNEL}/p{}",
+            waiting.ts.replace('.', "")
+        ))
+    );
+    let ids: Vec<&str> = blocks
+        .iter()
+        .flat_map(|b| {
+            let mut v = vec![b["accessory"]["action_id"].as_str()];
+            for e in b["elements"].as_array().into_iter().flatten() {
+                v.push(e["action_id"].as_str());
+            }
+            v
+        })
+        .flatten()
+        .collect();
+    assert!(
+        ids.contains(&"sparky_home_project_new") && ids.contains(&"sparky_home_project_edit"),
+        "{ids:?}"
+    );
+
+    // Bob sees his own project and nothing of Alice's.
+    posted(&poster, &app_home_opened(TEAM, BOB, "EvH4")).await;
+    let bobs = bot
+        .slack
+        .wait_for("Bob's Home tab", WAIT, |s| s.home_views(BOB).pop())
+        .await
+        .to_string();
+    assert!(
+        bobs.contains("*Barn* · owner") && !bobs.contains("Shop"),
+        "{bobs}"
+    );
+    assert!(
+        bobs.contains("Nothing is waiting for you.") && !bobs.contains("Replace breaker 7"),
+        "{bobs}"
+    );
+
+    // The Messages tab publishes nothing.
+    let mut messages_tab = app_home_opened(TEAM, "U0CAROL", "EvH5");
+    messages_tab["event"]["tab"] = json!("messages");
+    posted(&poster, &messages_tab).await;
+
+    // A Home button: the project modals are not built, so a modal says what to type.
+    let a = poster
+        .interaction(&home_click(
+            TEAM,
+            ALICE,
+            "sparky_home_project_new",
+            "",
+            "trig-home",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    let open = nth_call(&bot, "views.open", 0).await;
+    assert_eq!(open.args["trigger_id"], "trig-home");
+    let modal = open.args["view"].to_string();
+    assert!(
+        modal.contains("not available yet") && modal.contains("/sparky project create"),
+        "{modal}"
+    );
+    assert!(bot.slack.home_views("U0CAROL").is_empty());
+}
+
+/// The signature and replay checks every request gets apply to these events too.
+#[tokio::test]
+async fn assistant_and_home_events_are_signed_like_every_request() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    let body = app_home_opened(TEAM, ALICE, "EvSig1").to_string();
+    let ts = chrono::Utc::now().timestamp();
+    let forged = signature("not-the-secret", ts, body.as_bytes());
+    let a = poster
+        .raw(
+            "/slack/events",
+            "application/json",
+            &body,
+            ts,
+            &forged,
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 401, "{}", a.body);
+    let good = signature(SIGNING_SECRET, ts, body.as_bytes());
+    let a = poster
+        .raw("/slack/events", "application/json", &body, ts, &good, None)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let replay = poster
+        .raw("/slack/events", "application/json", &body, ts, &good, None)
+        .await;
+    assert_ne!(replay.status, 200, "a replay was taken: {}", replay.body);
+    let started =
+        assistant_event(true, TEAM, ALICE, (DM, "1.2"), Some(CHANNEL), "EvSig2").to_string();
+    let stale = ts - 3600;
+    let sig = signature(SIGNING_SECRET, stale, started.as_bytes());
+    let a = poster
+        .raw(
+            "/slack/events",
+            "application/json",
+            &started,
+            stale,
+            &sig,
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 401, "{}", a.body);
+    // Only the one good request was acted on.
+    bot.slack
+        .wait_for("the one Home tab", WAIT, |s| {
+            (s.home_views(ALICE).len() == 1).then_some(())
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(bot.slack.home_views(ALICE).len(), 1);
+    assert!(bot
+        .slack
+        .calls_of("assistant.threads.setSuggestedPrompts")
+        .is_empty());
+}
+
+/// Socket Mode carries the same events to the same handlers.
+#[tokio::test]
+async fn socket_mode_carries_the_assistant_and_the_home_tab() {
+    let bot = SlackBot::start(Db::Sqlite, "socket").await;
+    furnish_shop(&bot).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (agent, config) = (bot.agent.clone(), bot.config.clone());
+    let runner = tokio::spawn(async move {
+        sparky::platforms::slack::run(agent, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    bot.slack
+        .wait_for("a Socket Mode connection", WAIT, |s| {
+            (s.connections() >= 1).then_some(())
+        })
+        .await;
+    let thread = (DM, "1729999800.000100");
+    bot.slack.send_envelope(&events_envelope(
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvSk1"),
+        "env-a1",
+        0,
+    ));
+    bot.slack.wait_ack("env-a1", Duration::from_secs(3)).await;
+    nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    // Slack redelivers it (retry_attempt 1): acknowledged, not handled again.
+    bot.slack.send_envelope(&events_envelope(
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvSk1"),
+        "env-a1b",
+        1,
+    ));
+    bot.slack.wait_ack("env-a1b", Duration::from_secs(3)).await;
+    bot.llm.push(Reply::Text("Hello.".into()));
+    bot.slack.send_envelope(&events_envelope(
+        &assistant_message(
+            TEAM,
+            ALICE,
+            thread,
+            "1729999801.000100",
+            "hi there",
+            "EvSk2",
+        ),
+        "env-a2",
+        0,
+    ));
+    nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    // Once: the redelivered start offered nothing twice.
+    assert_eq!(
+        assistant_sequence(&bot.slack.calls()),
+        ["prompts", "status", "answer", "clear", "title"]
+    );
+    bot.slack.send_envelope(&events_envelope(
+        &app_home_opened(TEAM, ALICE, "EvSk3"),
+        "env-a3",
+        0,
+    ));
+    let home = bot
+        .slack
+        .wait_for("the Home tab", WAIT, |s| s.home_views(ALICE).pop())
+        .await;
+    assert!(home.to_string().contains("*Shop* · owner"));
+    bot.slack
+        .send_envelope(&support::fake_slack::interactive_envelope(
+            &home_click(TEAM, ALICE, "sparky_home_project_edit", "1", "trig-sk"),
+            "env-a4",
+        ));
+    let open = nth_call(&bot, "views.open", 0).await;
+    assert!(open.args["view"].to_string().contains("not available yet"));
+    let _ = stop.send(());
+    runner.await.expect("joined").expect("clean stop");
+}
+
+/// A status line is cosmetic: Slack limiting `setStatus` is not waited out, so the answer
+/// comes at once and each status is tried once.
+#[tokio::test]
+async fn a_rate_limited_status_never_holds_up_the_answer() {
+    let bot = SlackBot::start(Db::Sqlite, "http").await;
+    let poster = bot.serve_http().await;
+    let thread = (DM, "1729999900.000100");
+    posted(
+        &poster,
+        &assistant_event(true, TEAM, ALICE, thread, Some(CHANNEL), "EvRl1"),
+    )
+    .await;
+    nth_call(&bot, "assistant.threads.setSuggestedPrompts", 0).await;
+    bot.slack.rate_limit("assistant.threads.setStatus", 30, 100);
+    bot.llm.push(Reply::Text("Quick answer.".into()));
+    let started = std::time::Instant::now();
+    posted(
+        &poster,
+        &assistant_message(TEAM, ALICE, thread, "1729999901.000100", "quick?", "EvRl2"),
+    )
+    .await;
+    nth_call(&bot, "assistant.threads.setTitle", 0).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the answer waited {:?}",
+        started.elapsed()
+    );
+    let statuses = bot.slack.calls_of("assistant.threads.setStatus");
+    assert!(!statuses.is_empty() && statuses.iter().all(|c| c.limited));
+    let mut said: Vec<&str> = statuses
+        .iter()
+        .filter_map(|c| c.args["status"].as_str())
+        .collect();
+    let tried = said.len();
+    said.dedup();
+    assert_eq!(said.len(), tried, "a status was retried: {said:?}");
+}
