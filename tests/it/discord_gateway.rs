@@ -330,9 +330,10 @@ async fn confirm_flow(db: Db) {
         conf.embed_text()
     );
     let b = conf.buttons();
-    assert_eq!(b.len(), 2);
+    assert_eq!(b.len(), 3, "Confirm, Cancel and Edit (one change)");
     assert!(b[0].0.starts_with("sparky:confirm:") && b[0].1 == 3 && !b[0].2);
     assert!(b[1].0.starts_with("sparky:cancel:") && b[1].1 == 4);
+    assert!(b[2].0.starts_with("sparky:edit:") && b[2].1 == 2);
     let confirm_id = button(&conf, "sparky:confirm:");
 
     // Someone else clicks: refused privately, nothing runs.
