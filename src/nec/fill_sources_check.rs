@@ -7,46 +7,16 @@
 //! count a source prints is checked against that arithmetic.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use super::fill_tables::{self, fill_tables, Insulation, RacewayType, TradeSize};
-use super::tables::{parse_csv, Csv};
+use super::two_source_check::{fixture, publishers, records};
 use super::units::ConductorSize;
-
-fn fixture(name: &'static str) -> Csv {
-    let dir = std::env::var_os("SPARKY_NEC_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/nec-tables"
-            ))
-        });
-    let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    parse_csv(name, &text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn records(csv: &Csv) -> Vec<BTreeMap<String, String>> {
-    csv.rows
-        .iter()
-        .map(|(_, cells)| {
-            csv.header
-                .iter()
-                .cloned()
-                .zip(cells.iter().map(|c| c.trim().to_string()))
-                .collect()
-        })
-        .collect()
-}
 
 /// (table, row, column) → the values printed, each with the set of publishers printing it.
 type Copies = BTreeMap<(String, String, String), Vec<(f64, BTreeSet<String>)>>;
 
 fn copies() -> Copies {
-    let publishers: BTreeMap<String, String> = records(&fixture("reference_sources.csv"))
-        .into_iter()
-        .map(|r| (r["source"].clone(), r["publisher"].clone()))
-        .collect();
+    let publishers = publishers();
     let mut out: Copies = BTreeMap::new();
     for r in records(&fixture("fill_tables_sources.csv")) {
         let publisher = publishers

@@ -13,7 +13,7 @@ use super::tables::{self, parse_csv, ConduitMagnetism, Csv};
 use super::units::{ConductorSize, Material};
 use super::NecError;
 
-fn fixture(name: &'static str) -> Csv {
+pub(super) fn fixture(name: &'static str) -> Csv {
     let dir = std::env::var_os("SPARKY_NEC_REFERENCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -27,7 +27,7 @@ fn fixture(name: &'static str) -> Csv {
 }
 
 /// Rows of a fixture as column → cell maps.
-fn records(csv: &Csv) -> Vec<BTreeMap<String, String>> {
+pub(super) fn records(csv: &Csv) -> Vec<BTreeMap<String, String>> {
     csv.rows
         .iter()
         .map(|(_, cells)| {
@@ -41,7 +41,7 @@ fn records(csv: &Csv) -> Vec<BTreeMap<String, String>> {
 }
 
 /// Source tag → publisher, from `reference_sources.csv`.
-fn publishers() -> BTreeMap<String, String> {
+pub(super) fn publishers() -> BTreeMap<String, String> {
     records(&fixture("reference_sources.csv"))
         .into_iter()
         .map(|r| (r["source"].clone(), r["publisher"].clone()))
