@@ -75,11 +75,22 @@ pub struct Report {
     pub misses: Vec<Miss>,
 }
 
+/// `n` of `d` as a percentage; nothing to get wrong counts as all right.
 fn pct(n: usize, d: usize) -> f64 {
     if d == 0 {
         100.0
     } else {
         (n as f64 * 1000.0 / d as f64).round() / 10.0
+    }
+}
+
+/// How often something went wrong: `n` of `d` calls, 0 when no call was made (a model that
+/// never calls a tool sends no invalid arguments).
+fn failure_rate(n: usize, d: usize) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        pct(n, d)
     }
 }
 
@@ -146,8 +157,8 @@ impl Report {
             categories,
             tool_choice_pct: pct(chosen, graded),
             tool_calls: calls,
-            invalid_argument_pct: pct(invalid as usize, calls as usize),
-            repeated_call_pct: pct(repeated as usize, calls as usize),
+            invalid_argument_pct: failure_rate(invalid as usize, calls as usize),
+            repeated_call_pct: failure_rate(repeated as usize, calls as usize),
             model_calls_per_conversation: round1(
                 results
                     .iter()
@@ -241,4 +252,16 @@ fn round1(x: f64) -> f64 {
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::*;
+
+    #[test]
+    fn no_call_is_no_failing_call() {
+        assert_eq!(failure_rate(0, 0), 0.0);
+        assert_eq!(failure_rate(1, 3), 33.3);
+        assert_eq!(pct(0, 0), 100.0);
+    }
 }
