@@ -19,6 +19,9 @@ pub const HELDOUT_QUESTIONS: &str = include_str!("eval/heldout.toml");
 pub const HELDOUT2_QUESTIONS: &str = include_str!("eval/heldout2.toml");
 /// A third held-out set, written before the full-text scope change it measures.
 pub const HELDOUT3_QUESTIONS: &str = include_str!("eval/heldout3.toml");
+/// Questions on the articles the corpus lacked and look-alike out-of-scope questions,
+/// written before the summaries that answer them.
+pub const GAPS_QUESTIONS: &str = include_str!("eval/gaps.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -60,6 +63,8 @@ pub enum EvalSet {
     Heldout2,
     /// `eval/heldout3.toml`.
     Heldout3,
+    /// `eval/gaps.toml`.
+    Gaps,
 }
 
 impl std::str::FromStr for EvalSet {
@@ -71,8 +76,9 @@ impl std::str::FromStr for EvalSet {
             "heldout" => Ok(Self::Heldout),
             "heldout2" => Ok(Self::Heldout2),
             "heldout3" => Ok(Self::Heldout3),
+            "gaps" => Ok(Self::Gaps),
             other => Err(format!(
-                "unknown question set {other:?} (corpus, chat, heldout, heldout2 or heldout3)"
+                "unknown question set {other:?} (corpus, chat, heldout, heldout2, heldout3 or gaps)"
             )),
         }
     }
@@ -86,6 +92,7 @@ pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
         EvalSet::Heldout => ("eval/heldout.toml", HELDOUT_QUESTIONS),
         EvalSet::Heldout2 => ("eval/heldout2.toml", HELDOUT2_QUESTIONS),
         EvalSet::Heldout3 => ("eval/heldout3.toml", HELDOUT3_QUESTIONS),
+        EvalSet::Gaps => ("eval/gaps.toml", GAPS_QUESTIONS),
     };
     toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
 }
@@ -287,6 +294,24 @@ mod tests {
         {
             assert!(!earlier.contains(q), "{q}");
         }
+        // The gaps set shares no question with any earlier set either.
+        let gaps = load(EvalSet::Gaps).expect("gaps");
+        assert!(gaps.questions.len() >= 30);
+        assert!(gaps.out_of_scope.len() >= 20);
+        let earlier: Vec<String> = earlier
+            .into_iter()
+            .chain(heldout3.questions.iter().map(|q| q.text.clone()))
+            .chain(heldout3.out_of_scope.iter().map(|q| q.text.clone()))
+            .collect();
+        for q in gaps
+            .questions
+            .iter()
+            .map(|q| &q.text)
+            .chain(gaps.out_of_scope.iter().map(|q| &q.text))
+        {
+            assert!(!earlier.contains(q), "{q}");
+        }
+        assert_eq!("gaps".parse::<EvalSet>(), Ok(EvalSet::Gaps));
         assert_eq!("heldout3".parse::<EvalSet>(), Ok(EvalSet::Heldout3));
         assert_eq!("heldout2".parse::<EvalSet>(), Ok(EvalSet::Heldout2));
         assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));
