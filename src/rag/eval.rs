@@ -1,8 +1,10 @@
 //! Retrieval evaluation: recall@1, recall@5 and MRR on a question set, and how often questions
 //! outside the NEC get nothing at all.
 //!
-//! Two sets ship: `corpus` (written with the summaries) and `chat` (written apart from them,
-//! the way electricians type: abbreviations, misspellings, out-of-scope questions).
+//! The sets ship with the binary: `corpus` (written with the summaries), `chat` (written apart
+//! from them, the way electricians type: abbreviations, misspellings, out-of-scope
+//! questions), the held-out sets of the same kind, and `gaps` (the articles the corpus once
+//! lacked); docs/retrieval.md says how each was written and what it may be used for.
 
 use serde::{Deserialize, Serialize};
 
@@ -115,13 +117,15 @@ pub struct EvalReport {
     pub recall_at_5: f64,
     /// Mean reciprocal rank of the first relevant passage (top 10).
     pub mrr: f64,
-    /// Questions missed at 5, for inspection.
+    /// Questions missed at 5, with the rank of the first relevant passage (if any in the
+    /// top 10) and what the scope rule weighed, for inspection.
     pub misses: Vec<String>,
     /// Out-of-scope questions asked.
     pub out_of_scope: usize,
     /// Out-of-scope questions that got nothing (as they should).
     pub refused: usize,
-    /// Out-of-scope questions that got passages, with the first passage's section.
+    /// Out-of-scope questions that got passages, with the first passage's section and what
+    /// the scope rule weighed.
     pub noise: Vec<String>,
 }
 
@@ -166,7 +170,11 @@ pub async fn evaluate_set(
                 r5 += 1;
             }
             Some(r) if r < 5 => r5 += 1,
-            _ => misses.push(q.text.clone()),
+            Some(r) => misses.push(format!("{} (rank {}, {})", q.text, r + 1, out.evidence)),
+            None if out.passages.is_empty() => {
+                misses.push(format!("{} (nothing, {})", q.text, out.evidence))
+            }
+            None => misses.push(format!("{} (not in the top 10, {})", q.text, out.evidence)),
         }
         if let Some(r) = rank {
             mrr += 1.0 / (r as f64 + 1.0);
@@ -179,9 +187,10 @@ pub async fn evaluate_set(
         match out.passages.first() {
             None => refused += 1,
             Some(p) => noise.push(format!(
-                "{} -> {}",
+                "{} -> {} ({})",
                 q.text,
-                p.section.as_deref().unwrap_or(&p.heading)
+                p.section.as_deref().unwrap_or(&p.heading),
+                out.evidence
             )),
         }
     }

@@ -39,6 +39,16 @@ pub enum Evidence {
     Text(Option<f64>),
 }
 
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Vector(c) => write!(f, "nearest cosine {c:.3}"),
+            Self::Text(Some(c)) => write!(f, "coverage {c:.3}"),
+            Self::Text(None) => write!(f, "no searchable word"),
+        }
+    }
+}
+
 /// Whether a question is about the code: close enough to the corpus, by meaning or by words,
 /// and closer still when it names nothing electrical ([`super::domain`]). Other trades share
 /// the code's measurements and equipment ("height", "condenser", "water heater"), so a
