@@ -233,6 +233,7 @@ mod tests {
             EvalSet::Heldout,
             EvalSet::Heldout2,
             EvalSet::Heldout3,
+            EvalSet::Gaps,
         ] {
             let s = load(set).expect("parses");
             assert!(!s.questions.is_empty());
