@@ -119,8 +119,9 @@ enum Cmd {
         json: bool,
         /// Question set: corpus (written with the summaries), chat (written apart, the way
         /// people type in chat, with out-of-scope questions), heldout, heldout2 or heldout3 (the same
-        /// kind, never used to choose thresholds).
-        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2", "heldout3"])]
+        /// kind, never used to choose thresholds), gaps (the articles the corpus lacked, with
+        /// look-alike out-of-scope questions).
+        #[arg(long, default_value = "corpus", value_parser = ["corpus", "chat", "heldout", "heldout2", "heldout3", "gaps"])]
         set: String,
         /// Store to evaluate on: sqlite (a temporary file) or postgres (a temporary database
         /// created through database.url, dropped afterwards).

@@ -69,6 +69,7 @@ const STRONG: &[&str] = &[
     "afci",
     "afcis",
     "gfpe",
+    "rsd",
     "arc",
     "surge",
     "spd",
@@ -358,6 +359,39 @@ pub fn is_electrical(question: &str) -> bool {
     electrical_weight(question) >= MIN_ELECTRICAL
 }
 
+/// Codes and standards other than the NEC whose subject is not electrical installation, as
+/// chat questions name them: OSHA (worker safety: ladders, fall protection, scaffolds), ACCA's
+/// Manuals J, D, S and T (HVAC loads, ducts, equipment, air distribution), and the plumbing,
+/// mechanical and fuel-gas codes. Codes with electrical chapters or that the NEC itself relies
+/// on (IRC, IBC, IECC, ASHRAE design temperatures) are not listed, nor is the International
+/// Mechanical Code, whose initials are the trade's name for intermediate metal conduit.
+const OTHER_STANDARDS: &[&str] = &["osha", "acca", "ipc", "upc", "umc", "ifgc"];
+/// ACCA's manuals, named as "manual j".
+const ACCA_MANUALS: &[&str] = &["j", "d", "s", "t"];
+
+/// Whether the question asks about another trade's standard rather than the NEC: it names
+/// one of [`OTHER_STANDARDS`] or an ACCA manual and neither the NEC nor a section or table.
+/// "manual j load calc for a 2400 sq ft house" lands next to the NEC's dwelling load
+/// calculation on meaning and words alike, and names two electrical-looking words; only the
+/// standard it names says it is an HVAC question.
+pub fn names_other_standard(question: &str) -> bool {
+    if !super::sections::find_references(question).is_empty() {
+        return false;
+    }
+    let lower = question.to_lowercase();
+    let tokens: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if tokens.iter().any(|t| *t == "nec" || *t == "nfpa") {
+        return false;
+    }
+    tokens.iter().any(|t| OTHER_STANDARDS.contains(t))
+        || tokens
+            .windows(2)
+            .any(|w| w[0] == "manual" && ACCA_MANUALS.contains(&w[1]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,6 +409,7 @@ mod tests {
             "recepticle in a bathrom",
             "range on a 40 amp",
             "what changed in 210.12 in 2023",
+            "rsd initiator location",
         ] {
             assert!(is_electrical(q), "{q}: {}", electrical_weight(q));
         }
@@ -393,6 +428,29 @@ mod tests {
             "ridge vent vs gable vent",
         ] {
             assert!(!is_electrical(q), "{q}: {}", electrical_weight(q));
+        }
+    }
+
+    #[test]
+    fn other_standards_are_recognised_unless_the_nec_is_named() {
+        for q in [
+            "manual j load calc for a 2400 sq ft house",
+            "osha ladder 3 points of contact",
+            "Manual D duct sizing",
+            "upc vent size for a toilet",
+        ] {
+            assert!(names_other_standard(q), "{q}");
+        }
+        for q in [
+            "manual transfer switch for a portable generator",
+            "manual motor starter overloads",
+            "osha and the nec on gfci for temp power",
+            "does nfpa 70 or osha require gfci on a temp pole",
+            "osha question about 590.6",
+            "load calc for a 2400 sq ft house",
+            "imc support spacing",
+        ] {
+            assert!(!names_other_standard(q), "{q}");
         }
     }
 

@@ -1,8 +1,10 @@
 //! Retrieval evaluation: recall@1, recall@5 and MRR on a question set, and how often questions
 //! outside the NEC get nothing at all.
 //!
-//! Two sets ship: `corpus` (written with the summaries) and `chat` (written apart from them,
-//! the way electricians type: abbreviations, misspellings, out-of-scope questions).
+//! The sets ship with the binary: `corpus` (written with the summaries), `chat` (written apart
+//! from them, the way electricians type: abbreviations, misspellings, out-of-scope
+//! questions), the held-out sets of the same kind, and `gaps` (the articles the corpus once
+//! lacked); docs/retrieval.md says how each was written and what it may be used for.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +21,9 @@ pub const HELDOUT_QUESTIONS: &str = include_str!("eval/heldout.toml");
 pub const HELDOUT2_QUESTIONS: &str = include_str!("eval/heldout2.toml");
 /// A third held-out set, written before the full-text scope change it measures.
 pub const HELDOUT3_QUESTIONS: &str = include_str!("eval/heldout3.toml");
+/// Questions on the articles the corpus lacked and look-alike out-of-scope questions,
+/// written before the summaries that answer them.
+pub const GAPS_QUESTIONS: &str = include_str!("eval/gaps.toml");
 
 /// One question and the sections that answer it.
 #[derive(Debug, Clone, Deserialize)]
@@ -60,6 +65,8 @@ pub enum EvalSet {
     Heldout2,
     /// `eval/heldout3.toml`.
     Heldout3,
+    /// `eval/gaps.toml`.
+    Gaps,
 }
 
 impl std::str::FromStr for EvalSet {
@@ -71,8 +78,9 @@ impl std::str::FromStr for EvalSet {
             "heldout" => Ok(Self::Heldout),
             "heldout2" => Ok(Self::Heldout2),
             "heldout3" => Ok(Self::Heldout3),
+            "gaps" => Ok(Self::Gaps),
             other => Err(format!(
-                "unknown question set {other:?} (corpus, chat, heldout, heldout2 or heldout3)"
+                "unknown question set {other:?} (corpus, chat, heldout, heldout2, heldout3 or gaps)"
             )),
         }
     }
@@ -86,6 +94,7 @@ pub fn load(set: EvalSet) -> Result<QuestionSet, String> {
         EvalSet::Heldout => ("eval/heldout.toml", HELDOUT_QUESTIONS),
         EvalSet::Heldout2 => ("eval/heldout2.toml", HELDOUT2_QUESTIONS),
         EvalSet::Heldout3 => ("eval/heldout3.toml", HELDOUT3_QUESTIONS),
+        EvalSet::Gaps => ("eval/gaps.toml", GAPS_QUESTIONS),
     };
     toml::from_str::<QuestionSet>(text).map_err(|e| format!("{name}: {e}"))
 }
@@ -108,13 +117,15 @@ pub struct EvalReport {
     pub recall_at_5: f64,
     /// Mean reciprocal rank of the first relevant passage (top 10).
     pub mrr: f64,
-    /// Questions missed at 5, for inspection.
+    /// Questions missed at 5, with the rank of the first relevant passage (if any in the
+    /// top 10) and what the scope rule weighed, for inspection.
     pub misses: Vec<String>,
     /// Out-of-scope questions asked.
     pub out_of_scope: usize,
     /// Out-of-scope questions that got nothing (as they should).
     pub refused: usize,
-    /// Out-of-scope questions that got passages, with the first passage's section.
+    /// Out-of-scope questions that got passages, with the first passage's section and what
+    /// the scope rule weighed.
     pub noise: Vec<String>,
 }
 
@@ -159,7 +170,11 @@ pub async fn evaluate_set(
                 r5 += 1;
             }
             Some(r) if r < 5 => r5 += 1,
-            _ => misses.push(q.text.clone()),
+            Some(r) => misses.push(format!("{} (rank {}, {})", q.text, r + 1, out.evidence)),
+            None if out.passages.is_empty() => {
+                misses.push(format!("{} (nothing, {})", q.text, out.evidence))
+            }
+            None => misses.push(format!("{} (not in the top 10, {})", q.text, out.evidence)),
         }
         if let Some(r) = rank {
             mrr += 1.0 / (r as f64 + 1.0);
@@ -172,9 +187,10 @@ pub async fn evaluate_set(
         match out.passages.first() {
             None => refused += 1,
             Some(p) => noise.push(format!(
-                "{} -> {}",
+                "{} -> {} ({})",
                 q.text,
-                p.section.as_deref().unwrap_or(&p.heading)
+                p.section.as_deref().unwrap_or(&p.heading),
+                out.evidence
             )),
         }
     }
@@ -217,6 +233,7 @@ mod tests {
             EvalSet::Heldout,
             EvalSet::Heldout2,
             EvalSet::Heldout3,
+            EvalSet::Gaps,
         ] {
             let s = load(set).expect("parses");
             assert!(!s.questions.is_empty());
@@ -287,6 +304,24 @@ mod tests {
         {
             assert!(!earlier.contains(q), "{q}");
         }
+        // The gaps set shares no question with any earlier set either.
+        let gaps = load(EvalSet::Gaps).expect("gaps");
+        assert!(gaps.questions.len() >= 30);
+        assert!(gaps.out_of_scope.len() >= 20);
+        let earlier: Vec<String> = earlier
+            .into_iter()
+            .chain(heldout3.questions.iter().map(|q| q.text.clone()))
+            .chain(heldout3.out_of_scope.iter().map(|q| q.text.clone()))
+            .collect();
+        for q in gaps
+            .questions
+            .iter()
+            .map(|q| &q.text)
+            .chain(gaps.out_of_scope.iter().map(|q| &q.text))
+        {
+            assert!(!earlier.contains(q), "{q}");
+        }
+        assert_eq!("gaps".parse::<EvalSet>(), Ok(EvalSet::Gaps));
         assert_eq!("heldout3".parse::<EvalSet>(), Ok(EvalSet::Heldout3));
         assert_eq!("heldout2".parse::<EvalSet>(), Ok(EvalSet::Heldout2));
         assert_eq!("chat".parse::<EvalSet>(), Ok(EvalSet::Chat));

@@ -61,6 +61,7 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("genny", "generator"),
     ("gen", "generator"),
     ("ats", "transfer switch"),
+    ("rsd", "rapid shutdown"),
     ("spd", "surge protective device"),
     ("tvss", "surge protective device"),
     ("gfpe", "ground-fault protection of equipment"),

@@ -39,12 +39,27 @@ pub enum Evidence {
     Text(Option<f64>),
 }
 
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Vector(c) => write!(f, "nearest cosine {c:.3}"),
+            Self::Text(Some(c)) => write!(f, "coverage {c:.3}"),
+            Self::Text(None) => write!(f, "no searchable word"),
+        }
+    }
+}
+
 /// Whether a question is about the code: close enough to the corpus, by meaning or by words,
 /// and closer still when it names nothing electrical ([`super::domain`]). Other trades share
 /// the code's measurements and equipment ("height", "condenser", "water heater"), so a
 /// question that names no circuit, conductor, device or unit must match a passage on meaning
 /// alone (cosine 0.45, the bar a vector-only hit needs to be shown) or with most of its words.
 pub fn in_scope(question: &str, evidence: Evidence) -> bool {
+    // A question naming another trade's standard (OSHA, Manual J) asks about that standard,
+    // however close its words are to the code's.
+    if super::domain::names_other_standard(question) {
+        return false;
+    }
     let electrical = super::domain::is_electrical(question);
     match evidence {
         Evidence::Vector(best) => {
@@ -194,6 +209,16 @@ mod tests {
         assert!(!in_scope("drywall screw spacing on a ceiling", share));
         assert!(in_scope("drywall screw spacing", Evidence::Text(Some(0.9))));
         assert!(in_scope("the of", Evidence::Text(None)));
+        // Another trade's standard, however close: refused, unless the NEC is named too.
+        assert!(!in_scope(
+            "manual j load calc for a 2400 sq ft two story",
+            Evidence::Vector(0.9)
+        ));
+        assert!(!in_scope("osha ladder rules", Evidence::Text(Some(1.0))));
+        assert!(in_scope(
+            "osha vs nec gfci on a temp pole",
+            Evidence::Vector(MIN_QUESTION_COSINE)
+        ));
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub struct SearchOutcome {
     pub passages: Vec<Passage>,
     /// "hybrid" or "full text only (reason)".
     pub method: String,
+    /// What the scope rule weighed (the nearest passage's cosine, or the full-text
+    /// coverage), for the evaluation's explanations.
+    #[serde(skip)]
+    pub evidence: Evidence,
 }
 
 /// Searches the store's chunks.
@@ -288,14 +292,12 @@ impl Retriever {
             .values()
             .filter_map(|c| c.cosine)
             .fold(f64::MIN, f64::max);
-        let in_scope = super::scope::in_scope(
-            query,
-            if vectors_used {
-                Evidence::Vector(best_cosine)
-            } else {
-                Evidence::Text(text_coverage)
-            },
-        );
+        let evidence = if vectors_used {
+            Evidence::Vector(best_cosine)
+        } else {
+            Evidence::Text(text_coverage)
+        };
+        let in_scope = super::scope::in_scope(query, evidence);
         let mut ranked: Vec<Candidate> = candidates
             .into_values()
             .filter(|c| c.exact || in_scope)
@@ -331,6 +333,10 @@ impl Retriever {
                 score: if c.exact { 1.0 + c.rrf } else { c.rrf },
             }))
             .collect();
-        Ok(SearchOutcome { passages, method })
+        Ok(SearchOutcome {
+            passages,
+            method,
+            evidence,
+        })
     }
 }

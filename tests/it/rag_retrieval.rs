@@ -178,7 +178,12 @@ async fn scope_goals_on_every_chat_set(db: Db) {
         Retriever::new(store.clone(), Some(embedder), ""),
         Retriever::new(store.clone(), None, "test"),
     ];
-    for set in [EvalSet::Chat, EvalSet::Heldout, EvalSet::Heldout2] {
+    for set in [
+        EvalSet::Chat,
+        EvalSet::Heldout,
+        EvalSet::Heldout2,
+        EvalSet::Gaps,
+    ] {
         let questions = load(set).unwrap();
         for retriever in &retrievers {
             let r = evaluate_set(retriever, &questions).await.unwrap();
