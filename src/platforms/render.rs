@@ -63,6 +63,17 @@ pub fn parse_edit_form(id: &str) -> Option<&str> {
     id.strip_prefix(EDIT_FORM_PREFIX).filter(|a| !a.is_empty())
 }
 
+/// At most `max` characters of `text`, ending in "…" when cut (the length limits of both
+/// platforms count characters).
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 /// Splits `text` into pieces of at most `max` characters, preferring paragraph, then line,
 /// then word boundaries, and keeping fenced code blocks valid across pieces.
 pub fn split_message(text: &str, max: usize) -> Vec<String> {

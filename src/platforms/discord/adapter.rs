@@ -25,7 +25,7 @@ use crate::core::ledger::InputKind;
 use crate::core::session::{Mode, SessionKey};
 use crate::core::{Agent, Input, InputAction};
 use crate::platforms::render::{
-    parse_button, parse_edit_form, split_message, ButtonAction, EDIT_FORM_PREFIX,
+    clip as clip_to, parse_button, parse_edit_form, split_message, ButtonAction, EDIT_FORM_PREFIX,
 };
 use crate::platforms::surface::{ChatSurface, SurfaceSink};
 
@@ -150,13 +150,6 @@ fn ephemeral(text: &str) -> Value {
 
 fn clip(text: &str) -> String {
     clip_to(text, MAX_MESSAGE)
-}
-
-fn clip_to(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    text.chars().take(max - 1).collect::<String>() + "…"
 }
 
 /// Longest name or value of an autocomplete choice Discord accepts.

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+
 use serde_json::json;
 use serenity::all::{
     ButtonStyle, CreateActionRow, CreateAllowedMentions, CreateButton, CreateEmbed, CreateMessage,
@@ -12,7 +13,7 @@ use serenity::all::{
 };
 
 use super::rest::Rest;
-use crate::platforms::render::ConfirmationView;
+use crate::platforms::render::{clip, ConfirmationView};
 use crate::platforms::surface::{ChatSurface, SurfaceError};
 
 /// Discord's message length limit.
@@ -161,13 +162,6 @@ pub fn confirmation_embed(view: &ConfirmationView) -> CreateEmbed {
 /// from pinging).
 pub fn mentionize(text: &str) -> String {
     crate::core::mention::render(text, |id| format!("<@{id}>"))
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    text.chars().take(max - 1).collect::<String>() + "…"
 }
 
 #[async_trait]

@@ -12,6 +12,7 @@ use super::thread::ThreadTarget;
 use crate::core::edit_form::{EditForm, FieldError};
 use crate::core::session::SessionKey;
 use crate::core::{Input, InputAction};
+use crate::platforms::render::clip;
 
 /// The modal's callback id.
 pub const CALLBACK_ID: &str = "sparky_edit";
@@ -53,13 +54,6 @@ pub fn edit_view(form: &EditForm, team: &str, target: &ThreadTarget) -> Value {
         }).to_string(),
         "blocks": blocks,
     })
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    text.chars().take(max - 1).collect::<String>() + "…"
 }
 
 /// A submitted Edit form, read from a `view_submission` payload.

@@ -216,14 +216,7 @@ fn sections_within(markdown: &str, budget: usize) -> Vec<String> {
 }
 
 /// At most `max` characters of `text`, ending in "…" when cut.
-pub fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
-    s.push('…');
-    s
-}
+pub use crate::platforms::render::clip as truncate;
 
 #[cfg(test)]
 mod tests {
