@@ -328,6 +328,7 @@ pub mod openai;
 pub mod record;
 pub mod resilient;
 pub mod sse;
+pub mod text_calls;
 pub mod timeouts;
 pub mod tls;
 pub mod tool_schema;

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::errors::{self, ErrorDialect};
+use super::text_calls::TextCalls;
 use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
@@ -204,8 +205,8 @@ impl ChatProvider for OpenAiProvider {
                 &headers,
                 body,
                 ErrorDialect::OpenAi,
-                OpenAiStreamDecoder::new(),
-                decode_completion,
+                OpenAiStreamDecoder::for_request(request),
+                |body| decode_completion_with(body, OpenAiStreamDecoder::for_request(request)),
             )
             .await
     }
@@ -222,13 +223,19 @@ where
 
 /// Decodes a non-streamed `chat.completion` document into the events a stream would give.
 pub fn decode_completion(body: &Value) -> Result<Vec<StreamEvent>, LlmError> {
+    decode_completion_with(body, OpenAiStreamDecoder::new())
+}
+
+fn decode_completion_with(
+    body: &Value,
+    mut decoder: OpenAiStreamDecoder,
+) -> Result<Vec<StreamEvent>, LlmError> {
     if let Some(error) = body.get("error") {
         return Err(errors::from_stream_error(ErrorDialect::OpenAi, error));
     }
     if body.get("choices").and_then(Value::as_array).is_none() {
         return Err(LlmError::Protocol("completion without choices".into()));
     }
-    let mut decoder = OpenAiStreamDecoder::new();
     let mut out = Vec::new();
     decoder.feed_chunk(body, &mut out)?;
     decoder.on_data("[DONE]", &mut out)?;
@@ -251,12 +258,22 @@ pub struct OpenAiStreamDecoder {
     calls_flushed: bool,
     any_calls: bool,
     done: bool,
+    text: TextCalls,
 }
 
 impl OpenAiStreamDecoder {
     /// A decoder at the start of a turn.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder for an answer to `request`: when it offers tools, a call the model writes
+    /// into its text (a fenced JSON block, an unparsed `<tool_call>` tag) is read as a call.
+    pub fn for_request(request: &ChatRequest) -> Self {
+        Self {
+            text: TextCalls::new(!request.tools.is_empty()),
+            ..Self::default()
+        }
     }
 
     /// Handles one parsed chunk (or a whole completion document, whose `message` is read like
@@ -280,7 +297,7 @@ impl OpenAiStreamDecoder {
                 for key in ["content", "refusal"] {
                     if let Some(text) = delta.get(key).and_then(Value::as_str) {
                         if !text.is_empty() {
-                            out.push(StreamEvent::TextDelta(text.to_string()));
+                            self.text.push(text, out);
                         }
                     }
                 }
@@ -409,6 +426,17 @@ impl OpenAiStreamDecoder {
     }
 
     fn finish_turn(&mut self, out: &mut Vec<StreamEvent>) {
+        // Calls written as text join the real ones (which never come in the same turn from
+        // the servers that write them).
+        for call in self.text.finish(self.any_calls, out) {
+            self.calls.push(PartialCall {
+                id: String::new(),
+                name: call.name,
+                arguments: call.arguments,
+            });
+            self.any_calls = true;
+            self.calls_flushed = false;
+        }
         self.flush_calls(out);
         let reason = match self.finish {
             Some(FinishReason::Stop) | None if self.any_calls => FinishReason::ToolCalls,

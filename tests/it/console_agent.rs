@@ -160,6 +160,37 @@ async fn general_mode_runs_read_only_tools_without_confirmation() {
     }
 }
 
+/// Small local models (llama.cpp with Qwen2.5-Coder) answer a tool request with the call as a
+/// fenced JSON block in the text: it runs as a call, and the person never sees the JSON.
+#[tokio::test]
+async fn a_call_written_as_a_fenced_json_block_runs_as_a_call() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+    fake.push(Reply::Text(
+        "```json\n{\n  \"name\": \"calculator\",\n  \"arguments\": {\"expression\": \"2*12.9*16*150/6530\"}\n}\n```"
+            .into(),
+    ));
+    fake.push(Reply::Text("The drop is about 9.48 V.".into()));
+    let out = bot.chat("bob", &[], "vd 16a 150 ft 12 awg cu\n").await;
+    assert_eq!(
+        one(&out, "text")["text"],
+        "The drop is about 9.48 V.",
+        "{out:#?}"
+    );
+    let shown = serde_json::to_string(&out).unwrap();
+    assert!(!shown.contains("```"), "no JSON shown: {shown}");
+    let second = &fake.requests()[1];
+    let messages = second["messages"].as_array().unwrap();
+    let call = messages
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the call went back as the model's turn");
+    assert_eq!(call["tool_calls"][0]["function"]["name"], "calculator");
+    let result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(result["tool_call_id"], call["tool_calls"][0]["id"]);
+    assert!(result["content"].to_string().contains("9.48"), "{result}");
+}
+
 #[tokio::test]
 async fn malformed_arguments_and_unknown_tools_become_tool_errors() {
     for dialect in DIALECTS {

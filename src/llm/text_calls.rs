@@ -1,0 +1,359 @@
+//! Tool calls a model wrote into its answer text instead of the provider's `tool_calls`.
+//!
+//! Small open models served by OpenAI-compatible servers (llama.cpp, Ollama, vLLM) often
+//! answer a tool request with the call as text: a fenced JSON block
+//! (`{"name": …, "arguments": {…}}`), a `<tool_call>` tag the server did not parse, or a bare
+//! JSON object. Shown to the person, that is a page of JSON and no answer. [`TextCalls`]
+//! watches the streamed text: prose streams through untouched, a line that opens such a block
+//! is held back, and at the end of the turn the held text becomes tool calls when it has that
+//! exact shape, or is released as text when it has not. Nothing is trusted more than a real
+//! call: the registry checks the name and the arguments as it does for any other call.
+
+use serde_json::{Map, Value};
+
+use super::StreamEvent;
+
+/// What opens a held block: a fence, or the tag Qwen/Hermes-style templates ask for.
+const OPENERS: [&str; 2] = ["```", "<tool_call>"];
+
+/// A call recovered from the text: name and arguments (as JSON text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextCall {
+    /// The tool name as written.
+    pub name: String,
+    /// The arguments object, as JSON text.
+    pub arguments: String,
+}
+
+/// Filters a turn's streamed text, holding back what may be a tool call written as text.
+#[derive(Debug, Default)]
+pub struct TextCalls {
+    enabled: bool,
+    /// Whether any text was released (a bare JSON object counts only at the very start).
+    released_any: bool,
+    /// Text of the current line not yet released (it may open a block).
+    line: String,
+    /// Everything from the first line that opened a block: held to the end of the turn.
+    held: Option<String>,
+}
+
+impl TextCalls {
+    /// A filter for a turn offered tools; with none, every piece of text passes at once.
+    pub fn new(offers_tools: bool) -> Self {
+        Self {
+            enabled: offers_tools,
+            ..Self::default()
+        }
+    }
+
+    /// Takes a piece of streamed text; pushes what can be shown now onto `out`.
+    pub fn push(&mut self, text: &str, out: &mut Vec<StreamEvent>) {
+        if !self.enabled {
+            out.push(StreamEvent::TextDelta(text.to_string()));
+            return;
+        }
+        if let Some(held) = &mut self.held {
+            held.push_str(text);
+            return;
+        }
+        let mut release = String::new();
+        let mut pos = 0;
+        while pos < text.len() {
+            let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+            self.line.push_str(&text[pos..end]);
+            pos = end;
+            let start = self.line.trim_start();
+            // A bare object is a call only when it is the whole answer so far.
+            let first = !self.released_any && release.trim().is_empty();
+            if (first && start.starts_with('{')) || OPENERS.iter().any(|o| start.starts_with(o)) {
+                let mut held = std::mem::take(&mut self.line);
+                held.push_str(&text[pos..]);
+                self.held = Some(held);
+                break;
+            }
+            if self.line.ends_with('\n') || !could_open(start) {
+                release.push_str(&std::mem::take(&mut self.line));
+            }
+        }
+        if !release.is_empty() {
+            self.released_any |= !release.trim().is_empty();
+            out.push(StreamEvent::TextDelta(release));
+        }
+    }
+
+    /// Ends the turn. Returns the calls found in the held text (none when the provider sent
+    /// real calls: then everything held is text), and pushes any text left onto `out`.
+    pub fn finish(&mut self, real_calls: bool, out: &mut Vec<StreamEvent>) -> Vec<TextCall> {
+        let mut rest = std::mem::take(&mut self.line);
+        let Some(held) = self.held.take() else {
+            if !rest.is_empty() {
+                out.push(StreamEvent::TextDelta(rest));
+            }
+            return Vec::new();
+        };
+        let (calls, text) = if real_calls {
+            (Vec::new(), held)
+        } else {
+            extract(&held)
+        };
+        rest.insert_str(0, &text);
+        if !rest.trim().is_empty() {
+            out.push(StreamEvent::TextDelta(rest));
+        }
+        calls
+    }
+}
+
+/// Whether a partial line (trimmed at the start) may still grow into an opener.
+fn could_open(start: &str) -> bool {
+    start.is_empty() || OPENERS.iter().any(|o| o.starts_with(start))
+}
+
+/// Splits held text into the calls it writes and the text around them. When no block is a
+/// call, the whole text comes back unchanged.
+pub fn extract(held: &str) -> (Vec<TextCall>, String) {
+    let mut calls = Vec::new();
+    let mut text = String::new();
+    let mut rest = held;
+    while !rest.is_empty() {
+        let Some((before, body, after)) = next_block(rest) else {
+            text.push_str(rest);
+            break;
+        };
+        match parse_calls(body) {
+            Some(found) => {
+                text.push_str(before);
+                calls.extend(found);
+            }
+            None => text.push_str(&rest[..rest.len() - after.len()]),
+        }
+        rest = after;
+    }
+    if calls.is_empty() {
+        return (calls, held.to_string());
+    }
+    (calls, text.trim().to_string())
+}
+
+/// The next block in `s`: text before it, its body, and the text after it.
+fn next_block(s: &str) -> Option<(&str, &str, &str)> {
+    let fence = s.find("```");
+    let tag = s.find("<tool_call>");
+    let brace = s.find('{');
+    let first = [fence, tag, brace].into_iter().flatten().min()?;
+    if Some(first) == fence {
+        let open = first + 3;
+        // The fence's language tag (json, tool_call, …) runs to the end of its line.
+        let body_start = s[open..].find('\n').map_or(s.len(), |i| open + i + 1);
+        let (body_end, after) = match s[body_start..].find("```") {
+            Some(i) => (body_start + i, body_start + i + 3),
+            None => (s.len(), s.len()),
+        };
+        return Some((&s[..first], &s[body_start..body_end], &s[after..]));
+    }
+    if Some(first) == tag {
+        let body_start = first + "<tool_call>".len();
+        let (body_end, after) = match s[body_start..].find("</tool_call>") {
+            Some(i) => (body_start + i, body_start + i + "</tool_call>".len()),
+            None => (s.len(), s.len()),
+        };
+        return Some((&s[..first], &s[body_start..body_end], &s[after..]));
+    }
+    // A bare object: as far as a JSON value parses from here.
+    let mut values = serde_json::Deserializer::from_str(&s[first..]).into_iter::<Value>();
+    match values.next() {
+        Some(Ok(_)) => {
+            let end = first + values.byte_offset();
+            Some((&s[..first], &s[first..end], &s[end..]))
+        }
+        _ => {
+            let end = first + 1;
+            Some((&s[..end], "", &s[end..]))
+        }
+    }
+}
+
+/// The calls a block's body writes: one call object, a list of them, or `{"tool_calls": […]}`.
+fn parse_calls(body: &str) -> Option<Vec<TextCall>> {
+    let value: Value = serde_json::from_str(body.trim()).ok()?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut o) if o.contains_key("tool_calls") => match o.remove("tool_calls") {
+            Some(Value::Array(items)) => items,
+            _ => return None,
+        },
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return None;
+    }
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::Object(o) => call_of(o),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One call object: `{"name", "arguments"|"parameters"}`, possibly wrapped as
+/// `{"type": "function", "function": {…}}`. Any other key means it is not a call.
+fn call_of(mut o: Map<String, Value>) -> Option<TextCall> {
+    if let Some(Value::Object(inner)) = o.remove("function") {
+        if o.keys().any(|k| k != "type" && k != "id") {
+            return None;
+        }
+        return call_of(inner);
+    }
+    if o.keys().any(|k| {
+        !matches!(
+            k.as_str(),
+            "name" | "arguments" | "parameters" | "id" | "type"
+        )
+    }) {
+        return None;
+    }
+    let name = match o.remove("name")? {
+        Value::String(n) if is_tool_name(&n) => n,
+        _ => return None,
+    };
+    let arguments = match o.remove("arguments").or_else(|| o.remove("parameters")) {
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(Value::String(s)) => s,
+        Some(args @ Value::Object(_)) => args.to_string(),
+        Some(_) => return None,
+    };
+    Some(TextCall {
+        // Some models prefix the OpenAI namespace.
+        name: name.strip_prefix("functions.").unwrap_or(&name).to_string(),
+        arguments,
+    })
+}
+
+fn is_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pieces: &[&str]) -> (String, Vec<TextCall>) {
+        let mut f = TextCalls::new(true);
+        let mut out = Vec::new();
+        for p in pieces {
+            f.push(p, &mut out);
+        }
+        let calls = f.finish(false, &mut out);
+        let text = out
+            .into_iter()
+            .map(|e| match e {
+                StreamEvent::TextDelta(t) => t,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        (text, calls)
+    }
+
+    #[test]
+    fn a_fenced_call_becomes_a_call_and_no_text() {
+        // What Qwen2.5-Coder 0.5B answered to a voltage-drop question, split as it streamed.
+        let (text, calls) = run(&[
+            "``",
+            "`json\n{\n  \"name\": \"calculate_voltage_drop\",\n",
+            "  \"arguments\": {\n    \"conductor_size\": \"12\",\n    \"current_amps\": 16\n  }\n}\n``",
+            "`",
+        ]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "calculate_voltage_drop");
+        let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
+        assert_eq!(args["current_amps"], 16);
+    }
+
+    #[test]
+    fn prose_streams_at_once_and_a_later_block_is_held() {
+        let mut f = TextCalls::new(true);
+        let mut out = Vec::new();
+        f.push("Checking the drop.\n", &mut out);
+        assert_eq!(
+            out,
+            vec![StreamEvent::TextDelta("Checking the drop.\n".into())]
+        );
+        f.push("<tool_call>\n{\"name\": \"lookup_ampacity\", \"arguments\": {\"conductor_size\": \"6\"}}\n</tool_call>", &mut out);
+        assert_eq!(out.len(), 1, "the tag is held");
+        let calls = f.finish(false, &mut out);
+        assert_eq!(calls[0].name, "lookup_ampacity");
+        assert_eq!(out.len(), 1, "nothing left to show");
+    }
+
+    #[test]
+    fn several_calls_in_a_list_or_as_bare_objects() {
+        let (text, calls) = run(&[
+            "{\"name\": \"a_tool\", \"parameters\": {\"x\": 1}}\n{\"type\": \"function\", \"function\": {\"name\": \"functions.b_tool\", \"arguments\": \"{\\\"y\\\": 2}\"}}",
+        ]);
+        assert_eq!(text, "");
+        let names: Vec<_> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a_tool", "b_tool"]);
+        assert_eq!(calls[1].arguments, "{\"y\": 2}");
+        let (_, calls) =
+            run(&["```json\n[{\"name\": \"a\"}, {\"name\": \"b\", \"arguments\": {}}]\n```"]);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments, "{}");
+    }
+
+    #[test]
+    fn code_that_is_not_a_call_is_shown_as_written() {
+        let answer = "Use this:\n```json\n{\"name\": \"LP-1\", \"breaker\": 20}\n```\nDone.";
+        assert_eq!(run(&[answer]), (answer.to_string(), vec![]));
+        let table = "```\n| a | b |\n```";
+        assert_eq!(run(&[table]), (table.to_string(), vec![]));
+        // A brace later in prose is prose.
+        let prose = "Table 310.16 gives {75 C} 65 A.";
+        assert_eq!(run(&[prose]), (prose.to_string(), vec![]));
+    }
+
+    #[test]
+    fn text_around_a_call_is_kept() {
+        let (text, calls) = run(&[
+            "I will compute it.\n```json\n{\"name\": \"calc\", \"arguments\": {}}\n```\nOne moment.",
+        ]);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(text, "I will compute it.\nOne moment.");
+    }
+
+    #[test]
+    fn real_calls_leave_the_text_alone() {
+        let mut f = TextCalls::new(true);
+        let mut out = Vec::new();
+        f.push("```json\n{\"name\": \"calc\"}\n```", &mut out);
+        assert!(f.finish(true, &mut out).is_empty());
+        assert_eq!(
+            out,
+            vec![StreamEvent::TextDelta(
+                "```json\n{\"name\": \"calc\"}\n```".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn without_tools_nothing_is_held() {
+        let mut f = TextCalls::new(false);
+        let mut out = Vec::new();
+        f.push("```json\n{\"name\": \"calc\"}", &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(f.finish(false, &mut out).is_empty());
+    }
+
+    #[test]
+    fn a_broken_block_is_text() {
+        let answer = "```json\n{\"name\": \"calc\", \"arguments\": {\"a\": \n```";
+        assert_eq!(run(&[answer]), (answer.to_string(), vec![]));
+        let unclosed = "{ not json";
+        assert_eq!(run(&[unclosed]), (unclosed.to_string(), vec![]));
+    }
+}
