@@ -777,7 +777,7 @@ async fn setup(
         config.agent.clone(),
         &config.limits,
     )
-    .with_temperature(config.llm.temperature);
+    .with_model_settings(sparky::core::ModelSettings::of(&config.llm));
     Setup {
         agent: Arc::new(agent),
         store,

@@ -57,7 +57,7 @@ impl App {
             config.agent.clone(),
             &config.limits,
         )
-        .with_temperature(config.llm.temperature)
+        .with_model_settings(crate::core::ModelSettings::of(&config.llm))
         .with_file_intake(file_intake(&config));
         Ok(Self {
             config,

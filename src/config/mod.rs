@@ -103,6 +103,13 @@ pub struct LlmConfig {
     pub retry_base_delay_ms: u64,
     /// Sampling temperature.
     pub temperature: f64,
+    /// Most tokens the model may write in one answer: a small model caught in a loop would
+    /// otherwise write until its context is full, for many minutes on a CPU.
+    pub max_output_tokens: u32,
+    /// After a call refused for its arguments, the next request offers only that tool and
+    /// requires a call, so a server that decodes tool calls under their schemas (llama.cpp,
+    /// vLLM, OpenAI) can only write arguments that fit.
+    pub constrain_repairs: bool,
     /// Whether the configured models read images (photos of a panel directory, scanned
     /// pages). Off: a photo is answered with how to type or import the circuits instead.
     #[serde(default)]
@@ -517,6 +524,9 @@ impl Config {
         }
         if !(0.0..=2.0).contains(&self.llm.temperature) {
             problems.push("llm.temperature must be between 0 and 2".into());
+        }
+        if !(64..=65_536).contains(&self.llm.max_output_tokens) {
+            problems.push("llm.max_output_tokens must be between 64 and 65536".into());
         }
         let a = &self.agent;
         if a.max_model_calls_per_turn == 0 || a.max_model_calls_per_turn > 10 {

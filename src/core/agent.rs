@@ -30,7 +30,7 @@ use super::session::{Mode, Session, SessionKey};
 use crate::config::{AgentConfig, LimitsConfig};
 use crate::llm::{
     ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
-    ToolResult, Usage,
+    ToolChoice, ToolResult, Usage,
 };
 use crate::store::{
     ActionOrigin, AuditEntry, AuditKind, NewMessage, QueuedQuestion, Store, StoreError,
@@ -119,6 +119,29 @@ pub enum CoreError {
     Store(#[from] StoreError),
 }
 
+/// What every model request of a turn asks of the model besides the conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModelSettings {
+    /// Sampling temperature; the provider's default when `None`.
+    pub temperature: Option<f64>,
+    /// Most tokens per answer; no limit when `None`.
+    pub max_output_tokens: Option<u32>,
+    /// Whether a call refused for its arguments is asked for again with only its tool offered
+    /// and a call required (see [`ToolChoice::Required`]).
+    pub constrain_repairs: bool,
+}
+
+impl ModelSettings {
+    /// The settings the configuration's `[llm]` table gives.
+    pub fn of(llm: &crate::config::LlmConfig) -> Self {
+        Self {
+            temperature: Some(llm.temperature),
+            max_output_tokens: Some(llm.max_output_tokens),
+            constrain_repairs: llm.constrain_repairs,
+        }
+    }
+}
+
 /// The agent: owns every decision between an input and its effects.
 pub struct Agent {
     pub(super) store: Arc<dyn Store>,
@@ -126,7 +149,7 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     pub(super) runner: ToolRunner,
     pub(super) cfg: AgentConfig,
-    temperature: Option<f64>,
+    model: ModelSettings,
     limiter: TurnLimiter,
     admission: Admission,
     /// Every turn and every platform task that leads to one, so shutdown can wait for them
@@ -183,7 +206,7 @@ impl Agent {
             provider,
             tools,
             cfg,
-            temperature: None,
+            model: ModelSettings::default(),
             limiter: TurnLimiter::new(limits),
             context: ContextPolicy::default(),
             intake: super::inbound::FileIntake::default(),
@@ -205,9 +228,9 @@ impl Agent {
         self
     }
 
-    /// Sets the sampling temperature sent to the model.
-    pub fn with_temperature(mut self, t: f64) -> Self {
-        self.temperature = Some(t);
+    /// Sets what every model request asks of the model besides the conversation.
+    pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model = settings;
         self
     }
 
@@ -695,6 +718,10 @@ impl Agent {
         let mut request_memo = request::TurnMemo::default();
         // Calls that failed in this turn: sent again unchanged, they are not run again.
         let mut failed_calls = super::repeats::FailedCalls::default();
+        // A tool whose arguments were refused: the next request asks for it alone (once per
+        // tool and turn).
+        let mut repair: Option<String> = None;
+        let mut repaired: std::collections::HashSet<String> = Default::default();
         let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
             loop {
                 if model_calls >= self.cfg.max_model_calls_per_turn {
@@ -715,13 +742,20 @@ impl Agent {
                     &mut history,
                     self.cfg.history_token_budget,
                     &self.context,
-                    self.temperature,
+                    self.model.temperature,
                     Some(provider.as_ref()),
                     turn_project.as_deref(),
                     &mut request_memo,
                 )
                 .await?;
                 files.attach(&mut request);
+                request.max_output_tokens = self.model.max_output_tokens;
+                if let Some(name) = repair.take() {
+                    // Only the tool whose arguments were refused, and a call required: a
+                    // server that decodes under the schema can only write valid arguments.
+                    request.tools = self.tools.specs(&[name.as_str()]);
+                    request.tool_choice = ToolChoice::Required;
+                }
                 sink.emit(Effect::Status {
                     text: super::activity::THINKING.into(),
                 })
@@ -846,6 +880,13 @@ impl Agent {
                         Ok(v) => v,
                         Err(e) => {
                             self.runner.audit_refused(call, &e, who).await?;
+                            if self.model.constrain_repairs
+                                && matches!(e, ToolError::InvalidArguments(_))
+                                && self.tools.get(&call.name).is_some()
+                                && repaired.insert(call.name.clone())
+                            {
+                                repair.get_or_insert_with(|| call.name.clone());
+                            }
                             let r = error_result(call, &e);
                             failed_calls.record(call, &r);
                             if self.tools.get(&call.name).is_some_and(|t| t.writes()) {

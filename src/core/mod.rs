@@ -46,7 +46,7 @@ pub mod write_intent;
 pub use crate::llm::untrusted;
 pub use crate::tools::{attachment, turn_project};
 
-pub use agent::{Agent, CoreError, Input, InputAction};
+pub use agent::{Agent, CoreError, Input, InputAction, ModelSettings};
 pub use attachment::FileAttachment;
 pub use cards::ConfirmationCards;
 pub use effects::{Citation, CollectSink, Effect, EffectSink, Outcome};

@@ -163,6 +163,7 @@ pub async fn build(
         tools: specs,
         temperature,
         max_output_tokens: None,
+        tool_choice: Default::default(),
     })
 }
 

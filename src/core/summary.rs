@@ -6,7 +6,7 @@
 use futures::StreamExt;
 
 use super::history::PastMessage;
-use crate::llm::{ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent};
+use crate::llm::{ChatMessage, ChatProvider, ChatRequest, LlmError, StreamEvent, ToolChoice};
 
 /// The summary request's system prompt; the first line also tells it apart in logs.
 pub const PROMPT: &str = "Summarise the earlier part of a conversation for your own later use.\n\
@@ -69,6 +69,7 @@ pub async fn summarise(
         tools: vec![],
         temperature: Some(0.0),
         max_output_tokens: Some(MAX_OUTPUT),
+        tool_choice: ToolChoice::Auto,
     };
     let mut stream = provider.stream(&request).await?;
     let mut text = String::new();

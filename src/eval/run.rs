@@ -145,7 +145,7 @@ async fn run_in(
         config.agent.clone(),
         &config.limits,
     )
-    .with_temperature(config.llm.temperature)
+    .with_model_settings(crate::core::ModelSettings::of(&config.llm))
     .with_context_policy(policy);
     let seed = crate::services::project_files::parse_file(SEED_PROJECT)?;
     let mut results = Vec::new();

@@ -14,7 +14,7 @@ use super::errors::{self, ErrorDialect};
 use super::transport::{self, Endpoint, EventDecoder, LOCAL_CALL_ID_PREFIX};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
-    StreamTimeouts, ToolCall, ToolSpec, Usage,
+    StreamTimeouts, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use crate::config::Secret;
 use reqwest::header::HeaderName;
@@ -80,6 +80,12 @@ impl GeminiProvider {
                 "tools".into(),
                 json!([{ "functionDeclarations": declarations }]),
             );
+            if request.tool_choice == ToolChoice::Required {
+                body.insert(
+                    "toolConfig".into(),
+                    json!({"functionCallingConfig": {"mode": "ANY"}}),
+                );
+            }
         }
         let mut generation = Map::new();
         if let Some(t) = request.temperature.or(self.temperature) {

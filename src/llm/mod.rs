@@ -177,6 +177,21 @@ pub struct ChatRequest {
     pub temperature: Option<f64>,
     /// Upper bound on generated tokens.
     pub max_output_tokens: Option<u32>,
+    /// Whether the model must call one of `tools`.
+    pub tool_choice: ToolChoice,
+}
+
+/// Whether the model may answer in text or must call one of the offered tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides (the default).
+    #[default]
+    Auto,
+    /// The model must call one of the offered tools. A server that decodes tool calls under a
+    /// grammar built from their schemas (llama.cpp, vLLM, OpenAI) can then only write
+    /// arguments that fit the schema.
+    Required,
 }
 
 /// Token usage reported by the provider.

@@ -18,7 +18,7 @@ use super::text_calls::TextCalls;
 use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
-    StreamTimeouts, ToolCall, Usage,
+    StreamTimeouts, ToolCall, ToolChoice, Usage,
 };
 use crate::config::Secret;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
@@ -89,6 +89,9 @@ impl OpenAiProvider {
                     })
                 })
                 .collect();
+        }
+        if request.tool_choice == ToolChoice::Required && !request.tools.is_empty() {
+            body["tool_choice"] = json!("required");
         }
         if let Some(t) = request.temperature.or(self.temperature) {
             body["temperature"] = json!(t);
@@ -589,6 +592,7 @@ mod tests {
             }],
             temperature: None,
             max_output_tokens: Some(100),
+            tool_choice: ToolChoice::Auto,
         };
         let p = provider();
         assert_eq!(p.endpoint(), "http://x/v1/chat/completions");
@@ -625,6 +629,7 @@ mod tests {
             }],
             temperature: None,
             max_output_tokens: Some(7),
+            tool_choice: ToolChoice::Auto,
         };
         for (url, key, other) in [
             ("http://x/v1", "max_tokens", "max_completion_tokens"),

@@ -191,6 +191,87 @@ async fn a_call_written_as_a_fenced_json_block_runs_as_a_call() {
     assert!(result["content"].to_string().contains("9.48"), "{result}");
 }
 
+/// A call refused for its arguments is asked for again with only its tool offered and a call
+/// required, which a server decoding under the schema (llama.cpp, vLLM) can only answer with
+/// valid arguments; every request carries the answer-length cap.
+#[tokio::test]
+async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
+    for dialect in DIALECTS {
+        let fake = FakeLlm::start(dialect).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"expr": "1+1"}),
+        )]));
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"expression": "1+1"}),
+        )]));
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"nope": 1}),
+        )]));
+        fake.push(Reply::Text("It is 2.".into()));
+        let out = bot.chat("bob", &[], "what is 1+1\n").await;
+        assert_eq!(
+            one(&out, "text")["text"],
+            "It is 2.",
+            "{dialect:?}: {out:#?}"
+        );
+        let reqs = fake.requests();
+        let tools = |r: &Value| -> Vec<String> {
+            match dialect {
+                Dialect::OpenAi => r["tools"].as_array().map_or(vec![], |t| {
+                    t.iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                        .collect()
+                }),
+                Dialect::Gemini => {
+                    r["tools"][0]["functionDeclarations"]
+                        .as_array()
+                        .map_or(vec![], |t| {
+                            t.iter()
+                                .map(|t| t["name"].as_str().unwrap().to_string())
+                                .collect()
+                        })
+                }
+            }
+        };
+        let required = |r: &Value| match dialect {
+            Dialect::OpenAi => r["tool_choice"] == "required",
+            Dialect::Gemini => r["toolConfig"]["functionCallingConfig"]["mode"] == "ANY",
+        };
+        assert!(
+            tools(&reqs[0]).len() > 1 && !required(&reqs[0]),
+            "{dialect:?}: the first request is open"
+        );
+        assert_eq!(
+            tools(&reqs[1]),
+            ["calculator"],
+            "{dialect:?}: only the refused tool"
+        );
+        assert!(
+            required(&reqs[1]),
+            "{dialect:?}: a call is required: {}",
+            reqs[1]
+        );
+        // Once per tool and turn: a later refusal of the same tool gets the open offer again.
+        assert!(
+            tools(&reqs[2]).len() > 1 && !required(&reqs[2]),
+            "{dialect:?}"
+        );
+        assert!(
+            tools(&reqs[3]).len() > 1 && !required(&reqs[3]),
+            "{dialect:?}"
+        );
+        let cap = match dialect {
+            Dialect::OpenAi => &reqs[0]["max_tokens"],
+            Dialect::Gemini => &reqs[0]["generationConfig"]["maxOutputTokens"],
+        };
+        assert_eq!(cap, 1024, "{dialect:?}: the answer-length cap is sent");
+    }
+}
+
 #[tokio::test]
 async fn malformed_arguments_and_unknown_tools_become_tool_errors() {
     for dialect in DIALECTS {
