@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use serde_json::{json, Value};
 
-use super::adoption::{rows_for_state, Adopted};
+use super::adoption::{rows_for_state, Adopted, Amendments};
 use super::in_force::code_in_force;
 use super::site::{state_name, Location, Site, SiteError};
 use crate::nec::units::Edition;
@@ -47,13 +47,30 @@ pub fn show(location: &str, as_of: NaiveDate, permit: bool) -> Result<(String, V
             .effective
             .map(|d| format!("effective {d}"))
             .unwrap_or_else(|| "effective date not established".into());
-        let trust = if r.verified { "verified" } else { "UNVERIFIED" };
+        let amendments = match r.amendments {
+            Amendments::Yes => "amended",
+            Amendments::No => "no state amendments",
+            Amendments::Unknown => "amendments not known",
+        };
         text.push_str(&format!(
-            "- {what}, {when}, amendments {:?}, {trust}, checked {}\n",
-            r.amendments, r.checked
+            "- {what}, {when}, {amendments}, last checked {}\n",
+            r.checked
         ));
-        if !r.note.is_empty() {
-            text.push_str(&format!("    {}\n", r.note));
+        // An unverified row says so on a line of its own, with why, so it is never read as
+        // settled; a verified row passes on its note (scope, renumbering) as before.
+        if r.verified {
+            if !r.note.is_empty() {
+                text.push_str(&format!("    {}\n", r.note));
+            }
+        } else {
+            let why = if r.note.is_empty() {
+                "fewer than two sources agree on it"
+            } else {
+                r.note.as_str()
+            };
+            text.push_str(&format!(
+                "    UNVERIFIED (not confirmed by two agreeing sources): {why}\n"
+            ));
         }
         for s in &r.sources {
             text.push_str(&format!("    source: {} <{}>\n", s.title, s.url));
@@ -79,8 +96,46 @@ mod tests {
         let (text, json) = show("Washington", d, true).unwrap();
         assert!(text.contains("NEC 2014, effective 2014-07-01"));
         assert!(text.contains("UNVERIFIED"));
+        // Every history row carries the date it was last checked, from the data file.
+        let rows = rows_for_state("WA").unwrap();
+        let history: Vec<&str> = text.lines().filter(|l| l.starts_with("- NEC")).collect();
+        assert_eq!(history.len(), rows.len());
+        for (line, row) in history.iter().zip(&rows) {
+            assert!(
+                line.ends_with(&format!("last checked {}", row.checked)),
+                "{line}"
+            );
+        }
         assert!(text.contains("source: NEMA Code Alerts"));
         assert_eq!(json["code_in_force"]["edition"], 2020);
         assert!(show("Atlantis", d, true).is_err());
+    }
+
+    /// A row that is not verified says so, with why, and a verified row does not.
+    #[test]
+    fn unverified_rows_say_so_and_verified_rows_do_not() {
+        let d = NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+        for state in ["AL", "WA", "AZ", "NY", "TX"] {
+            let rows = rows_for_state(state).unwrap();
+            let (text, json) = show(state, d, false).unwrap();
+            let flagged = text
+                .lines()
+                .filter(|l| l.trim_start().starts_with("UNVERIFIED (not confirmed"))
+                .count();
+            assert_eq!(
+                flagged,
+                rows.iter().filter(|r| !r.verified).count(),
+                "{state}"
+            );
+            for (r, j) in rows.iter().zip(json["rows"].as_array().unwrap()) {
+                assert_eq!(j["checked"], r.checked.to_string(), "{state}");
+                assert_eq!(j["verified"], r.verified, "{state}");
+            }
+        }
+        // Alabama's rows are both unverified; Arizona's (local adoption) is verified.
+        let (al, _) = show("AL", d, false).unwrap();
+        assert!(al.contains("UNVERIFIED (not confirmed by two agreeing sources): only one source"));
+        let (az, _) = show("AZ", d, false).unwrap();
+        assert!(!az.contains("UNVERIFIED (not confirmed"));
     }
 }

@@ -598,7 +598,11 @@ mod tests {
         assert_eq!(bare_area(s("8"), Stranding::Stranded).unwrap(), 0.017);
         assert!("USE-2".parse::<Insulation>().is_err());
         assert!("7/8".parse::<TradeSize>().is_err());
+        // FMC starts at trade size 3/8 (two publishers print 0.116 in²); EMT stops at 4.
         let sizes = raceway_sizes(RacewayType::Fmc).unwrap();
-        assert_eq!(sizes.first().unwrap().0.as_str(), "1/2");
+        assert_eq!(sizes.first().unwrap().0.as_str(), "3/8");
+        assert_eq!(sizes.first().unwrap().1, 0.116);
+        let emt = raceway_sizes(RacewayType::Emt).unwrap();
+        assert_eq!(emt.last().unwrap().0.as_str(), "4");
     }
 }

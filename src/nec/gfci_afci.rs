@@ -751,6 +751,15 @@ mod tests {
     }
 
     #[test]
+    fn sinks_2017_name_their_item() {
+        // 2017 dwelling receptacle within 6 ft of a laundry sink: item (7), which IAEI and
+        // Leviton both number.
+        let r = run(&ask(Edition::Nec2017, Occupancy::Dwelling, "sink_6ft"));
+        assert_eq!(r.gfci.required, Required::Yes, "{r:#?}");
+        assert_eq!(r.gfci.sections, vec!["210.8(A)(7)"]);
+    }
+
+    #[test]
     fn finished_basements_from_2020() {
         let mut i = ask(Edition::Nec2017, Occupancy::Dwelling, "basement_finished");
         assert_eq!(run(&i).gfci.required, Required::No);

@@ -465,4 +465,28 @@ mod tests {
         assert_eq!(max(&r, "3"), 399);
         assert!(!r.check.unwrap().passes);
     }
+
+    /// Trade size 3/8 FMC and LFMC (Table 4: 0.116 and 0.192 in², two publishers each):
+    /// 40 % is 0.046 and 0.077 in²; 14 AWG THHN is 0.0097 in².
+    #[test]
+    fn three_eighths_flexible_conduit() {
+        let max = |r: &RacewayFillResult| {
+            r.max_same_conductors
+                .iter()
+                .find(|m| m.trade_size.as_str() == "3/8")
+                .expect("3/8 is answered")
+                .max_conductors
+        };
+        // FMC: 0.0464 / 0.0097 = 4.78, below Note 7's 0.8, so four.
+        let r = run(RacewayType::Fmc, Some("3/8"), false, vec![thhn(4, "14")]);
+        assert_eq!(max(&r), 4);
+        assert!(r.check.unwrap().passes);
+        let r = run(RacewayType::Fmc, Some("3/8"), false, vec![thhn(5, "14")]);
+        assert!(!r.check.unwrap().passes);
+        // LFMC: 0.0768 / 0.0097 = 7.92, rounded up to eight by Note 7.
+        let r = run(RacewayType::Lfmc, Some("3/8"), false, vec![thhn(8, "14")]);
+        assert_eq!(max(&r), 8);
+        let c = r.check.unwrap();
+        assert!(c.passes && c.by_note_7, "{c:?}");
+    }
 }
