@@ -1121,6 +1121,15 @@ mod tests {
         assert!("project set permit yesterday".parse::<Command>().is_err());
         assert!("project set colour blue".parse::<Command>().is_err());
         assert!("project set location".parse::<Command>().is_err());
+        // Without arguments: the form, where a platform has one.
+        assert_eq!(
+            " project  set ".parse::<Command>().unwrap(),
+            Command::ProjectForm(super::super::project_form::FormKind::Set)
+        );
+        assert_eq!(
+            "project create".parse::<Command>().unwrap(),
+            Command::ProjectForm(super::super::project_form::FormKind::Create)
+        );
     }
 
     #[test]

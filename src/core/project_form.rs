@@ -178,9 +178,12 @@ fn check(kind: FormKind, values: &BTreeMap<String, String>) -> Result<Checked, V
             Err(e) => fail(LOCATION, capitalized(&e.to_string())),
         }
     }
-    match parse_permit_date(get(PERMIT_DATE)) {
-        Ok(d) => site.permit_date = d,
-        Err(e) => fail(PERMIT_DATE, capitalized(&e.to_string())),
+    let permit = get(PERMIT_DATE);
+    if !permit.is_empty() {
+        match parse_permit_date(permit) {
+            Ok(d) => site.permit_date = d,
+            Err(e) => fail(PERMIT_DATE, capitalized(&e.to_string())),
+        }
     }
     site.edition_override = edition_override;
     if errors.is_empty() {
