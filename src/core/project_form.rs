@@ -300,24 +300,24 @@ impl Agent {
         kind: FormKind,
         values: &BTreeMap<String, String>,
     ) -> Result<Result<(), Vec<FieldError>>, CoreError> {
-        let checked = match check(kind, values) {
-            Ok(c) => c,
-            Err(errors) => return Ok(Err(errors)),
-        };
-        if kind == FormKind::Create {
-            if let Some(p) = self
-                .store()
-                .project_by_name(workspace, &checked.name)
-                .await?
-            {
-                return Ok(Err(vec![FieldError {
-                    field: NAME.into(),
-                    message: format!(
-                        "A project named \"{}\" already exists here; pick another name.",
-                        p.name
-                    ),
-                }]));
+        let mut errors = check(kind, values).err().unwrap_or_default();
+        let name = values.get(NAME).map(|n| n.trim()).unwrap_or("");
+        if kind == FormKind::Create && !name.is_empty() {
+            if let Some(p) = self.store().project_by_name(workspace, name).await? {
+                errors.insert(
+                    0,
+                    FieldError {
+                        field: NAME.into(),
+                        message: format!(
+                            "A project named \"{}\" already exists here; pick another name.",
+                            p.name
+                        ),
+                    },
+                );
             }
+        }
+        if !errors.is_empty() {
+            return Ok(Err(errors));
         }
         Ok(Ok(()))
     }

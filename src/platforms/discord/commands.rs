@@ -282,7 +282,7 @@ pub fn autocomplete_target(data: &CommandData) -> Option<(Suggest, String)> {
         (["project", "use"], "name") => Suggest::Project,
         (["tool"], "name") => Suggest::Tool,
         (["report"], "panel") => Suggest::Panel,
-        (["audit"], "project") => Suggest::Project,
+        (["audit"], "project") => Suggest::AuditedProject,
         (["project", "set"], "value") if what == Some("location") => Suggest::State,
         _ => return None,
     };

@@ -317,11 +317,7 @@ impl Shared {
                 }
             }
         };
-        let channel = match sub.kind() {
-            FormKind::Create => sub.channel.as_deref(),
-            FormKind::Set => None,
-        };
-        self.tell(&sub.user, channel, &mrkdwn::to_mrkdwn(&note))
+        self.tell(&sub.user, sub.channel.as_deref(), &mrkdwn::to_mrkdwn(&note))
             .await;
         if sub.from_home {
             self.publish_home(&sub.team, &sub.user).await;
