@@ -845,6 +845,9 @@ fn project_submission(open: &Call, hash: &str, state: &[(&str, Value)]) -> Value
         .map(|(block, element)| (block.to_string(), json!({"value": element})))
         .collect();
     p["view"]["state"] = json!({"values": values});
+    // Every element's state has the shape of the SDK's type for it.
+    serde_json::from_value::<slack_morphism::prelude::SlackViewState>(p["view"]["state"].clone())
+        .expect("a view state as slack-morphism reads it");
     p
 }
 
