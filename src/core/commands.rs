@@ -10,7 +10,7 @@ use super::session::{Mode, SessionKey};
 use super::Agent;
 use super::{CollectSink, Effect, Input, InputAction, Outcome};
 use crate::jurisdiction::site::parse_permit_date;
-use crate::jurisdiction::{for_project, Location, NecEdition};
+use crate::jurisdiction::{for_project, Location, NecEdition, Site};
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 use crate::store::StoreError;
@@ -25,6 +25,9 @@ pub enum Command {
         /// Edition, default 2023.
         edition: Edition,
     },
+    /// `project create` or `project set` typed without arguments: a platform with forms opens
+    /// the project form (see [`super::project_form`]); elsewhere it is the usage line.
+    ProjectForm(super::project_form::FormKind),
     /// Bind the channel to an existing project.
     ProjectUse {
         /// Project name.
@@ -122,7 +125,7 @@ impl CommandOutput {
             files: Vec::new(),
         }
     }
-    fn err(text: impl Into<String>) -> Self {
+    pub(super) fn err(text: impl Into<String>) -> Self {
         let text = text.into();
         Self {
             json: json!({"type": "error", "message": text}),
@@ -164,7 +167,14 @@ impl FromStr for Command {
                 let (sub, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let arg = arg.trim();
                 match sub {
-                    "create" if !arg.is_empty() => {
+                    "create" | "set" if arg.is_empty() => {
+                        Ok(Self::ProjectForm(if sub == "create" {
+                            super::project_form::FormKind::Create
+                        } else {
+                            super::project_form::FormKind::Set
+                        }))
+                    }
+                    "create" => {
                         let (name, edition) = match arg.rsplit_once(char::is_whitespace) {
                             Some((n, e)) if e.parse::<Edition>().is_ok() => (
                                 n.trim().to_string(),
@@ -466,6 +476,70 @@ async fn this_thread_works_on(
     Ok(())
 }
 
+/// Creates the project `name` in the workspace of `key` with its job `site`, `user` its
+/// owner and the channel of `key` bound to it, in one transaction: what `project create` and
+/// the project form both do.
+pub(super) async fn create_project(
+    agent: &Agent,
+    key: &SessionKey,
+    user: &str,
+    name: &str,
+    edition: Edition,
+    site: &Site,
+) -> Result<crate::project::Project, StoreError> {
+    let owner = crate::store::ProjectOwner {
+        user: user.to_string(),
+        channel: key.channel.clone(),
+    };
+    agent
+        .store()
+        .create_owned_project(&key.workspace(), name.trim(), edition, site, &owner)
+        .await
+}
+
+/// What the creator of `p` is told.
+pub(super) fn created(p: &crate::project::Project) -> CommandOutput {
+    let next = if p.site.location.is_none() {
+        " Set where the job is with `project set location STATE`."
+    } else {
+        ""
+    };
+    CommandOutput::ok(
+        format!(
+            "Created project \"{}\" ({}) and bound this channel to it; you are its owner.{next}",
+            p.name,
+            for_project(p).label()
+        ),
+        json!({"type": "project", "project": p}),
+    )
+}
+
+/// Changes the job site of `p` for `user` (owners only): what `project set` and the project
+/// form both do.
+pub(super) async fn set_site(
+    agent: &Agent,
+    platform: &str,
+    user: &str,
+    mut p: crate::project::Project,
+    change: impl FnOnce(&mut Site),
+) -> Result<CommandOutput, StoreError> {
+    let store = agent.store();
+    if store.member_role(p.id, platform, user).await? != Some(MemberRole::Owner) {
+        return Ok(CommandOutput::err(SET_REFUSED));
+    }
+    change(&mut p.site);
+    store.update_project(&p).await?;
+    let code = for_project(&p);
+    Ok(CommandOutput::ok(
+        format!("{}: {}\n{}", p.name, code.label(), code.summary()),
+        json!({"type": "code_in_force", "project": p.name, "site": p.site, "code": code}),
+    ))
+}
+
+/// Why a person who is not an owner cannot change the job site.
+pub(super) const SET_REFUSED: &str =
+    "Only an owner of the project can change where and under which code it is built.";
+
 /// Runs a command for `user` in the conversation `key`.
 pub async fn execute(
     agent: &Agent,
@@ -495,24 +569,11 @@ async fn run(
             CommandOutput::ok(help_text(), json!({"type": "help", "text": help_text()}))
         }
         Command::ProjectCreate { name, edition } => {
-            let owner = crate::store::ProjectOwner {
-                user: user.to_string(),
-                channel: key.channel.clone(),
-            };
-            let p = store
-                .create_owned_project(&workspace, name.trim(), edition, &owner)
-                .await?;
+            let p = create_project(agent, key, user, &name, edition, &Site::default()).await?;
             this_thread_works_on(agent, key, p.id).await?;
-            CommandOutput::ok(
-                format!(
-                    "Created project \"{}\" ({}) and bound this channel to it; you are its owner. \
-                     Set where the job is with `project set location STATE`.",
-                    p.name,
-                    for_project(&p).label()
-                ),
-                json!({"type": "project", "project": p}),
-            )
+            created(&p)
         }
+        Command::ProjectForm(_) => CommandOutput::err(PROJECT_USAGE),
         Command::ProjectUse { name } => {
             // Another workspace's project is "not found", exactly like a missing one.
             let Some(p) = store.project_by_name(&workspace, &name).await? else {
@@ -671,27 +732,16 @@ async fn run(
             let Some(id) = bound else {
                 return Ok(unbound());
             };
-            if agent.store().member_role(id, &key.platform, user).await? != Some(MemberRole::Owner)
-            {
-                return Ok(CommandOutput::err(
-                    "Only an owner of the project can change where and under which code it is built.",
-                ));
-            }
-            let Some(mut p) = store.project(id).await? else {
+            let Some(p) = store.project(id).await? else {
                 return Ok(unbound());
             };
-            match command {
-                Command::ProjectSetLocation { location } => p.site.location = location,
-                Command::ProjectSetEdition { edition } => p.site.edition_override = edition,
-                Command::ProjectSetPermitDate { date } => p.site.permit_date = date,
+            set_site(agent, &key.platform, user, p, |site| match command {
+                Command::ProjectSetLocation { location } => site.location = location,
+                Command::ProjectSetEdition { edition } => site.edition_override = edition,
+                Command::ProjectSetPermitDate { date } => site.permit_date = date,
                 _ => {}
-            }
-            store.update_project(&p).await?;
-            let code = for_project(&p);
-            CommandOutput::ok(
-                format!("{}: {}\n{}", p.name, code.label(), code.summary()),
-                json!({"type": "code_in_force", "project": p.name, "site": p.site, "code": code}),
-            )
+            })
+            .await?
         }
         Command::ProjectShow | Command::ProjectExport => {
             let Some(id) = bound else {
@@ -1071,6 +1121,15 @@ mod tests {
         assert!("project set permit yesterday".parse::<Command>().is_err());
         assert!("project set colour blue".parse::<Command>().is_err());
         assert!("project set location".parse::<Command>().is_err());
+        // Without arguments: the form, where a platform has one.
+        assert_eq!(
+            " project  set ".parse::<Command>().unwrap(),
+            Command::ProjectForm(super::super::project_form::FormKind::Set)
+        );
+        assert_eq!(
+            "project create".parse::<Command>().unwrap(),
+            Command::ProjectForm(super::super::project_form::FormKind::Create)
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod limits;
 pub mod mention;
 pub mod modes;
 pub mod outbox;
+pub mod project_form;
 pub mod question_memo;
 pub(crate) mod repeats;
 pub mod request;

@@ -17,6 +17,9 @@ pub enum Suggest {
     /// A project of the workspace the caller holds a role in, or that nobody holds one in
     /// (those are claimed by whoever binds them first).
     Project,
+    /// A project of the workspace whose changes the caller may read (owner or editor), for
+    /// `audit`.
+    AuditedProject,
     /// A panel of the channel's project.
     Panel,
     /// A tool of the registry.
@@ -105,7 +108,7 @@ impl Agent {
                     None => Vec::new(),
                 }
             }
-            Suggest::Project => {
+            Suggest::Project | Suggest::AuditedProject => {
                 let mut usable = Vec::new();
                 let typed_lower = typed.trim().to_lowercase();
                 for p in store.list_projects(&key.workspace()).await? {
@@ -113,7 +116,12 @@ impl Agent {
                         continue;
                     }
                     let members = store.members(p.id).await?;
-                    if members.is_empty() || members.iter().any(|(u, _)| u == user) {
+                    let role = members.iter().find(|(u, _)| u == user).map(|(_, r)| *r);
+                    let offered = match what {
+                        Suggest::AuditedProject => super::audit_log::may_read(role),
+                        _ => members.is_empty() || role.is_some(),
+                    };
+                    if offered {
                         usable.push(Choice::same(p.name));
                     }
                 }

@@ -18,13 +18,15 @@ pub trait ProjectStore: Send + Sync {
         name: &str,
         edition: Edition,
     ) -> StoreResult<Project>;
-    /// Creates a project owned by `owner` and binds `owner.channel` to it, all or nothing: a
-    /// crash never leaves a project without its owner or its channel.
+    /// Creates a project with its job `site` (location, permit date, edition override), owned
+    /// by `owner`, and binds `owner.channel` to it, all or nothing: a crash never leaves a
+    /// project without its owner, its site or its channel.
     async fn create_owned_project(
         &self,
         workspace: &Workspace,
         name: &str,
         edition: Edition,
+        site: &crate::jurisdiction::Site,
         owner: &super::ProjectOwner,
     ) -> StoreResult<Project>;
     /// A project by id.
@@ -121,6 +123,38 @@ macro_rules! impl_projects {
             use $crate::store::{StoreError, StoreResult, ProjectStore};
 
             impl $store {
+                /// Saves a project's edition, confirm policy and site through `ex`.
+                async fn update_project_in<'c, E>(ex: E, project: &Project) -> StoreResult<()>
+                where
+                    E: sqlx::Executor<'c, Database = $db>,
+                {
+                    let site = &project.site;
+                    let loc = site.location.as_ref();
+                    let done = sqlx::query(
+                        "UPDATE projects SET edition = $2, confirm_policy = $3, site_state = $4, \
+                         site_county = $5, site_city = $6, permit_date = $7, edition_override = $8 \
+                         WHERE id = $1",
+                    )
+                    .bind(project.id)
+                    .bind(edition_to_db(project.edition))
+                    .bind(policy_to_db(project.confirm_policy)?)
+                    .bind(loc.map(|l| l.state.clone()))
+                    .bind(loc.and_then(|l| l.county.clone()))
+                    .bind(loc.and_then(|l| l.city.clone()))
+                    .bind(site.permit_date.map(|d| d.format("%Y-%m-%d").to_string()))
+                    .bind(site.edition_override.map(|e| i32::from(e.year())))
+                    .execute(ex)
+                    .await
+                    .map_err(db)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(format!(
+                            "project {} does not exist",
+                            project.id
+                        )));
+                    }
+                    Ok(())
+                }
+
                 /// Inserts a project through `tx`; a name already used in the workspace is a
                 /// conflict.
                 async fn insert_project_in(
@@ -258,10 +292,16 @@ macro_rules! impl_projects {
                     workspace: &Workspace,
                     name: &str,
                     edition: Edition,
+                    site: &$crate::jurisdiction::Site,
                     owner: &$crate::store::ProjectOwner,
                 ) -> StoreResult<Project> {
                     let mut tx = self.begin_write().await.map_err(db)?;
-                    let project = Self::insert_project_in(&mut tx, workspace, name, edition).await?;
+                    let mut project =
+                        Self::insert_project_in(&mut tx, workspace, name, edition).await?;
+                    if *site != $crate::jurisdiction::Site::default() {
+                        project.site = site.clone();
+                        Self::update_project_in(&mut *tx, &project).await?;
+                    }
                     sqlx::query(
                         "INSERT INTO project_members (project_id, platform, user_id, role, updated_at) \
                          VALUES ($1, $2, $3, 'owner', $4)",
@@ -337,31 +377,7 @@ macro_rules! impl_projects {
                 }
 
                 async fn update_project(&self, project: &Project) -> StoreResult<()> {
-                    let site = &project.site;
-                    let loc = site.location.as_ref();
-                    let done = sqlx::query(
-                        "UPDATE projects SET edition = $2, confirm_policy = $3, site_state = $4, \
-                         site_county = $5, site_city = $6, permit_date = $7, edition_override = $8 \
-                         WHERE id = $1",
-                    )
-                    .bind(project.id)
-                    .bind(edition_to_db(project.edition))
-                    .bind(policy_to_db(project.confirm_policy)?)
-                    .bind(loc.map(|l| l.state.clone()))
-                    .bind(loc.and_then(|l| l.county.clone()))
-                    .bind(loc.and_then(|l| l.city.clone()))
-                    .bind(site.permit_date.map(|d| d.format("%Y-%m-%d").to_string()))
-                    .bind(site.edition_override.map(|e| i32::from(e.year())))
-                    .execute(&self.pool)
-                    .await
-                    .map_err(db)?;
-                    if done.rows_affected() == 0 {
-                        return Err(StoreError::NotFound(format!(
-                            "project {} does not exist",
-                            project.id
-                        )));
-                    }
-                    Ok(())
+                    Self::update_project_in(&self.pool, project).await
                 }
 
                 async fn bind_channel(

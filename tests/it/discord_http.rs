@@ -14,8 +14,12 @@ use sparky::config::Config;
 use sparky::core::Agent;
 use sparky::nec::units::Edition;
 use sparky::store::Store;
-use support::fake_discord::{FakeDiscord, CHANNEL_ID, GUILD_ID, USER_ID};
+use support::bot::{fresh_postgres_url, Db};
+use support::fake_discord::{FakeDiscord, CHANNEL_ID, GUILD_ID, OTHER_USER_ID, USER_ID};
 use support::fake_llm::{Dialect, FakeLlm, Reply};
+
+/// A second server, whose names the first one's people must never be offered.
+const OTHER_GUILD: &str = "1457468924290660000";
 
 fn key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&[9u8; 32])
@@ -58,6 +62,11 @@ async fn serve(config: &Config, store: Arc<dyn Store>) -> String {
 }
 
 async fn endpoint() -> Endpoint {
+    endpoint_on(Db::Sqlite).await
+}
+
+/// [`endpoint`] on the store `db`.
+async fn endpoint_on(db: Db) -> Endpoint {
     sparky::llm::tls::install_default_crypto_provider();
     let discord = FakeDiscord::start().await;
     let llm = FakeLlm::start(Dialect::OpenAi).await;
@@ -73,10 +82,17 @@ async fn endpoint() -> Endpoint {
         "SPARKY_DISCORD__INTERACTIONS_MAX_AGE_SECS".into(),
         "60".into(),
     );
-    env.insert(
-        "SPARKY_DATABASE__SQLITE_PATH".into(),
-        dir.path().join("t.db").display().to_string(),
-    );
+    match db {
+        Db::Sqlite => {
+            env.insert(
+                "SPARKY_DATABASE__SQLITE_PATH".into(),
+                dir.path().join("t.db").display().to_string(),
+            );
+        }
+        Db::Postgres => {
+            env.insert("DATABASE_URL".into(), fresh_postgres_url().await);
+        }
+    }
     let config = Config::load(None, &env).unwrap();
     let store = sparky::app::connect_store(&config).await.unwrap();
     let project = store
@@ -388,9 +404,18 @@ fn choice_names(answer: &Value) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn autocomplete_offers_only_the_callers_workspace_names() {
+async fn autocomplete_offers_only_the_callers_workspace_names_sqlite() {
+    autocomplete_offers_only_the_callers_workspace_names(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn autocomplete_offers_only_the_callers_workspace_names_postgres() {
+    autocomplete_offers_only_the_callers_workspace_names(Db::Postgres).await;
+}
+
+async fn autocomplete_offers_only_the_callers_workspace_names(db: Db) {
     use sparky::project::{MemberRole, Workspace};
-    let e = endpoint().await;
+    let e = endpoint_on(db).await;
     let ours = Workspace::new("discord", GUILD_ID);
     // The caller's own project, one only someone else holds a role in, and another server's.
     let mine = e
@@ -413,7 +438,7 @@ async fn autocomplete_offers_only_the_callers_workspace_names() {
         .unwrap();
     e.store
         .create_project(
-            &Workspace::new("discord", "another-guild"),
+            &Workspace::new("discord", OTHER_GUILD),
             "Shop elsewhere",
             Edition::Nec2023,
         )
@@ -443,6 +468,45 @@ async fn autocomplete_offers_only_the_callers_workspace_names() {
     // "Shop" has no members yet (whoever binds it first claims it); "Shop annex" is someone
     // else's; "Shop elsewhere" belongs to another server.
     assert_eq!(choice_names(&answer), ["Shop", "Shopfront"]);
+
+    // `audit` offers only the projects whose changes the caller may read (owner or editor):
+    // not the unclaimed "Shop", not another server's "Shop elsewhere".
+    let (_, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(None, "audit", "project", "SHOP")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert_eq!(choice_names(&answer), ["Shopfront"]);
+
+    // Another server's member typing the same letters gets that server's project only.
+    let (mut elsewhere, _) = e.discord.command_payload(
+        CHANNEL_ID,
+        USER_ID,
+        typed(Some("project"), "use", "name", "shop"),
+    );
+    elsewhere["type"] = json!(4);
+    elsewhere["guild_id"] = json!(OTHER_GUILD);
+    let (_, answer) = e.post(&elsewhere, now(), &key()).await;
+    assert_eq!(choice_names(&answer), ["Shop elsewhere"]);
+
+    // At most 25 choices, as Discord requires.
+    for i in 0..30 {
+        e.store
+            .create_project(&ours, &format!("Site {i:02}"), Edition::Nec2023)
+            .await
+            .unwrap();
+    }
+    let (_, answer) = e
+        .post(
+            &autocomplete_payload(&e, typed(Some("project"), "use", "name", "site")),
+            now(),
+            &key(),
+        )
+        .await;
+    assert_eq!(choice_names(&answer).len(), 25);
+    assert_eq!(choice_names(&answer)[0], "Site 00");
 
     let (_, answer) = e
         .post(
@@ -700,4 +764,263 @@ async fn the_edit_button_opens_a_form_and_its_submission_supersedes_the_card() {
         .unwrap()
         .tasks
         .is_empty());
+}
+
+/// The text of the answers sent with `token` (the deferred response edited, follow-ups).
+fn answers(e: &Endpoint, token: &str) -> String {
+    e.discord
+        .interaction_messages(token)
+        .iter()
+        .map(|m| m.json["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_project_form_creates_and_sets_a_project_sqlite() {
+    the_project_form_creates_and_sets_a_project(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_project_form_creates_and_sets_a_project_postgres() {
+    the_project_form_creates_and_sets_a_project(Db::Postgres).await;
+}
+
+async fn the_project_form_creates_and_sets_a_project(db: Db) {
+    use sparky::project::{MemberRole, Workspace};
+    let e = endpoint_on(db).await;
+    let ours = Workspace::new("discord", GUILD_ID);
+    // A channel with no project yet.
+    let channel = "1457510428359009999";
+    let project = |sub: &str| json!([{"type": 2, "name": "project", "options": [{"type": 1, "name": sub, "options": []}]}]);
+
+    // `/sparky project create` without options is answered with the form itself (type 9).
+    let (cmd, _) = e
+        .discord
+        .command_payload(channel, USER_ID, project("create"));
+    let (status, modal) = e.post(&cmd, now(), &key()).await;
+    assert_eq!((status, modal["type"].as_u64()), (200, Some(9)), "{modal}");
+    assert_eq!(modal["data"]["custom_id"], "sparky:project:new");
+    let inputs: Vec<&str> = modal["data"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["components"][0]["custom_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(inputs, ["name", "edition", "location", "permit_date"]);
+    assert_eq!(
+        modal["data"]["components"][1]["components"][0]["value"],
+        "2023"
+    );
+
+    // Invalid fields are answered privately, each named; nothing is created.
+    let (bad, _) = e.discord.command_modal_submit_payload(
+        channel,
+        USER_ID,
+        "sparky:project:new",
+        &[
+            ("name", "shop"),
+            ("edition", "2019"),
+            ("location", "Atlantis"),
+            ("permit_date", "soon"),
+        ],
+    );
+    let (_, answer) = e.post(&bad, now(), &key()).await;
+    assert_eq!(
+        (answer["type"].as_u64(), answer["data"]["flags"].as_u64()),
+        (Some(4), Some(64)),
+        "{answer}"
+    );
+    let text = answer["data"]["content"].as_str().unwrap();
+    for field in [
+        "• Name: A project named \"Shop\" already exists",
+        "• Edition:",
+        "• Location: 'Atlantis'",
+        "• Permit date: 'soon'",
+    ] {
+        assert!(text.contains(field), "{field} in {text}");
+    }
+    assert_eq!(e.store.list_projects(&ours).await.unwrap().len(), 1);
+
+    // Signed by anyone but Discord, a submission is refused and creates nothing.
+    let good_values = [
+        ("name", "Garage"),
+        ("edition", "2020"),
+        ("location", "WA, King County, Seattle"),
+        ("permit_date", "2024-03-01"),
+    ];
+    let (forged, _) = e.discord.command_modal_submit_payload(
+        channel,
+        USER_ID,
+        "sparky:project:new",
+        &good_values,
+    );
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+    let (status, _) = e.post(&forged, now(), &stranger).await;
+    assert_eq!(status, 401);
+    assert!(e
+        .store
+        .project_by_name(&ours, "Garage")
+        .await
+        .unwrap()
+        .is_none());
+
+    // A valid one: deferred, then the project exists with its site, the caller its owner,
+    // the channel bound to it.
+    let (good, token) = e.discord.command_modal_submit_payload(
+        channel,
+        USER_ID,
+        "sparky:project:new",
+        &good_values,
+    );
+    let at = now();
+    let (_, answer) = e.post(&good, at, &key()).await;
+    assert_eq!(answer["type"].as_u64(), Some(5), "{answer}");
+    e.discord
+        .wait_until(10, "the form's answer", |d| {
+            d.interaction_messages(&token)
+                .iter()
+                .any(|m| m.json.to_string().contains("Created project"))
+        })
+        .await;
+    // The same signed request again is a replay: refused, nothing created twice.
+    let (status, _) = e.post(&good, at, &key()).await;
+    assert_ne!(status, 200);
+    let garage = e
+        .store
+        .project_by_name(&ours, "Garage")
+        .await
+        .unwrap()
+        .expect("created");
+    assert_eq!(garage.edition, Edition::Nec2020);
+    let site = &garage.site;
+    assert_eq!(
+        site.location.as_ref().map(|l| l.to_string()).as_deref(),
+        Some("Seattle, King County, Washington")
+    );
+    assert_eq!(
+        site.permit_date.map(|d| d.to_string()).as_deref(),
+        Some("2024-03-01")
+    );
+    assert_eq!(
+        e.store
+            .member_role(garage.id, "discord", USER_ID)
+            .await
+            .unwrap(),
+        Some(MemberRole::Owner)
+    );
+    assert_eq!(
+        e.store
+            .channel_project("discord", GUILD_ID, channel)
+            .await
+            .unwrap(),
+        Some(garage.id)
+    );
+    assert_eq!(e.store.list_projects(&ours).await.unwrap().len(), 2);
+
+    // `project show` in that channel shows it.
+    let (show, token) = e.discord.command_payload(channel, USER_ID, project("show"));
+    e.post(&show, now(), &key()).await;
+    e.discord
+        .wait_until(10, "project show", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    assert!(
+        answers(&e, &token).contains("Project \"Garage\" (NEC 2020"),
+        "{}",
+        answers(&e, &token)
+    );
+
+    // `/sparky project set` without options: the form of the channel's project, pre-filled.
+    let (cmd, _) = e.discord.command_payload(channel, USER_ID, project("set"));
+    let (_, modal) = e.post(&cmd, now(), &key()).await;
+    assert_eq!(modal["type"].as_u64(), Some(9), "{modal}");
+    let form_id = modal["data"]["custom_id"].as_str().unwrap().to_string();
+    assert_eq!(form_id, format!("sparky:project:{}", garage.id));
+    let prefilled: BTreeMap<String, String> = modal["data"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let i = &r["components"][0];
+            (
+                i["custom_id"].as_str().unwrap().to_string(),
+                i["value"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(prefilled["edition"], "auto");
+    assert_eq!(prefilled["location"], "WA, King County, Seattle");
+    assert_eq!(prefilled["permit_date"], "2024-03-01");
+    assert!(!prefilled.contains_key("name"), "a project keeps its name");
+
+    // Someone who is not its owner cannot set it: refused, nothing changed.
+    let (theirs, token) = e.discord.command_modal_submit_payload(
+        channel,
+        OTHER_USER_ID,
+        &form_id,
+        &[("edition", "2017"), ("location", "OR")],
+    );
+    let (_, answer) = e.post(&theirs, now(), &key()).await;
+    assert_eq!(answer["type"].as_u64(), Some(5), "{answer}");
+    e.discord
+        .wait_until(10, "the refusal", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    assert!(
+        answers(&e, &token).contains("Only an owner"),
+        "{}",
+        answers(&e, &token)
+    );
+
+    // The owner sets it.
+    let (mine, token) = e.discord.command_modal_submit_payload(
+        channel,
+        USER_ID,
+        &form_id,
+        &[("edition", "2017"), ("location", "OR"), ("permit_date", "")],
+    );
+    e.post(&mine, now(), &key()).await;
+    e.discord
+        .wait_until(10, "the change", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    assert!(
+        answers(&e, &token).contains("Garage: NEC 2017"),
+        "{}",
+        answers(&e, &token)
+    );
+    let site = e.store.project(garage.id).await.unwrap().unwrap().site;
+    assert_eq!(site.edition_override.map(|y| y.year()), Some(2017));
+    assert_eq!(site.location.map(|l| l.state).as_deref(), Some("OR"));
+    assert_eq!(site.permit_date, None);
+
+    // Another server's project cannot be set through a crafted form id.
+    let foreign = e
+        .store
+        .create_project(
+            &Workspace::new("discord", OTHER_GUILD),
+            "Barn",
+            Edition::Nec2023,
+        )
+        .await
+        .unwrap();
+    let (crafted, token) = e.discord.command_modal_submit_payload(
+        channel,
+        USER_ID,
+        &format!("sparky:project:{}", foreign.id),
+        &[("edition", "2017")],
+    );
+    e.post(&crafted, now(), &key()).await;
+    e.discord
+        .wait_until(10, "the refusal", |d| {
+            !d.interaction_messages(&token).is_empty()
+        })
+        .await;
+    assert!(answers(&e, &token).contains("does not exist in this workspace"));
+    let barn = e.store.project(foreign.id).await.unwrap().unwrap();
+    assert_eq!(barn.site.edition_override, None);
 }

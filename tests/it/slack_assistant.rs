@@ -638,7 +638,7 @@ async fn app_home(db: Db) {
     messages_tab["event"]["tab"] = json!("messages");
     posted(&poster, &messages_tab).await;
 
-    // A Home button: the project modals are not built, so a modal says what to type.
+    // A Home button opens the project form (its own test follows it through).
     let a = poster
         .interaction(&home_click(
             TEAM,
@@ -651,11 +651,7 @@ async fn app_home(db: Db) {
     assert_eq!(a.status, 200);
     let open = nth_call(&bot, "views.open", 0).await;
     assert_eq!(open.args["trigger_id"], "trig-home");
-    let modal = open.args["view"].to_string();
-    assert!(
-        modal.contains("not available yet") && modal.contains("/sparky project create"),
-        "{modal}"
-    );
+    assert_eq!(open.args["view"]["callback_id"], "sparky_project");
     assert!(bot.slack.home_views("U0CAROL").is_empty());
 }
 
@@ -784,7 +780,9 @@ async fn socket_mode_carries_the_assistant_and_the_home_tab() {
             "env-a4",
         ));
     let open = nth_call(&bot, "views.open", 0).await;
-    assert!(open.args["view"].to_string().contains("not available yet"));
+    // The Edit button of Alice's project: its form, pre-filled with the project's name.
+    assert_eq!(open.args["view"]["callback_id"], "sparky_project");
+    assert!(open.args["view"].to_string().contains("*Shop*"));
     let _ = stop.send(());
     runner.await.expect("joined").expect("clean stop");
 }
@@ -825,4 +823,335 @@ async fn a_rate_limited_status_never_holds_up_the_answer() {
     let tried = said.len();
     said.dedup();
     assert_eq!(said.len(), tried, "a status was retried: {said:?}");
+}
+
+/// A `view_submission` of the project form that `open` (the `views.open` call) showed:
+/// Slack's recorded submission payload with our view's ids and `state` (block id → the
+/// element's state: `value`, `selected_option`, `selected_date`, `selected_conversation`, as
+/// Slack's view state documents them).
+fn project_submission(open: &Call, hash: &str, state: &[(&str, Value)]) -> Value {
+    let mut p =
+        fixture_json("vercel-chat-replay-slack-slash-commands.json")["viewSubmission"].clone();
+    p["team"]["id"] = json!(TEAM);
+    p["user"]["id"] = json!(ALICE);
+    let view = &open.args["view"];
+    p["view"]["callback_id"] = view["callback_id"].clone();
+    p["view"]["private_metadata"] = view["private_metadata"].clone();
+    p["view"]["blocks"] = view["blocks"].clone();
+    p["view"]["id"] = json!("V0PROJECT01");
+    p["view"]["hash"] = json!(hash);
+    let values: serde_json::Map<String, Value> = state
+        .iter()
+        .map(|(block, element)| (block.to_string(), json!({"value": element})))
+        .collect();
+    p["view"]["state"] = json!({"values": values});
+    // Every element's state has the shape of the SDK's type for it.
+    serde_json::from_value::<slack_morphism::prelude::SlackViewState>(p["view"]["state"].clone())
+        .expect("a view state as slack-morphism reads it");
+    p
+}
+
+fn text_state(v: &str) -> Value {
+    json!({"type": "plain_text_input", "value": v})
+}
+
+fn block<'a>(view: &'a Value, id: &str) -> &'a Value {
+    view["blocks"]
+        .as_array()
+        .and_then(|b| b.iter().find(|b| b["block_id"] == id))
+        .unwrap_or(&Value::Null)
+}
+
+#[tokio::test]
+async fn the_project_form_creates_and_sets_a_project_sqlite() {
+    project_form(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_project_form_creates_and_sets_a_project_postgres() {
+    project_form(Db::Postgres).await;
+}
+
+async fn project_form(db: Db) {
+    use sparky::project::{MemberRole, Workspace};
+    let bot = SlackBot::start(db, "http").await;
+    let poster = bot.serve_http().await;
+    let ours = Workspace::new("slack", TEAM);
+
+    // The Home tab's New project button opens the form; it asks which channel, the one the
+    // person is looking at picked by default.
+    let a = poster
+        .interaction(&home_click(
+            TEAM,
+            ALICE,
+            "sparky_home_project_new",
+            "",
+            "trig-new",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    let open = nth_call(&bot, "views.open", 0).await;
+    assert_eq!(open.args["trigger_id"], "trig-new");
+    let view = &open.args["view"];
+    assert_eq!(view["callback_id"], "sparky_project");
+    assert_eq!(block(view, "name")["element"]["type"], "plain_text_input");
+    assert_eq!(
+        block(view, "edition")["element"]["initial_option"]["value"],
+        "2023"
+    );
+    assert_eq!(block(view, "permit_date")["element"]["type"], "datepicker");
+    let channel = &block(view, "channel")["element"];
+    assert_eq!(channel["type"], "conversations_select");
+    assert_eq!(channel["default_to_current_conversation"], true);
+
+    // Invalid fields: the errors come back on them, and nothing is created.
+    let bad = project_submission(
+        &open,
+        "h-bad",
+        &[
+            ("name", text_state("shop")),
+            (
+                "edition",
+                json!({"type": "static_select", "selected_option": {"text": {"type": "plain_text", "text": "NEC 2020"}, "value": "2020"}}),
+            ),
+            ("location", text_state("Atlantis")),
+            (
+                "permit_date",
+                json!({"type": "datepicker", "selected_date": null}),
+            ),
+            (
+                "channel",
+                json!({"type": "conversations_select", "selected_conversation": null}),
+            ),
+        ],
+    );
+    let r = poster.interaction(&bad).await;
+    assert_eq!(r.status, 200);
+    let body: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(body["response_action"], "errors", "{body}");
+    assert!(
+        body["errors"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("already exists"),
+        "{body}"
+    );
+    assert!(body["errors"]["location"]
+        .as_str()
+        .unwrap()
+        .contains("'Atlantis' is not a US state"));
+    assert_eq!(
+        body["errors"]["channel"],
+        "Pick the channel the project is for."
+    );
+    assert!(body["errors"].get("edition").is_none());
+    assert_eq!(bot.store.list_projects(&ours).await.unwrap().len(), 1);
+
+    let good_state = [
+        ("name", text_state("Garage")),
+        (
+            "edition",
+            json!({"type": "static_select", "selected_option": {"text": {"type": "plain_text", "text": "NEC 2020"}, "value": "2020"}}),
+        ),
+        ("location", text_state("WA, King County, Seattle")),
+        (
+            "permit_date",
+            json!({"type": "datepicker", "selected_date": "2024-03-01"}),
+        ),
+        (
+            "channel",
+            json!({"type": "conversations_select", "selected_conversation": YARD}),
+        ),
+    ];
+    // A submission is a request like any other: unsigned, it is refused and creates nothing.
+    let forged = serde_urlencoded::to_string([(
+        "payload",
+        project_submission(&open, "h-good", &good_state).to_string(),
+    )])
+    .unwrap();
+    let r = poster
+        .raw(
+            "/slack/interactivity",
+            "application/x-www-form-urlencoded",
+            &forged,
+            chrono::Utc::now().timestamp(),
+            "v0=0000",
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(bot
+        .store
+        .project_by_name(&ours, "Garage")
+        .await
+        .unwrap()
+        .is_none());
+
+    // A valid one closes the form; the project is created with its site, Alice its owner,
+    // the picked channel bound to it; she is told in that channel and her Home tab lists it.
+    let r = poster
+        .interaction(&project_submission(&open, "h-good", &good_state))
+        .await;
+    assert_eq!((r.status, r.body.trim()), (200, ""));
+    let told = bot
+        .slack
+        .wait_for("the note in the channel", WAIT, |s| {
+            s.ephemerals().into_iter().find(|e| e["channel"] == YARD)
+        })
+        .await;
+    assert_eq!(told["user"], ALICE);
+    assert!(
+        told["text"].as_str().unwrap().contains("Created project"),
+        "{told}"
+    );
+    let garage = bot
+        .store
+        .project_by_name(&ours, "Garage")
+        .await
+        .unwrap()
+        .expect("created");
+    assert_eq!(garage.edition, sparky::nec::units::Edition::Nec2020);
+    assert_eq!(
+        garage.site.location.as_ref().map(|l| l.state.as_str()),
+        Some("WA")
+    );
+    assert_eq!(
+        garage.site.permit_date.map(|d| d.to_string()).as_deref(),
+        Some("2024-03-01")
+    );
+    assert_eq!(
+        bot.store
+            .member_role(garage.id, "slack", ALICE)
+            .await
+            .unwrap(),
+        Some(MemberRole::Owner)
+    );
+    assert_eq!(
+        bot.store
+            .channel_project("slack", TEAM, YARD)
+            .await
+            .unwrap(),
+        Some(garage.id)
+    );
+    bot.slack
+        .wait_for("the Home tab again", WAIT, |s| {
+            s.home_views(ALICE)
+                .into_iter()
+                .find(|v| v.to_string().contains("*Garage* · owner"))
+        })
+        .await;
+
+    // `project show` in that channel shows it.
+    let a = poster
+        .command(&support::fake_slack::slash_command_form(
+            TEAM,
+            YARD,
+            ALICE,
+            "project show",
+            "trig-show",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    bot.slack
+        .wait_for("project show", WAIT, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.section_text().contains("Project \"Garage\" (NEC 2020"))
+        })
+        .await;
+
+    // `/sparky project set` without arguments: the channel project's form, pre-filled.
+    let a = poster
+        .command(&support::fake_slack::slash_command_form(
+            TEAM,
+            YARD,
+            ALICE,
+            "project set",
+            "trig-set",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    assert!(a.body.contains("Opening the project form"), "{}", a.body);
+    let open = nth_call(&bot, "views.open", 1).await;
+    assert_eq!(open.args["trigger_id"], "trig-set");
+    let view = &open.args["view"];
+    assert!(block(view, "name").is_null(), "a project keeps its name");
+    assert!(view.to_string().contains("*Garage*"));
+    assert_eq!(
+        block(view, "edition")["element"]["initial_option"]["value"],
+        "auto"
+    );
+    assert_eq!(
+        block(view, "location")["element"]["initial_value"],
+        "WA, King County, Seattle"
+    );
+    assert_eq!(
+        block(view, "permit_date")["element"]["initial_date"],
+        "2024-03-01"
+    );
+    let r = poster
+        .interaction(&project_submission(
+            &open,
+            "h-set",
+            &[
+                ("edition", json!({"type": "static_select", "selected_option": {"text": {"type": "plain_text", "text": "NEC 2017"}, "value": "2017"}})),
+                ("location", text_state("OR")),
+                ("permit_date", json!({"type": "datepicker", "selected_date": null})),
+            ],
+        ))
+        .await;
+    assert_eq!((r.status, r.body.trim()), (200, ""));
+    bot.slack
+        .wait_for("the change told", WAIT, |s| {
+            s.ephemerals().into_iter().find(|e| {
+                e["channel"] == YARD
+                    && e["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("Garage: NEC 2017"))
+            })
+        })
+        .await;
+    let site = bot.store.project(garage.id).await.unwrap().unwrap().site;
+    assert_eq!(site.edition_override.map(|y| y.year()), Some(2017));
+    assert_eq!(site.location.map(|l| l.state).as_deref(), Some("OR"));
+    assert_eq!(site.permit_date, None);
+
+    // In a channel whose project Alice does not own, the form is refused privately.
+    let a = poster
+        .command(&support::fake_slack::slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "project set",
+            "trig-set2",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    bot.slack
+        .wait_for("the refusal", WAIT, |s| {
+            s.ephemerals().into_iter().find(|e| {
+                e["channel"] == CHANNEL
+                    && e["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("Only an owner"))
+            })
+        })
+        .await;
+
+    // `/sparky project create` in a channel: the form binds that channel, no channel to pick.
+    let a = poster
+        .command(&support::fake_slack::slash_command_form(
+            TEAM,
+            CHANNEL,
+            ALICE,
+            "project create",
+            "trig-create",
+        ))
+        .await;
+    assert_eq!(a.status, 200);
+    let open = nth_call(&bot, "views.open", 2).await;
+    let view = &open.args["view"];
+    assert!(block(view, "channel").is_null());
+    assert!(view.to_string().contains("bound to <#C111>"), "{view}");
+    assert_eq!(bot.slack.calls_of("views.open").len(), 3);
 }

@@ -82,6 +82,14 @@ pub enum Work {
     Command(Box<CommandInteraction>, Slash),
     /// A Confirm or Cancel click, or a submitted Edit form, in the thread of a card.
     OnCard(Box<Interacted>, InputAction),
+    /// A submitted project form: the channel it was sent from, the project it sets (`None`:
+    /// a new one) and the values typed.
+    ProjectForm(
+        Box<ModalInteraction>,
+        SessionKey,
+        Option<i64>,
+        std::collections::BTreeMap<String, String>,
+    ),
 }
 
 /// What a click on a card and a submitted form share: who, where, and the interaction to
@@ -144,7 +152,8 @@ pub struct Discord {
     inflight: InFlight,
 }
 
-fn ephemeral(text: &str) -> Value {
+/// A private answer (flag 64) to an interaction.
+pub(super) fn ephemeral(text: &str) -> Value {
     json!({"type": 4, "data": {"content": clip(text), "flags": 64, "allowed_mentions": {"parse": []}}})
 }
 
@@ -155,7 +164,7 @@ fn clip(text: &str) -> String {
 /// Longest name or value of an autocomplete choice Discord accepts.
 const MAX_CHOICE: usize = 100;
 /// Autocomplete must be answered within Discord's 3 s; past this, nothing is offered.
-const AUTOCOMPLETE_BUDGET: Duration = Duration::from_secs(2);
+pub(super) const AUTOCOMPLETE_BUDGET: Duration = Duration::from_secs(2);
 
 /// Removes mentions of the bot (`<@id>`, `<@!id>`) from a message.
 pub fn strip_mention(text: &str, bot: &str) -> String {
@@ -185,6 +194,11 @@ impl Discord {
     /// The REST client.
     pub fn rest(&self) -> &Rest {
         &self.rest
+    }
+
+    /// The core.
+    pub(super) fn agent(&self) -> &Agent {
+        &self.agent
     }
 
     /// Records the bot's own user id (from READY).
@@ -355,20 +369,24 @@ impl Discord {
 
     /// The session key of a command used in `cmd`'s channel: project bindings belong to the
     /// channel, also when used inside one of its threads.
-    async fn command_key(&self, cmd: &CommandInteraction) -> SessionKey {
+    pub(super) async fn command_key(&self, cmd: &CommandInteraction) -> SessionKey {
         let channel = cmd.channel_id.to_string();
         let guild = cmd.guild_id.map(|g| g.to_string());
         let parent = match &guild {
-            Some(_) => self
-                .channel_info(&channel)
-                .await
-                .filter(ChannelInfo::is_thread)
-                .and_then(|i| i.parent_id),
-            None => None,
-        }
-        .unwrap_or_else(|| channel.clone());
+            Some(_) => self.channel_parent(&channel).await,
+            None => channel.clone(),
+        };
         let workspace = guild.unwrap_or_else(|| dm_workspace(&cmd.user.id.to_string()));
         SessionKey::new(PLATFORM, &workspace, &parent, &channel)
+    }
+
+    /// The channel that holds `channel` when it is a guild thread, else `channel` itself.
+    pub(super) async fn channel_parent(&self, channel: &str) -> String {
+        self.channel_info(channel)
+            .await
+            .filter(ChannelInfo::is_thread)
+            .and_then(|i| i.parent_id)
+            .unwrap_or_else(|| channel.to_string())
     }
 
     /// The names to offer while a person types an option (type 8 answer): the caller's
@@ -437,6 +455,10 @@ impl Discord {
                     Ok(Slash::Run(Command::Help)) => {
                         (ephemeral(&crate::core::commands::help_text()), None)
                     }
+                    // Without options: the form, as the answer itself.
+                    Ok(Slash::Run(Command::ProjectForm(kind))) => {
+                        (self.project_form_answer(&cmd, kind).await, None)
+                    }
                     // Deferred, and ephemeral (flag 64) when only the caller may see it.
                     Ok(Slash::Run(c)) if c.is_private() => (
                         json!({"type": 5, "data": {"flags": 64}}),
@@ -463,7 +485,12 @@ impl Discord {
                 },
                 None => (json!({"type": 6}), None),
             },
-            Interaction::Modal(form) => self.edit_submitted(&form).await,
+            Interaction::Modal(form) => {
+                match super::project_form::parse_custom_id(&form.data.custom_id) {
+                    Some(project) => self.project_form_submitted(&form, project).await,
+                    None => self.edit_submitted(&form).await,
+                }
+            }
             Interaction::Autocomplete(cmd) => (self.autocomplete(&cmd).await, None),
             _ => (json!({"type": 6}), None),
         }
@@ -503,6 +530,18 @@ impl Discord {
                 }
             }
             Work::OnCard(who, action) => self.on_card(&who, action).await,
+            Work::ProjectForm(form, key, project, values) => {
+                // A redelivered submission (a gateway resume) changes nothing twice.
+                let id = form.id.to_string();
+                if self
+                    .agent
+                    .ledger()
+                    .first_delivery(PLATFORM, InputKind::Command, &id)
+                    .await
+                {
+                    self.apply_project_form(&form, key, project, values).await;
+                }
+            }
         }
     }
 

@@ -155,8 +155,11 @@ pub fn definition() -> CreateCommand {
                 "The channel's project",
             )
             .add_sub_option(
-                sub("create", "Create a project and bind this channel to it")
-                    .add_sub_option(text("name", "Project name", true))
+                sub(
+                    "create",
+                    "Create a project and bind this channel to it (no name: a form)",
+                )
+                .add_sub_option(text("name", "Project name", false))
                     .add_sub_option(edition),
             )
             .add_sub_option(
@@ -186,15 +189,15 @@ pub fn definition() -> CreateCommand {
             .add_sub_option(
                 sub(
                     "set",
-                    "Where the job is and which code applies (owners only)",
+                    "Where the job is and which code applies (owners only; no options: a form)",
                 )
                 .add_sub_option(
-                    text("what", "What to set", true)
+                    text("what", "What to set", false)
                         .add_string_choice("location: STATE[, COUNTY County][, CITY]", "location")
                         .add_string_choice("edition override: YEAR or auto", "edition")
                         .add_string_choice("permit date: YYYY-MM-DD or today", "permit"),
                 )
-                .add_sub_option(text("value", "The value", true).set_autocomplete(true)),
+                .add_sub_option(text("value", "The value", false).set_autocomplete(true)),
             )
             .add_sub_option(sub("code", "Which NEC edition applies here, and why")),
         )
@@ -279,7 +282,7 @@ pub fn autocomplete_target(data: &CommandData) -> Option<(Suggest, String)> {
         (["project", "use"], "name") => Suggest::Project,
         (["tool"], "name") => Suggest::Tool,
         (["report"], "panel") => Suggest::Panel,
-        (["audit"], "project") => Suggest::Project,
+        (["audit"], "project") => Suggest::AuditedProject,
         (["project", "set"], "value") if what == Some("location") => Suggest::State,
         _ => return None,
     };
@@ -365,6 +368,14 @@ pub fn parse(options: &[ResolvedOption<'_>]) -> Result<Slash, String> {
                 _ => &[],
             };
             let cmd = match s.name {
+                // Without options: the form (the core decides it, as for typed text).
+                "create" | "set"
+                    if ["name", "what", "value"]
+                        .iter()
+                        .all(|n| string(o, n).is_none()) =>
+                {
+                    format!("project {}", s.name).parse::<Command>()?
+                }
                 "create" => Command::ProjectCreate {
                     name: required(o, "name")?.to_string(),
                     edition: match string(o, "edition") {
@@ -446,6 +457,21 @@ mod tests {
                 edition: Edition::Nec2020
             })
         );
+        for (sub, kind) in [
+            ("create", crate::core::project_form::FormKind::Create),
+            ("set", crate::core::project_form::FormKind::Set),
+        ] {
+            let d = data(
+                serde_json::json!([{"type": 2, "name": "project", "options": [
+                    {"type": 1, "name": sub, "options": []}
+                ]}]),
+            );
+            assert_eq!(
+                parse(&d.options()).unwrap(),
+                Slash::Run(Command::ProjectForm(kind)),
+                "{sub} without options opens the form"
+            );
+        }
         let d = data(
             serde_json::json!([{"type": 2, "name": "spec", "options": [{"type": 1, "name": "source", "options": []}]}]),
         );

@@ -15,6 +15,7 @@ mod endpoint;
 mod files;
 mod gateway;
 pub mod inbound_files;
+mod project_form;
 pub mod rest;
 pub mod surface;
 

@@ -89,9 +89,15 @@ pub enum Job {
     HomeButton {
         /// Opens a modal within three seconds of the click.
         trigger_id: String,
+        /// Team id.
+        team: String,
+        /// Who clicked.
+        user: String,
         /// Which button.
         button: super::home::HomeButton,
     },
+    /// A submitted project form.
+    ProjectForm(super::project_form::Submission),
 }
 
 /// A `/sparky ...` invocation.
@@ -314,6 +320,8 @@ pub fn job_from_interaction(event: &SlackInteractionEvent, gate: &Gate) -> Optio
             .find_map(|a| super::home::HomeButton::parse(&a.action_id.0, a.value.as_deref()))?;
         return Some(Job::HomeButton {
             trigger_id: e.trigger_id.0.clone(),
+            team: team.to_string(),
+            user,
             button,
         });
     }

@@ -180,25 +180,6 @@ pub fn home_blocks(
     blocks
 }
 
-/// The modal a Home button opens while project set-up from the Home tab is not built: what
-/// to type instead.
-fn not_yet_view(button: &HomeButton) -> Value {
-    let how = match button {
-        HomeButton::NewProject => {
-            "Setting up a project from here is not available yet. In the channel the project is for, type `/sparky project create NAME [2020|2023]`."
-        }
-        HomeButton::EditProject(_) => {
-            "Editing a project from here is not available yet. In its channel, type `/sparky project set location|edition|permit ...`."
-        }
-    };
-    json!({
-        "type": "modal",
-        "title": {"type": "plain_text", "text": "Sparky"},
-        "close": {"type": "plain_text", "text": "OK"},
-        "blocks": [section(how)],
-    })
-}
-
 fn view(v: Value) -> Result<SlackView, SurfaceError> {
     serde_json::from_value(v).map_err(|e| SurfaceError::Failed(format!("bad view: {e}")))
 }
@@ -287,11 +268,23 @@ impl Shared {
         }
     }
 
-    /// A Home tab button: the project modals are not built yet, so it says what to type.
-    pub(super) async fn home_button(&self, trigger_id: &str, button: HomeButton) {
-        if let Err(e) = self.api.open_modal(trigger_id, not_yet_view(&button)).await {
-            tracing::warn!(error = %e, "could not answer a Home tab button");
-        }
+    /// A Home tab button: the project form, new or pre-filled with the project's values.
+    pub(super) async fn home_button(
+        &self,
+        trigger_id: &str,
+        team: &str,
+        user: &str,
+        button: HomeButton,
+    ) {
+        let project = match button {
+            HomeButton::NewProject => None,
+            HomeButton::EditProject(id) => match id.parse::<i64>() {
+                Ok(id) => Some(id),
+                Err(_) => return,
+            },
+        };
+        self.open_project_form(trigger_id, team, user, project, None)
+            .await;
     }
 }
 
@@ -348,6 +341,5 @@ mod tests {
             Some(HomeButton::EditProject("7".into()))
         );
         assert_eq!(HomeButton::parse(OPEN_CARD, None), None);
-        assert!(view(not_yet_view(&HomeButton::NewProject)).is_ok());
     }
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 use slack_morphism::prelude::*;
 
 use super::signature::{verify, MAX_AGE_SECS};
-use super::{events, forms, InFlight, Shared, SlackError};
+use super::{events, forms, project_form, InFlight, Shared, SlackError};
 use crate::config::{Config, Secret};
 use crate::core::Agent;
 use crate::platforms::replay;
@@ -136,11 +136,37 @@ fn push_event(st: &HttpState, body: &[u8]) -> Response {
 }
 
 async fn interaction(st: &HttpState, payload: &str) -> Response {
+    // A submitted project form: its field errors are shown on the fields; a valid one closes
+    // the form and is applied after.
+    let value = serde_json::from_str::<serde_json::Value>(payload).ok();
+    if let Some(sub) = value
+        .as_ref()
+        .and_then(|v| project_form::submission(v, &st.shared.gate))
+    {
+        let workspace = crate::domain::workspace::Workspace::new(events::PLATFORM, &sub.team);
+        let mut errors: Vec<_> = sub.channel_error(&st.shared.gate).into_iter().collect();
+        match st
+            .shared
+            .agent
+            .check_project_form(&workspace, sub.kind(), &sub.values)
+            .await
+        {
+            Ok(Err(more)) => errors.extend(more),
+            Ok(Ok(())) => {}
+            // The submission itself reports what went wrong.
+            Err(e) => tracing::warn!(error = %e, "could not check a project form"),
+        }
+        if !errors.is_empty() {
+            return Json(forms::errors_response(&errors)).into_response();
+        }
+        st.shared.spawn_job(events::Job::ProjectForm(sub));
+        return StatusCode::OK.into_response();
+    }
     // A submitted Edit form is answered with its field errors, which Slack shows on the
     // fields; a valid one closes the form and is applied in the card's thread.
-    if let Some(sub) = serde_json::from_str::<serde_json::Value>(payload)
-        .ok()
-        .and_then(|v| forms::submission(&v, &st.shared.gate))
+    if let Some(sub) = value
+        .as_ref()
+        .and_then(|v| forms::submission(v, &st.shared.gate))
     {
         match st
             .shared
@@ -195,11 +221,14 @@ pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serd
     match events::job_from_command(cmd, &shared.gate) {
         Some(job) => {
             shared.spawn_job(job);
-            let private = matches!(events::parse_slash(&cmd.text.clone().unwrap_or_default()), events::SlashAction::Run(c) if c.is_private());
-            let text = if private {
-                "On it; only you will see the answer."
-            } else {
-                "On it; the answer will be in a thread."
+            let text = match events::parse_slash(&cmd.text.clone().unwrap_or_default()) {
+                events::SlashAction::Run(crate::core::commands::Command::ProjectForm(_)) => {
+                    "Opening the project form."
+                }
+                events::SlashAction::Run(c) if c.is_private() => {
+                    "On it; only you will see the answer."
+                }
+                _ => "On it; the answer will be in a thread.",
             };
             json!({"response_type": "ephemeral", "text": text})
         }

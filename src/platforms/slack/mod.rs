@@ -19,6 +19,7 @@ pub mod home;
 mod http;
 pub mod inbound_files;
 pub mod mrkdwn;
+pub mod project_form;
 pub mod signature;
 mod socket;
 pub mod thread;
@@ -33,6 +34,7 @@ use crate::config::{Config, SlackConfig};
 use crate::core::addressing::Place;
 use crate::core::commands::{self, Command};
 use crate::core::ledger::InputKind;
+use crate::core::project_form::FormKind;
 use crate::core::session::SessionKey;
 use crate::core::{Agent, Effect, EffectSink, Input, InputAction};
 use crate::platforms::surface::SurfaceSink;
@@ -221,7 +223,13 @@ impl Shared {
                 started: false,
             } => self.assistant_context(key, user, context_channel).await,
             Job::Home { team, user } => self.publish_home(&team, &user).await,
-            Job::HomeButton { trigger_id, button } => self.home_button(&trigger_id, button).await,
+            Job::HomeButton {
+                trigger_id,
+                team,
+                user,
+                button,
+            } => self.home_button(&trigger_id, &team, &user, button).await,
+            Job::ProjectForm(sub) => self.submit_project_form(sub).await,
         }
     }
 
@@ -288,6 +296,22 @@ impl Shared {
         if let SlashAction::Run(c) = &action {
             if c.is_private() {
                 return self.private_command(&cmd, c.clone()).await;
+            }
+            // Typed without arguments: the form, in a modal (no header, no thread).
+            if let Command::ProjectForm(kind) = c {
+                return match kind {
+                    FormKind::Create => {
+                        self.open_project_form(
+                            &cmd.trigger_id,
+                            &cmd.team,
+                            &cmd.user,
+                            None,
+                            Some(&cmd.channel),
+                        )
+                        .await
+                    }
+                    FormKind::Set => self.open_channel_project_form(&cmd.trigger_id, &cmd).await,
+                };
             }
         }
         let shown = if cmd.text.trim().is_empty() {

@@ -137,7 +137,13 @@ async fn on_interaction(
         let submitted = serde_json::to_value(&event)
             .ok()
             .and_then(|v| super::forms::submission(&v, &shared.gate));
-        if let Some(sub) = submitted {
+        let project = serde_json::to_value(&event)
+            .ok()
+            .and_then(|v| super::project_form::submission(&v, &shared.gate));
+        if let Some(sub) = project {
+            // As for the Edit form: errors are told privately, not on the fields.
+            shared.spawn_job(events::Job::ProjectForm(sub));
+        } else if let Some(sub) = submitted {
             shared.spawn_job(sub.job);
         } else if let Some(job) = events::job_from_interaction(&event, &shared.gate) {
             shared.spawn_job(job);

@@ -683,6 +683,26 @@ impl FakeDiscord {
         (p, token)
     }
 
+    /// A modal submission (type 5) of a form opened by a command in `channel`: the command's
+    /// interaction with Discord's modal-submit data (`custom_id`, action rows of text inputs
+    /// with their `value`) and no message, as Discord sends for a modal opened by a command.
+    pub fn command_modal_submit_payload(
+        &self,
+        channel: &str,
+        user: &str,
+        custom_id: &str,
+        values: &[(&str, &str)],
+    ) -> (Value, String) {
+        let (mut p, token) = self.command_payload(channel, user, json!([]));
+        p["type"] = json!(5);
+        let rows: Vec<Value> = values
+            .iter()
+            .map(|(k, v)| json!({"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]}))
+            .collect();
+        p["data"] = json!({"custom_id": custom_id, "components": rows});
+        (p, token)
+    }
+
     fn register_interaction(&self, id: &str, token: &str, channel: &str) {
         self.inner.state.lock().unwrap().interactions.insert(
             token.into(),
