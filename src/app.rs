@@ -76,12 +76,22 @@ impl App {
 }
 
 impl App {
-    /// Embeds passages that lack a vector, in the background, when the passages changed since
+    /// Warms the retrieval indexes and embeds passages that lack a vector, in the background,
+    /// the latter when the passages changed since
     /// the last complete pass (otherwise one read of two counters), then measures the vector
     /// index's search width again if the library changed by a tenth since it was last
     /// measured. Long-running commands call it once at start, so no request waits for it;
     /// search uses vectors and the new width as they arrive.
     pub fn embed_in_background(&self) {
+        // Start-up does not wait for the indexes to be read.
+        let warming = self.store.clone();
+        tokio::spawn(async move {
+            match warming.warm_indexes().await {
+                Ok(Some(done)) => tracing::info!(%done, "retrieval indexes warmed"),
+                Ok(None) => {}
+                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
+            }
+        });
         let Some(embedder) = self.retriever.embedder().cloned() else {
             return;
         };

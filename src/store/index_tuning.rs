@@ -18,6 +18,11 @@ pub trait VectorIndexTuning: Send + Sync {
     fn use_ef_search(&self, ef_search: usize);
     /// The `ef_search` vector searches use now; `None` where vector search is exact.
     fn ef_search(&self) -> Option<usize>;
+    /// Loads the retrieval indexes into memory so the first questions after start-up do not
+    /// read them from disk (Postgres: [`PostgresStore::warm`](super::PostgresStore::warm));
+    /// what was done, for the log, or `None` where there is nothing to warm. For long-running
+    /// processes: a one-shot command would pay for it and leave before it helps.
+    async fn warm_indexes(&self) -> StoreResult<Option<String>>;
     /// The tuning last measured for `model`, which this store then uses (one read by key);
     /// `None` when none was measured or vector search is exact.
     async fn load_index_tuning(&self, model: &str) -> StoreResult<Option<IndexTuning>>;

@@ -81,20 +81,11 @@ impl PostgresStore {
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        let store = Self {
+        Ok(Self {
             pool,
             ef_search: std::sync::Arc::new(EF_SEARCH_DEFAULT.into()),
             projects: Default::default(),
-        };
-        // In the background: start-up does not wait for the indexes to be read.
-        let warming = store.clone();
-        tokio::spawn(async move {
-            match warming.warm().await {
-                Ok(done) => tracing::info!(%done, "retrieval indexes warmed"),
-                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
-            }
-        });
-        Ok(store)
+        })
     }
 
     /// The same store with its own HNSW candidate list (`hnsw.ef_search`, capped at 1,000),
@@ -496,6 +487,10 @@ impl VectorIndexTuning for PostgresStore {
 
     fn ef_search(&self) -> Option<usize> {
         Some(self.ef_search.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    async fn warm_indexes(&self) -> StoreResult<Option<String>> {
+        self.warm().await.map(Some)
     }
 
     async fn load_index_tuning(&self, model: &str) -> StoreResult<Option<IndexTuning>> {

@@ -369,6 +369,10 @@ impl super::VectorIndexTuning for SqliteStore {
         None
     }
 
+    async fn warm_indexes(&self) -> StoreResult<Option<String>> {
+        Ok(None)
+    }
+
     async fn load_index_tuning(&self, _model: &str) -> StoreResult<Option<super::IndexTuning>> {
         Ok(None)
     }
