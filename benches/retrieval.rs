@@ -1,10 +1,16 @@
 //! Retrieval at scale: latency and recall of `Retriever::search` over the shipped corpus plus N
 //! synthetic passages, on Postgres (BM25 over candidates + HNSW) and SQLite (FTS5 + exact scan).
 //!
-//! The synthetic passages are made of the corpus's own words (60 per passage) and their vectors
-//! are real corpus vectors of the default model, perturbed (cosine about 0.75 to the vector
-//! they come from), so they crowd the real passages in both halves. They are bulk-loaded with
-//! COPY on Postgres and the HNSW index is built once after loading (its build time is printed).
+//! The synthetic passages are made of the corpus's own words (60 per passage). Their vectors
+//! come from one of two distributions (`SPARKY_BENCH_VECTORS=near,uniform`, both by default):
+//! `near`, real corpus vectors of the default model perturbed to cosine about 0.75 to the
+//! vector they come from, so they crowd the real passages in both halves; `uniform`, uniformly
+//! random directions, which share no structure with questions or passages. They are
+//! bulk-loaded with COPY on Postgres and the HNSW index is built once after loading (its build
+//! time is printed). On Postgres the index's search width is then chosen for the configured
+//! recall target (`rag::index_tuning::tune_if_changed`, as after an ingest; its time and choice
+//! are printed) and recall@10 of the vector search against exact search is measured for the
+//! benchmark's questions at that width.
 //!
 //! Questions are the chat evaluation set (`src/rag/eval/chat.toml`), embedded with the real
 //! local model. Figures printed per store and size:
@@ -23,8 +29,8 @@
 //! already holds that many synthetic passages with their index: loading 1M takes long),
 //! `SPARKY_BENCH_HNSW=m,ef_construction` (build the index with these instead of the
 //! migration's; a kept database's index is rebuilt when its parameters differ),
-//! `SPARKY_BENCH_EF_SEARCH=120,400,800` (measure the hybrid search with each smallest
-//! `hnsw.ef_search`).
+//! `SPARKY_BENCH_EF_SEARCH=40,120,400` (also measure the hybrid search and its recall@10 with
+//! each of these `hnsw.ef_search`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -61,6 +67,40 @@ fn synthetic_text(rng: &mut impl Rng, words: &[String]) -> String {
         .join(" ")
 }
 
+/// How the synthetic passages' vectors are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Vectors {
+    /// Real corpus vectors perturbed to cosine ~0.75: near-copies of the real passages.
+    Near,
+    /// Uniformly random directions.
+    Uniform,
+}
+
+impl Vectors {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Near => "near",
+            Self::Uniform => "uniform",
+        }
+    }
+
+    fn draw(self, rng: &mut impl Rng, bases: &[Vec<f32>]) -> Vec<f32> {
+        match self {
+            Self::Near => {
+                let base = &bases[rng.random_range(0..bases.len())];
+                perturbed(rng, base)
+            }
+            Self::Uniform => {
+                let mut v: Vec<f32> = (0..bases[0].len())
+                    .map(|_| rng.random_range(-1.0..1.0))
+                    .collect();
+                sparky::rag::embed::normalize(&mut v);
+                v
+            }
+        }
+    }
+}
+
 fn perturbed(rng: &mut impl Rng, base: &[f32]) -> Vec<f32> {
     let mut v: Vec<f32> = base
         .iter()
@@ -90,7 +130,7 @@ async fn base_vectors(store: &dyn Store) -> Vec<Vec<f32>> {
 
 /// Postgres: COPY the passages, build their vectors in SQL from the real ones, then build
 /// the HNSW index once.
-async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
+async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>], vectors: Vectors) {
     let words = corpus_words();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let doc_id: i64 = sqlx::query_scalar(
@@ -136,8 +176,7 @@ async fn fill_postgres(pool: &sqlx::PgPool, total: usize, bases: &[Vec<f32>]) {
     for part in ids.chunks(2_000) {
         let mut buf = String::new();
         for id in part {
-            let base = &bases[rng.random_range(0..bases.len())];
-            let v = perturbed(&mut rng, base);
+            let v = vectors.draw(&mut rng, bases);
             let body: Vec<String> = v.iter().map(|x| format!("{x:.5}")).collect();
             buf.push_str(&format!("{id}\t{MODEL}\t384\t[{}]\n", body.join(",")));
         }
@@ -226,7 +265,7 @@ async fn build_hnsw(pool: &sqlx::PgPool, total: usize) {
     );
 }
 
-async fn fill_sqlite(store: &dyn Store, total: usize, bases: &[Vec<f32>]) {
+async fn fill_sqlite(store: &dyn Store, total: usize, bases: &[Vec<f32>], vectors: Vectors) {
     let words = corpus_words();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let per_doc = 1000;
@@ -250,9 +289,8 @@ async fn fill_sqlite(store: &dyn Store, total: usize, bases: &[Vec<f32>]) {
             .collect();
         let ids = store.replace_chunks(doc.id, &chunks).await.expect("chunks");
         for id in ids {
-            let base = &bases[rng.random_range(0..bases.len())];
             store
-                .set_embedding(id, MODEL, &perturbed(&mut rng, base))
+                .set_embedding(id, MODEL, &vectors.draw(&mut rng, bases))
                 .await
                 .expect("embedding");
         }
@@ -331,11 +369,52 @@ async fn timed_database(
     (percentile(&mut times, 0.5), percentile(&mut times, 0.99))
 }
 
+/// Recall@10 of the vector search against exact search on Postgres: the first ten of the
+/// neighbours the retriever asks for, against the ten nearest found by comparing every vector.
+async fn recall_at_10(
+    store: &dyn Store,
+    pool: &sqlx::PgPool,
+    vectors: &[(String, Vec<f32>)],
+) -> f64 {
+    use sparky::rag::search::CANDIDATES;
+    let filter = sparky::store::ChunkFilter::default();
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (_, v) in vectors {
+        let approx: Vec<i64> = store
+            .search_vector(v, MODEL, &filter, CANDIDATES)
+            .await
+            .expect("vector")
+            .iter()
+            .take(10)
+            .map(|h| h.chunk.id)
+            .collect();
+        let mut tx = pool.begin().await.expect("begin");
+        sqlx::query("SET LOCAL enable_indexscan = off")
+            .execute(&mut *tx)
+            .await
+            .expect("set");
+        let exact: Vec<i64> = sqlx::query_scalar(
+            "SELECT chunk_id FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
+             ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 10",
+        )
+        .bind(pgvector::Vector::from(v.clone()))
+        .bind(MODEL)
+        .fetch_all(&mut *tx)
+        .await
+        .expect("exact");
+        tx.commit().await.expect("commit");
+        wanted += exact.len();
+        found += approx.iter().filter(|id| exact.contains(id)).count();
+    }
+    found as f64 / wanted.max(1) as f64
+}
+
 async fn measure(
     label: &str,
     store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
     with_text_only: bool,
+    pool: Option<&sqlx::PgPool>,
 ) {
     let set = load(EvalSet::Chat).expect("chat set");
     let questions: Vec<String> = set.questions.iter().map(|q| q.text.clone()).collect();
@@ -346,7 +425,7 @@ async fn measure(
     let warm = evaluate_set(&hybrid, &set).await.expect("hybrid recall");
     let (p50, p99) = timed(&hybrid, &questions, 3).await;
     println!(
-        "{label:<24} hybrid, cached vector   p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}  out of scope refused {}/{}",
+        "{label:<34} hybrid, cached vector   p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}  out of scope refused {}/{}",
         warm.recall_at_5, warm.refused, warm.out_of_scope
     );
     let mut vectors = Vec::new();
@@ -363,7 +442,14 @@ async fn measure(
         }
     }
     let (p50, p99) = timed_database(store.as_ref(), &vectors, 3).await;
-    println!("{label:<24} hybrid, database part  p50={p50:>7.2} ms  p99={p99:>7.2} ms");
+    let recall = match pool {
+        Some(pool) => format!(
+            "  vector recall@10 against exact search={:.3}",
+            recall_at_10(store.as_ref(), pool, &vectors).await
+        ),
+        None => String::new(),
+    };
+    println!("{label:<34} hybrid, database part  p50={p50:>7.2} ms  p99={p99:>7.2} ms{recall}");
     if !with_text_only {
         return;
     }
@@ -372,7 +458,7 @@ async fn measure(
     let report = evaluate_set(&text_only, &set).await.expect("text recall");
     let (p50, p99) = timed(&text_only, &questions, 2).await;
     println!(
-        "{label:<24} full text only          p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}",
+        "{label:<34} full text only          p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}",
         report.recall_at_5
     );
 }
@@ -422,7 +508,18 @@ fn main() {
             .collect();
         let backends = std::env::var("SPARKY_BENCH_BACKENDS")
             .unwrap_or_else(|_| "postgres,sqlite".into());
+        let distributions: Vec<Vectors> = std::env::var("SPARKY_BENCH_VECTORS")
+            .unwrap_or_else(|_| "near,uniform".into())
+            .split(',')
+            .filter_map(|s| match s.trim() {
+                "near" => Some(Vectors::Near),
+                "uniform" => Some(Vectors::Uniform),
+                _ => None,
+            })
+            .collect();
         for size in sizes {
+          for &vectors in &distributions {
+            let dist = vectors.name();
             if backends.contains("postgres") {
                 let Some(admin) = &admin else {
                     println!("(postgres skipped: set SPARKY_TEST_DATABASE_URL or run bash .ci/bench retrieval)");
@@ -434,7 +531,7 @@ fn main() {
                 let reuse = std::env::var("SPARKY_BENCH_DATABASE")
                     .ok()
                     .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-                    .map(|n| format!("{n}_{size}"));
+                    .map(|n| format!("{n}_{dist}_{size}"));
                 let name = reuse
                     .clone()
                     .unwrap_or_else(|| format!("sparky_rbench_{}", uuid::Uuid::new_v4().simple()));
@@ -480,7 +577,7 @@ fn main() {
                         .await
                         .expect("clear");
                     let bases = base_vectors(store.as_ref()).await;
-                    fill_postgres(pg.pool(), size, &bases).await;
+                    fill_postgres(pg.pool(), size, &bases, vectors).await;
                 }
                 let size_of = |rel: &'static str| {
                     let pool = pg.pool().clone();
@@ -505,20 +602,51 @@ fn main() {
                 );
                 let warmed = pg.warm().await.expect("warm");
                 eprintln!("postgres: warmed {warmed}");
-                // `SPARKY_BENCH_EF_SEARCH=120,400` measures the hybrid search with each
-                // smallest candidate list; the store's own setting otherwise.
-                let ef_searches: Vec<Option<usize>> = std::env::var("SPARKY_BENCH_EF_SEARCH")
-                    .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).map(Some).collect())
-                    .unwrap_or_else(|_| vec![None]);
-                for (i, ef) in ef_searches.into_iter().enumerate() {
-                    let (label, store): (String, Arc<dyn Store>) = match ef {
-                        Some(ef) => (
-                            format!("postgres {size} ef {ef}"),
-                            Arc::new(pg.clone().with_min_ef_search(ef)),
-                        ),
-                        None => (format!("postgres {size}"), store.clone()),
-                    };
-                    measure(&label, store, embedder.clone(), i == 0).await;
+                // The width a fresh ingest would choose for the configured target, measured
+                // again on every run (a kept database may hold one from an older build).
+                sqlx::query("DELETE FROM hnsw_tuning")
+                    .execute(pg.pool())
+                    .await
+                    .expect("clear tuning");
+                let t = Instant::now();
+                let tuning = sparky::rag::index_tuning::tune_if_changed(
+                    store.as_ref(),
+                    embedder.as_ref(),
+                    &config.rag,
+                )
+                .await
+                .expect("tuning")
+                .expect("a tuning on Postgres");
+                println!(
+                    "postgres {size} {dist}: ef_search {} chosen for recall@10 {} (measured {:.3} on {} tuning questions) in {:.1} s",
+                    tuning.ef_search,
+                    tuning.recall_target,
+                    tuning.recall,
+                    tuning.queries,
+                    t.elapsed().as_secs_f64()
+                );
+                measure(
+                    &format!("postgres {size} {dist} ef {} (chosen)", tuning.ef_search),
+                    store.clone(),
+                    embedder.clone(),
+                    true,
+                    Some(pg.pool()),
+                )
+                .await;
+                // `SPARKY_BENCH_EF_SEARCH=40,400` also measures the hybrid search with each
+                // of these widths.
+                let others: Vec<usize> = std::env::var("SPARKY_BENCH_EF_SEARCH")
+                    .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+                    .unwrap_or_default();
+                for ef in others {
+                    measure(
+                        &format!("postgres {size} {dist} ef {ef}"),
+                        Arc::new(pg.clone().with_ef_search(ef)),
+                        embedder.clone(),
+                        false,
+                        Some(pg.pool()),
+                    )
+                    .await;
                 }
                 pg.close().await;
                 if reuse.is_none() && std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
@@ -541,13 +669,14 @@ fn main() {
                     .expect("corpus");
                 let bases = base_vectors(store.as_ref()).await;
                 let t = Instant::now();
-                fill_sqlite(store.as_ref(), size, &bases).await;
+                fill_sqlite(store.as_ref(), size, &bases, vectors).await;
                 eprintln!(
-                    "sqlite: {size} passages loaded in {:.0} s",
+                    "sqlite: {size} {dist} passages loaded in {:.0} s",
                     t.elapsed().as_secs_f64()
                 );
-                measure(&format!("sqlite {size}"), store, embedder.clone(), true).await;
+                measure(&format!("sqlite {size} {dist}"), store, embedder.clone(), true, None).await;
             }
+          }
         }
     });
 }

@@ -46,6 +46,13 @@ impl App {
         if let Err(e) = crate::rag::ingest::sync_builtin(store.as_ref(), None).await {
             tracing::error!(error = %e, "could not store the built-in knowledge base");
         }
+        // One read: the vector index's search width measured for this library before.
+        let model = embedder.as_ref().map(|e| e.model_name().to_string());
+        if let Err(e) =
+            crate::rag::index_tuning::apply(store.as_ref(), &config.rag, model.as_deref()).await
+        {
+            tracing::warn!(error = %e, "could not read the vector index's tuning; using the default width");
+        }
         let retriever = Retriever::new(store.clone(), embedder, why_not);
         let mut tools = crate::tools::default_registry(config.limits.tool_executions_per_minute);
         tools.register(SearchCode::new(retriever.clone()));
@@ -69,19 +76,38 @@ impl App {
 }
 
 impl App {
-    /// Embeds passages that lack a vector, in the background, when the passages changed since
-    /// the last complete pass (otherwise one read of two counters). Long-running commands
-    /// call it once at start, so no request waits for it; search uses vectors as they arrive.
+    /// Warms the retrieval indexes and embeds passages that lack a vector, in the background,
+    /// the latter when the passages changed since
+    /// the last complete pass (otherwise one read of two counters), then measures the vector
+    /// index's search width again if the library changed by a tenth since it was last
+    /// measured. Long-running commands call it once at start, so no request waits for it;
+    /// search uses vectors and the new width as they arrive.
     pub fn embed_in_background(&self) {
+        // Start-up does not wait for the indexes to be read.
+        let warming = self.store.clone();
+        tokio::spawn(async move {
+            match warming.warm_indexes().await {
+                Ok(Some(done)) => tracing::info!(%done, "retrieval indexes warmed"),
+                Ok(None) => {}
+                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
+            }
+        });
         let Some(embedder) = self.retriever.embedder().cloned() else {
             return;
         };
         let store = self.store.clone();
+        let rag = self.config.rag.clone();
         tokio::spawn(async move {
             if let Err(err) =
                 crate::rag::ingest::embed_if_changed(store.as_ref(), embedder.as_ref(), false).await
             {
                 tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
+            }
+            if let Err(err) =
+                crate::rag::index_tuning::tune_if_changed(store.as_ref(), embedder.as_ref(), &rag)
+                    .await
+            {
+                tracing::warn!(error = %err, "measuring the vector index failed; keeping its width");
             }
         });
     }

@@ -464,6 +464,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 true,
             )
             .await?;
+            if let Some(e) = &embedder {
+                // Measured here, after the library changed, so no later search pays for it.
+                if let Some(t) = sparky::rag::index_tuning::tune_if_changed(
+                    app.store.as_ref(),
+                    e.as_ref(),
+                    &app.config.rag,
+                )
+                .await?
+                {
+                    eprintln!(
+                        "vector index: ef_search {} gives recall@10 {:.3} against exact search (target {}) over {} vectors",
+                        t.ef_search, t.recall, t.recall_target, t.vectors
+                    );
+                }
+            }
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(ExitCode::SUCCESS)
         }

@@ -162,6 +162,11 @@ pub struct RagConfig {
     pub model_dir: String,
     /// Fetch the local model on first use.
     pub auto_fetch: bool,
+    /// Recall@10 against exact search the vector index's search width is chosen for (0–1].
+    pub recall_target: f64,
+    /// The vector index's search width (`hnsw.ef_search`, 1–1000); 0 = chosen by measuring
+    /// for `recall_target`.
+    pub ef_search: usize,
 }
 
 pub use crate::domain::policy::ConfirmPolicy;
@@ -501,6 +506,13 @@ impl Config {
             && self.llm.openai.base_url.contains("api.openai.com")
         {
             problems.push("llm uses openai at api.openai.com but OPENAI_API_KEY is not set".into());
+        }
+        if !(self.rag.recall_target > 0.0 && self.rag.recall_target <= 1.0) {
+            problems.push("rag.recall_target must be above 0 and at most 1".into());
+        }
+        if self.rag.ef_search > 1000 {
+            problems
+                .push("rag.ef_search must be 0 (chosen for rag.recall_target) or 1 to 1000".into());
         }
         if self.rag.embedder == EmbedderKind::Openai && self.secrets.openai_api_key.is_none() {
             problems.push("rag.embedder is \"openai\" but OPENAI_API_KEY is not set".into());

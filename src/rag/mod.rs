@@ -12,6 +12,7 @@ pub mod domain;
 pub mod embed;
 pub mod eval;
 pub mod expand;
+pub mod index_tuning;
 pub mod ingest;
 pub mod query_cache;
 pub mod scope;

@@ -19,6 +19,7 @@ mod equipment;
 mod failpoint;
 mod fence;
 mod inbox;
+mod index_tuning;
 mod json_text;
 mod lease_steps;
 mod ledger;
@@ -47,6 +48,7 @@ pub use documents::DocumentStore;
 pub use equipment::EquipmentStore;
 pub use fence::{fenced, LeaseFence};
 pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
+pub use index_tuning::{VectorIndexTuning, TUNING_NEIGHBOURS};
 pub use ledger::EventLedger;
 pub use outbox::{NewOutbound, Outbound, OutboxStore};
 pub use pending::PendingStore;
@@ -121,6 +123,7 @@ pub trait Store:
     + EventLedger
     + DocumentStore
     + ChunkSearch
+    + VectorIndexTuning
     + Send
     + Sync
 {

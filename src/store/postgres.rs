@@ -11,7 +11,7 @@ use super::common::{
     check_schema_version, chunk_cols, clean_text, db, filter_sql, impl_store, limit,
     newest_version, scored_chunk_from, violation,
 };
-use super::{Backend, ChunkFilter, ScoredChunk, StoreResult};
+use super::{Backend, ChunkFilter, IndexTuning, ScoredChunk, StoreResult, VectorIndexTuning};
 
 /// Migrations for Postgres, embedded at build time.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -25,10 +25,11 @@ pub const HNSW_M: u32 = 16;
 /// `ef_construction` of that index, as the migrations build it (pgvector's default).
 pub const HNSW_EF_CONSTRUCTION: u32 = 64;
 
-/// Smallest HNSW candidate list (`hnsw.ef_search`) a vector search uses. Among 100k
-/// near-duplicate passages the 30 neighbours fetched at 120 held the answer for 3 questions
-/// in 4; at 400 for nearly 9 in 10, for 2–3 ms more (docs/retrieval.md).
-const EF_SEARCH_MIN: usize = 400;
+/// HNSW candidate list (`hnsw.ef_search`) of a store that has no measured tuning yet (a
+/// fresh install before its first ingest or start-up tuning; see [`VectorIndexTuning`]).
+const EF_SEARCH_DEFAULT: usize = 100;
+/// The candidate lists tried, smallest first, when choosing one for a recall target.
+const EF_LADDER: [usize; 13] = [10, 20, 40, 60, 80, 100, 150, 200, 300, 400, 600, 800, 1000];
 /// Largest candidate list pgvector accepts.
 const EF_SEARCH_MAX: usize = 1000;
 
@@ -38,8 +39,9 @@ pub struct PostgresStore {
     /// The only pool: nothing holds a connection across a model call, so turns in flight
     /// are not bounded by its size.
     pool: PgPool,
-    /// Smallest `hnsw.ef_search` of a vector search (see [`Self::with_min_ef_search`]).
-    ef_search_min: usize,
+    /// `hnsw.ef_search` of a vector search, shared by the clones: set from the stored tuning,
+    /// an explicit setting or a new measurement ([`VectorIndexTuning`]).
+    ef_search: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// Projects read before, with their revision.
     projects: std::sync::Arc<super::project_cache::ProjectCache>,
 }
@@ -79,27 +81,18 @@ impl PostgresStore {
         check_schema_version(found, &MIGRATOR)?;
         MIGRATOR.run(&pool).await?;
         tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
-        let store = Self {
+        Ok(Self {
             pool,
-            ef_search_min: EF_SEARCH_MIN,
+            ef_search: std::sync::Arc::new(EF_SEARCH_DEFAULT.into()),
             projects: Default::default(),
-        };
-        // In the background: start-up does not wait for the indexes to be read.
-        let warming = store.clone();
-        tokio::spawn(async move {
-            match warming.warm().await {
-                Ok(done) => tracing::info!(%done, "retrieval indexes warmed"),
-                Err(e) => tracing::debug!(error = %e, "retrieval indexes not warmed"),
-            }
-        });
-        Ok(store)
+        })
     }
 
-    /// The same store with another smallest HNSW candidate list (`hnsw.ef_search`, capped at
-    /// 1,000): a longer list finds more of the true nearest neighbours and costs time, which
-    /// the retrieval benchmark measures.
-    pub fn with_min_ef_search(mut self, ef_search: usize) -> Self {
-        self.ef_search_min = ef_search.clamp(1, EF_SEARCH_MAX);
+    /// The same store with its own HNSW candidate list (`hnsw.ef_search`, capped at 1,000),
+    /// not shared with the clones it came from: a longer list finds more of the true nearest
+    /// neighbours and costs time, which the retrieval benchmark measures.
+    pub fn with_ef_search(mut self, ef_search: usize) -> Self {
+        self.ef_search = std::sync::Arc::new(ef_search.clamp(1, EF_SEARCH_MAX).into());
         self
     }
 
@@ -357,20 +350,12 @@ impl PostgresStore {
             // Nearest neighbours first, from the index alone, then the joins and filters on
             // those few rows: with the joins in one query the planner may misjudge the
             // filters as selective and compare the question with every stored vector
-            // (0.3 s at 100k). Neighbours beyond the first `k` are fetched so that filtered
-            // rows leave enough; when they do not, the exact query below runs instead.
-            let wide = k
-                .saturating_mul(4)
-                .max(self.ef_search_min)
-                .clamp(1, EF_SEARCH_MAX);
-            sqlx::query(
-                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), \
-                 set_config('hnsw.ef_search', $1, true)",
-            )
-            .bind(wide.to_string())
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
+            // (0.3 s at 100k). Twice `k` neighbours are fetched so that filtered rows leave
+            // enough (the iterative scan goes past `ef_search` for them); when they do not,
+            // the exact query below runs instead.
+            let ef = self.ef_search.load(std::sync::atomic::Ordering::Relaxed);
+            let wide = k.saturating_mul(2).max(1);
+            set_index_scan(&mut tx, ef).await?;
             let sql = format!(
                 concat!(
                     "WITH nn AS MATERIALIZED ( \
@@ -440,6 +425,176 @@ impl PostgresStore {
             .map_err(db)?;
         tx.commit().await.map_err(db)?;
         rows.iter().map(scored_chunk_from).collect()
+    }
+}
+
+/// Sets the HNSW candidate list of the transaction's index scans, with pgvector 0.8's
+/// iterative scan so a scan asked for more rows than the list holds keeps going (the caller
+/// sorts what it gets).
+async fn set_index_scan(
+    tx: &mut Transaction<'static, Postgres>,
+    ef_search: usize,
+) -> StoreResult<()> {
+    sqlx::query(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), \
+         set_config('hnsw.ef_search', $1, true)",
+    )
+    .bind(ef_search.clamp(1, EF_SEARCH_MAX).to_string())
+    .execute(&mut **tx)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+/// The `TUNING_NEIGHBOURS` nearest vectors of `model` to `query`, through the HNSW index as
+/// the search's first step reads it, or by comparing every vector (`exact`).
+async fn neighbours(
+    tx: &mut Transaction<'static, Postgres>,
+    query: &[f32],
+    model: &str,
+    exact: bool,
+) -> StoreResult<Vec<i64>> {
+    let n = INDEXED_DIMS;
+    if exact {
+        sqlx::query(
+            "SELECT set_config('enable_indexscan', 'off', true), \
+             set_config('enable_bitmapscan', 'off', true)",
+        )
+        .execute(&mut **tx)
+        .await
+        .map_err(db)?;
+    }
+    sqlx::query_scalar(&format!(
+        "SELECT e.chunk_id FROM chunk_embeddings e WHERE e.model = $2 AND e.dims = {n} \
+         ORDER BY e.embedding::vector({n}) <=> $1::vector({n}) LIMIT $3"
+    ))
+    .bind(pgvector::Vector::from(query.to_vec()))
+    .bind(model)
+    .bind(limit(super::TUNING_NEIGHBOURS))
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(db)
+}
+
+#[async_trait::async_trait]
+impl VectorIndexTuning for PostgresStore {
+    fn use_ef_search(&self, ef_search: usize) {
+        self.ef_search.store(
+            ef_search.clamp(1, EF_SEARCH_MAX),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    fn ef_search(&self) -> Option<usize> {
+        Some(self.ef_search.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    async fn warm_indexes(&self) -> StoreResult<Option<String>> {
+        self.warm().await.map(Some)
+    }
+
+    async fn load_index_tuning(&self, model: &str) -> StoreResult<Option<IndexTuning>> {
+        let row: Option<(i32, f64, f64, i32, i64)> = sqlx::query_as(
+            "SELECT ef_search, recall, recall_target, queries, vectors FROM hnsw_tuning \
+             WHERE model = $1",
+        )
+        .bind(model)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(row.map(|(ef, recall, recall_target, queries, vectors)| {
+            let tuning = IndexTuning {
+                ef_search: usize::try_from(ef).unwrap_or(EF_SEARCH_DEFAULT),
+                recall,
+                recall_target,
+                queries: usize::try_from(queries).unwrap_or(0),
+                vectors,
+            };
+            self.use_ef_search(tuning.ef_search);
+            tuning
+        }))
+    }
+
+    async fn indexed_vectors(&self, model: &str) -> StoreResult<Option<i64>> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM chunk_embeddings WHERE model = $1 AND dims = $2",
+        )
+        .bind(model)
+        .bind(INDEXED_DIMS as i32)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(Some(n))
+    }
+
+    async fn tune_index(
+        &self,
+        model: &str,
+        queries: &[Vec<f32>],
+        target: f64,
+    ) -> StoreResult<Option<IndexTuning>> {
+        let queries: Vec<&Vec<f32>> = queries
+            .iter()
+            .filter(|q| q.len() == INDEXED_DIMS && super::search::CosineQuery::new(q).is_some())
+            .collect();
+        let vectors = self.indexed_vectors(model).await?.unwrap_or(0);
+        if queries.is_empty() || vectors == 0 {
+            return Ok(None);
+        }
+        let mut exact = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let mut tx = self.pool.begin().await.map_err(db)?;
+            exact.push(neighbours(&mut tx, q, model, true).await?);
+            tx.commit().await.map_err(db)?;
+        }
+        let wanted: usize = exact.iter().map(Vec::len).sum();
+        let mut best: Option<IndexTuning> = None;
+        for ef in EF_LADDER {
+            let mut found = 0usize;
+            for (q, truth) in queries.iter().zip(&exact) {
+                let mut tx = self.pool.begin().await.map_err(db)?;
+                set_index_scan(&mut tx, ef).await?;
+                let got = neighbours(&mut tx, q, model, false).await?;
+                tx.commit().await.map_err(db)?;
+                found += got.iter().filter(|id| truth.contains(id)).count();
+            }
+            let recall = found as f64 / wanted.max(1) as f64;
+            let tuning = IndexTuning {
+                ef_search: ef,
+                recall,
+                recall_target: target,
+                queries: queries.len(),
+                vectors,
+            };
+            let reached = tuning.reached();
+            if best.as_ref().is_none_or(|b| recall > b.recall) {
+                best = Some(tuning);
+            }
+            if reached {
+                break;
+            }
+        }
+        let Some(tuning) = best else {
+            return Ok(None);
+        };
+        sqlx::query(
+            "INSERT INTO hnsw_tuning (model, ef_search, recall, recall_target, queries, vectors) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (model) DO UPDATE SET \
+             ef_search = excluded.ef_search, recall = excluded.recall, \
+             recall_target = excluded.recall_target, queries = excluded.queries, \
+             vectors = excluded.vectors, measured_at = now()",
+        )
+        .bind(model)
+        .bind(tuning.ef_search as i32)
+        .bind(tuning.recall)
+        .bind(target)
+        .bind(i32::try_from(tuning.queries).unwrap_or(i32::MAX))
+        .bind(vectors)
+        .execute(&self.pool)
+        .await
+        .map_err(db)?;
+        self.use_ef_search(tuning.ef_search);
+        Ok(Some(tuning))
     }
 }
 

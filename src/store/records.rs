@@ -457,6 +457,30 @@ impl ChunkFilter {
     }
 }
 
+/// How wide the approximate vector index searches (Postgres's HNSW `ef_search`), as measured
+/// against exact search for a recall target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexTuning {
+    /// Candidate list of a search (`hnsw.ef_search`).
+    pub ef_search: usize,
+    /// Recall@10 against exact search measured at `ef_search` (0–1).
+    pub recall: f64,
+    /// The recall it was chosen for.
+    pub recall_target: f64,
+    /// Query vectors measured.
+    pub queries: usize,
+    /// Vectors the index held when measured.
+    pub vectors: i64,
+}
+
+impl IndexTuning {
+    /// Whether the measured recall reaches the target (the widest list measured is kept when
+    /// none does).
+    pub fn reached(&self) -> bool {
+        self.recall >= self.recall_target
+    }
+}
+
 /// An input to queue in its session's inbox.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewQueuedInput {

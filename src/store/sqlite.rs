@@ -359,3 +359,34 @@ async fn applied_version(pool: &SqlitePool) -> StoreResult<Option<i64>> {
 impl_store!(SqliteStore, Sqlite);
 super::fence::impl_fence!(SqliteStore, Sqlite, super::fence::HOLDS_FENCE_SQLITE);
 super::apply::impl_apply!(SqliteStore, Sqlite);
+
+/// SQLite compares the question with every vector: exact, nothing to tune.
+#[async_trait::async_trait]
+impl super::VectorIndexTuning for SqliteStore {
+    fn use_ef_search(&self, _ef_search: usize) {}
+
+    fn ef_search(&self) -> Option<usize> {
+        None
+    }
+
+    async fn warm_indexes(&self) -> StoreResult<Option<String>> {
+        Ok(None)
+    }
+
+    async fn load_index_tuning(&self, _model: &str) -> StoreResult<Option<super::IndexTuning>> {
+        Ok(None)
+    }
+
+    async fn indexed_vectors(&self, _model: &str) -> StoreResult<Option<i64>> {
+        Ok(None)
+    }
+
+    async fn tune_index(
+        &self,
+        _model: &str,
+        _queries: &[Vec<f32>],
+        _target: f64,
+    ) -> StoreResult<Option<super::IndexTuning>> {
+        Ok(None)
+    }
+}

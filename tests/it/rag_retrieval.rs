@@ -539,3 +539,128 @@ async fn the_missing_vector_scan_runs_only_after_a_change_sqlite() {
 async fn the_missing_vector_scan_runs_only_after_a_change_postgres() {
     the_missing_vector_scan_runs_only_after_a_change(Db::Postgres).await;
 }
+
+/// Counts the texts it is asked to embed and passes them to the real model.
+struct CountingModel {
+    inner: Arc<dyn Embedder>,
+    texts: AtomicUsize,
+}
+
+#[async_trait]
+impl Embedder for CountingModel {
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn fingerprint(&self) -> Option<&str> {
+        self.inner.fingerprint()
+    }
+    async fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed(texts, kind).await
+    }
+}
+
+/// The vector index's search width is measured for the recall target once, then read back
+/// without measuring (no question embedded) until the library grows by a tenth or the target
+/// changes; an explicit width is used as given. SQLite searches exactly: nothing to measure.
+async fn the_index_width_is_measured_only_after_a_change(db: Db) {
+    use sparky::rag::index_tuning::{tune_if_changed, tuning_questions};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut config, store) = store_for(db, dir.path()).await;
+    let model = Arc::new(CountingModel {
+        inner: local_embedder(&config).await,
+        texts: AtomicUsize::new(0),
+    });
+    let embedder: Arc<dyn Embedder> = model.clone();
+    sparky::rag::ingest::sync_builtin(store.as_ref(), Some(&embedder))
+        .await
+        .unwrap();
+    let embedded = || model.texts.load(Ordering::SeqCst);
+    let before = embedded();
+    let first = tune_if_changed(store.as_ref(), embedder.as_ref(), &config.rag)
+        .await
+        .unwrap();
+    if matches!(db, Db::Sqlite) {
+        assert_eq!(first, None);
+        assert_eq!(embedded(), before, "nothing to measure, nothing embedded");
+        return;
+    }
+    let first = first.expect("a tuning on Postgres");
+    assert_eq!(embedded() - before, tuning_questions().len());
+    assert_eq!(first.recall_target, 0.95);
+    assert!(first.reached(), "{first:?}");
+    assert_eq!(store.ef_search(), Some(first.ef_search));
+
+    let before = embedded();
+    let again = tune_if_changed(store.as_ref(), embedder.as_ref(), &config.rag)
+        .await
+        .unwrap();
+    assert_eq!(again, Some(first.clone()));
+    assert_eq!(embedded(), before, "unchanged library: read, not measured");
+
+    // A tenth more passages: measured again.
+    let doc = dir.path().join("library.md");
+    let body: String = (0..first.vectors / 8)
+        .map(|i| {
+            format!(
+                "{}.5 Shop rule {i}\nWash bay circuit {i} gets its own disconnect.\n\n",
+                100 + i
+            )
+        })
+        .collect();
+    std::fs::write(&doc, body).unwrap();
+    sparky::rag::ingest::ingest_files(
+        store.as_ref(),
+        Some(&embedder),
+        std::slice::from_ref(&doc),
+        None,
+        None,
+        false,
+    )
+    .await
+    .unwrap();
+    let before = embedded();
+    let grown = tune_if_changed(store.as_ref(), embedder.as_ref(), &config.rag)
+        .await
+        .unwrap()
+        .expect("a tuning");
+    assert!(grown.vectors > first.vectors, "{grown:?}");
+    assert_eq!(embedded() - before, tuning_questions().len());
+
+    // Another target: measured again, for that target.
+    config.rag.recall_target = 0.99;
+    let stricter = tune_if_changed(store.as_ref(), embedder.as_ref(), &config.rag)
+        .await
+        .unwrap()
+        .expect("a tuning");
+    assert_eq!(stricter.recall_target, 0.99);
+    assert!(
+        stricter.ef_search >= grown.ef_search,
+        "{stricter:?} {grown:?}"
+    );
+
+    // An explicit width: used as given, nothing measured.
+    config.rag.ef_search = 25;
+    let before = embedded();
+    assert_eq!(
+        tune_if_changed(store.as_ref(), embedder.as_ref(), &config.rag)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.ef_search(), Some(25));
+    assert_eq!(embedded(), before);
+}
+
+#[tokio::test]
+async fn the_index_width_is_measured_only_after_a_change_sqlite() {
+    the_index_width_is_measured_only_after_a_change(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_index_width_is_measured_only_after_a_change_postgres() {
+    the_index_width_is_measured_only_after_a_change(Db::Postgres).await;
+}

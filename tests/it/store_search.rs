@@ -420,6 +420,105 @@ async fn rank_text_weighs_rarity_over_candidates(db: TestDb) {
     }
 }
 
+/// Deterministic uniformly random unit vectors of 384 dimensions (a small linear congruential
+/// generator: the test needs spread, not quality).
+fn random_vectors(seed: u64, n: usize) -> Vec<Vec<f32>> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            let mut v: Vec<f32> = (0..384)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+                })
+                .collect();
+            sparky::rag::embed::normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// The share of each query's ten nearest stored vectors (compared one by one) that the store's
+/// vector search returns among its first ten.
+async fn measured_recall(
+    store: &std::sync::Arc<dyn sparky::store::Store>,
+    stored: &[(i64, Vec<f32>)],
+    queries: &[Vec<f32>],
+) -> f64 {
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let mut found = 0;
+    for q in queries {
+        let mut exact: Vec<(f32, i64)> = stored.iter().map(|(id, v)| (dot(q, v), *id)).collect();
+        exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let truth: Vec<i64> = exact.iter().take(10).map(|x| x.1).collect();
+        let hits = store
+            .search_vector(q, "m", &ChunkFilter::default(), 10)
+            .await
+            .expect("search");
+        found += hits.iter().filter(|h| truth.contains(&h.chunk.id)).count();
+    }
+    found as f64 / (10 * queries.len()) as f64
+}
+
+/// Postgres chooses the HNSW search width from a recall target by measuring the index against
+/// exact search, and the width it keeps meets the target for the vector search itself;
+/// the choice is stored and read back by another process. SQLite searches exactly: nothing
+/// to choose.
+async fn index_width_is_chosen_for_the_recall_target(db: TestDb) {
+    let store = db.store();
+    let (d, _) = store
+        .upsert_document(&doc("bulk.md", None, "b"))
+        .await
+        .expect("doc");
+    let chunks: Vec<NewChunk> = (0..2000)
+        .map(|i| chunk(None, None, &format!("h{i}"), &format!("chunk number {i}")))
+        .collect();
+    let ids_all = store.replace_chunks(d.id, &chunks).await.expect("chunks");
+    let mut stored = Vec::new();
+    for (id, v) in ids_all.iter().zip(random_vectors(1, ids_all.len())) {
+        store.set_embedding(*id, "m", &v).await.expect("embed");
+        stored.push((*id, v));
+    }
+    // Uniformly random directions: a hard case for a graph index, so the width matters.
+    let queries = random_vectors(2, 24);
+    let tuning = store.tune_index("m", &queries, 0.9).await.expect("tune");
+    if db.postgres_url().is_none() {
+        assert_eq!(tuning, None);
+        assert_eq!(store.ef_search(), None);
+        assert_eq!(store.load_index_tuning("m").await.expect("load"), None);
+        assert_eq!(measured_recall(&store, &stored, &queries).await, 1.0);
+        return;
+    }
+    let tuning = tuning.expect("a tuning on Postgres");
+    assert!(tuning.reached(), "{tuning:?}");
+    assert_eq!((tuning.queries, tuning.vectors), (24, 2000), "{tuning:?}");
+    assert_eq!(store.ef_search(), Some(tuning.ef_search));
+    let recall = measured_recall(&store, &stored, &queries).await;
+    assert!(recall >= 0.9, "recall {recall} at {tuning:?}");
+    // A narrower width than the chosen one misses more of the true neighbours.
+    let narrow = store.tune_index("m", &queries, 0.5).await.expect("tune");
+    let narrow = narrow.expect("a tuning");
+    assert!(
+        narrow.ef_search < tuning.ef_search,
+        "{narrow:?} vs {tuning:?}"
+    );
+    assert!(narrow.recall < tuning.recall, "{narrow:?} vs {tuning:?}");
+    // What was measured last is what another process reads and uses.
+    let again = db.reopen().await;
+    assert_eq!(again.ef_search(), Some(100), "the default before reading");
+    assert_eq!(
+        again.load_index_tuning("m").await.expect("load"),
+        Some(narrow.clone())
+    );
+    assert_eq!(again.ef_search(), Some(narrow.ef_search));
+    // An explicit width is used as given.
+    again.use_ef_search(37);
+    assert_eq!(again.ef_search(), Some(37));
+    assert_eq!(again.indexed_vectors("m").await.expect("count"), Some(2000));
+}
+
 db::both_backends!(
     search_text_applies_filters,
     search_text_survives_hostile_input,
@@ -427,4 +526,5 @@ db::both_backends!(
     search_vector_ranks_many,
     chunks_by_section_applies_filters,
     rank_text_weighs_rarity_over_candidates,
+    index_width_is_chosen_for_the_recall_target,
 );
