@@ -26,7 +26,6 @@ mod outbox;
 mod pending;
 mod pool_check;
 mod postgres;
-mod project_cache;
 mod project_read;
 mod projects;
 mod question;

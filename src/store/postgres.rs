@@ -40,8 +40,6 @@ pub struct PostgresStore {
     pool: PgPool,
     /// Smallest `hnsw.ef_search` of a vector search (see [`Self::with_min_ef_search`]).
     ef_search_min: usize,
-    /// Projects read before, with their revision.
-    projects: std::sync::Arc<super::project_cache::ProjectCache>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -82,7 +80,6 @@ impl PostgresStore {
         let store = Self {
             pool,
             ef_search_min: EF_SEARCH_MIN,
-            projects: Default::default(),
         };
         // In the background: start-up does not wait for the indexes to be read.
         let warming = store.clone();
@@ -168,11 +165,6 @@ impl PostgresStore {
                 "(pg_prewarm is not installed)"
             }
         ))
-    }
-
-    /// Projects this store read before (shared by its clones).
-    pub(crate) fn project_cache(&self) -> &super::project_cache::ProjectCache {
-        &self.projects
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).
