@@ -159,10 +159,6 @@ pub struct Agent {
     /// Downloads of attached files and whether the model sees pictures.
     pub(super) intake: super::inbound::FileIntake,
     ledger: Ledger,
-    /// Project-bound threads opened here: their inputs are queued without opening them again.
-    threads: super::thread_ids::ThreadIds,
-    /// Digests of the threads' older tool results, worked out once per stored result.
-    digests: super::digest_memo::DigestMemo,
 }
 
 /// What one streamed model call produced.
@@ -210,8 +206,6 @@ impl Agent {
             limiter: TurnLimiter::new(limits),
             context: ContextPolicy::default(),
             intake: super::inbound::FileIntake::default(),
-            threads: super::thread_ids::ThreadIds::default(),
-            digests: super::digest_memo::DigestMemo::default(),
         }
     }
 
@@ -373,16 +367,7 @@ impl Agent {
     async fn session_of(&self, input: &Input) -> Result<Option<i64>, CoreError> {
         Ok(match &input.action {
             InputAction::Message { mode, .. } | InputAction::MessageWithFiles { mode, .. } => {
-                // Opening a bound thread again without a mode would change nothing.
-                let known = mode.is_none().then(|| self.threads.get(&input.key));
-                match known.flatten() {
-                    Some(id) => Some(id),
-                    None => {
-                        let session = self.open_session(&input.key, *mode).await?;
-                        self.threads.remember(&session);
-                        Some(session.id)
-                    }
-                }
+                Some(self.open_session(&input.key, *mode).await?.id)
             }
             InputAction::Confirm {
                 action_id: Some(id),
@@ -454,18 +439,13 @@ impl Agent {
         };
         // Stored as the input started (no proposal was waiting), the thread read with it.
         let stored_at_start = queued_in.as_ref().is_some_and(|s| s.asked.is_some());
-        // A known thread whose session lost its project (the project was deleted) is opened
-        // again, so the channel's binding applies as it would have when it was queued.
-        let queued_in = queued_in.filter(|s| {
-            s.session.key == input.key
-                && (s.session.project_id.is_some() || !self.threads.forget(&input.key))
-        });
+        let queued_in = queued_in.filter(|s| s.session.key == input.key);
         let (session, pending_open, asked) = match queued_in {
             Some(s) => (s.session, Some(s.pending_open), s.asked),
             None => (self.open_session(&input.key, mode).await?, None, None),
         };
         if stored_at_start {
-            // Opened again (its project was gone), the thread is read again, question included.
+            // The question was stored as the input started; the thread was read with it.
             let history = match asked {
                 Some(read) => super::window::TurnHistory::asked(&session, read),
                 None => super::window::TurnHistory::load(self.store.as_ref(), &session).await?,
@@ -699,7 +679,7 @@ impl Agent {
         ctx.turn_project = turn_project.clone();
         if self.context.digest_old_results {
             // What the requests would send of old results is all this turn keeps of them.
-            history.digest_old_results(super::request::WHOLE_RESULT_TURNS, &self.digests);
+            history.digest_old_results(super::request::WHOLE_RESULT_TURNS);
         }
         // A read call repeated in the turn (same tool, same arguments) gets the first call's
         // result, found by that call's id in the turn's results.
@@ -715,7 +695,6 @@ impl Agent {
         // the turn's audit row in one statement, or before a proposal. A turn that fails
         // midway still stores what it did; one cut off by a crash is retold from its input.
         let mut unsaved = UnsavedSteps::default();
-        let mut request_memo = request::TurnMemo::default();
         // Calls that failed in this turn: sent again unchanged, they are not run again.
         let mut failed_calls = super::repeats::FailedCalls::default();
         // A tool whose arguments were refused: the next request asks for it alone (once per
@@ -745,7 +724,6 @@ impl Agent {
                     self.model.temperature,
                     Some(provider.as_ref()),
                     turn_project.as_deref(),
-                    &mut request_memo,
                 )
                 .await?;
                 files.attach(&mut request);
@@ -945,21 +923,19 @@ impl Agent {
                                 text: super::activity::of_tool(&call.name, &validated.args),
                             })
                             .await;
-                            let (mut r, mut audit) = self
+                            let (mut r, audit) = self
                                 .runner
                                 .run_read_deferred(call, tool, validated.args, &ctx, who)
                                 .await;
-                            // Until it is written, the audit row keeps the result as text (taken
-                            // before the result is changed below, which then needs no copy).
-                            audit.result = audit.result.into_text();
+                            // The audit row keeps the result as it came from the tool.
                             audits.push(audit);
                             // A file goes to the thread, never into the history or the model.
-                            if let Some(file) = super::attachment::take_attachment(r.content.make_mut()) {
+                            if let Some(file) = super::attachment::take_attachment(&mut r.content) {
                                 sink.emit(Effect::File { file }).await;
                             }
                             // What people wrote in the project reaches the model as data.
                             if !r.is_error {
-                                super::untrusted::fence_tool_result(r.content.make_mut());
+                                super::untrusted::fence_tool_result(&mut r.content);
                             }
                             cache.insert(cache_key, r.call_id.clone());
                             r
@@ -967,11 +943,7 @@ impl Agent {
                     };
                     failed_calls.record(call, &result);
                     collect_citations(&result.content, &mut citations);
-                    // The rest of the turn sends and stores the result as text.
-                    results.push(ToolResult {
-                        content: result.content.into_text(),
-                        ..result
-                    });
+                    results.push(result);
                 }
 
                 // The person hears once why the turn stops, before any proposal of the step.
@@ -1049,7 +1021,7 @@ impl Agent {
             tool: Some("model_turn".into()),
             action_id: None,
             args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}).into(),
+            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
             is_error: false,
             duration_ms: 0,
             at: Utc::now(),
@@ -1210,7 +1182,7 @@ fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        content: e.to_json().into(),
+        content: e.to_json(),
         is_error: true,
     }
 }

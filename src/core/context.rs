@@ -97,25 +97,6 @@ pub struct ProjectView {
     pub relevant: String,
 }
 
-/// The project as a turn's requests show it, kept between them: rendered again only when the
-/// latest questions it was chosen for change (the turn's project itself does not).
-#[derive(Default)]
-pub struct ProjectViews(super::question_memo::ForQuestions<ProjectScope, ProjectView>);
-
-impl ProjectViews {
-    /// The view of `data` for `latest`, rendered unless the last call was for the same
-    /// scope and questions.
-    pub fn view(
-        &mut self,
-        data: &ProjectData,
-        scope: ProjectScope,
-        latest: &[&str],
-    ) -> &ProjectView {
-        self.0
-            .get_or(scope, latest, || project_view(data, scope, latest))
-    }
-}
-
 /// The project for a request under `scope`, given the latest user messages (newest first).
 pub fn project_view(p: &ProjectData, scope: ProjectScope, latest: &[&str]) -> ProjectView {
     let whole = render_whole(p);
@@ -435,38 +416,17 @@ mod tests {
     }
 
     #[test]
-    fn a_turns_requests_render_the_project_once_per_question() {
+    fn a_follow_up_question_gets_the_panels_it_names() {
         let p = big();
-        let mut views = ProjectViews::default();
-        let first = views
-            .view(&p, ProjectScope::Relevant, &["what is on LP-3?"])
-            .clone();
-        assert_eq!(
-            first,
-            project_view(&p, ProjectScope::Relevant, &["what is on LP-3?"])
-        );
+        let first = project_view(&p, ProjectScope::Relevant, &["what is on LP-3?"]);
         assert!(first.relevant.contains("LP-3"), "{}", first.relevant);
-        // The same questions: the kept view, not a new rendering.
-        let kept: *const ProjectView =
-            views.view(&p, ProjectScope::Relevant, &["what is on LP-3?"]);
-        let again: *const ProjectView =
-            views.view(&p, ProjectScope::Relevant, &["what is on LP-3?"]);
-        assert_eq!(kept, again);
-        // Another question: rendered for it.
-        let other = views.view(
+        let other = project_view(
             &p,
             ProjectScope::Relevant,
             &["and LP-7?", "what is on LP-3?"],
         );
-        assert_eq!(
-            *other,
-            project_view(
-                &p,
-                ProjectScope::Relevant,
-                &["and LP-7?", "what is on LP-3?"]
-            )
-        );
         assert!(other.relevant.contains("LP-7"), "{}", other.relevant);
+        assert_eq!(other.stable, first.stable, "the stable part does not move");
     }
 
     #[test]

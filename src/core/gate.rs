@@ -509,7 +509,7 @@ impl Agent {
             for r in item_results(&resolved, &applied) {
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content.into_value(),
+                    result: r.content,
                     is_error: r.is_error,
                 })
                 .await;
@@ -562,7 +562,7 @@ impl Agent {
                     .await;
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content.into_value(),
+                    result: r.content,
                     is_error: r.is_error,
                 })
                 .await;
@@ -700,7 +700,7 @@ fn decision_entry(
         tool: None,
         action_id: Some(action.id.clone()),
         args: json!({"tools": action.calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>()}),
-        result: details.into(),
+        result: details,
         is_error: kind == AuditKind::Refused,
         duration_ms: 0,
         at: Utc::now(),
@@ -734,7 +734,7 @@ fn item_results(action: &PendingAction, applied: &Applied) -> Vec<ToolResult> {
             ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                content: content.into(),
+                content,
                 is_error,
             }
         })
@@ -831,7 +831,7 @@ fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
     results.extend(action.calls.iter().map(|c| ToolResult {
         call_id: c.id.clone(),
         name: c.name.clone(),
-        content: note.clone().into(),
+        content: note.clone(),
         is_error: true,
     }));
     results

@@ -91,7 +91,7 @@ impl FailedCalls {
             .content
             .get("error")
             .and_then(Value::as_str)
-            .map_or_else(|| result.content.json().to_string(), str::to_string);
+            .map_or_else(|| result.content.to_string(), str::to_string);
         self.failed
             .entry(CallKey::of(call))
             .or_insert(Failed { error, repeats: 0 });
@@ -147,7 +147,7 @@ fn result(call: &ToolCall, content: Value) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        content: content.into(),
+        content,
         is_error: true,
     }
 }

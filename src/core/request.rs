@@ -22,21 +22,11 @@ const RELEVANCE_MESSAGES: usize = 2;
 /// Whole history means no budget: the window keeps every message it scans.
 const UNBOUNDED: usize = usize::MAX / 4;
 
-/// What a turn's requests share of their building, kept from one request to the next.
-#[derive(Default)]
-pub struct TurnMemo {
-    /// The project as the latest questions show it.
-    pub project: context::ProjectViews,
-    /// The tools the latest questions chose.
-    pub rankings: tool_router::Rankings,
-}
-
 /// Builds the request for the next model call of `session` from `history`, the turn's view
 /// of the thread. `model` writes the summary of turns leaving the window when the policy asks
 /// for one; `history` keeps it for the caller to store
 /// ([`window::TurnHistory::save_summary`]). `project`, when given, is the turn's read of the
-/// bound project (read through it at most once per turn), and `memo` what the turn's earlier
-/// requests worked out.
+/// bound project (read through it at most once per turn).
 #[allow(clippy::too_many_arguments)]
 pub async fn build(
     store: &dyn Store,
@@ -48,7 +38,6 @@ pub async fn build(
     temperature: Option<f64>,
     model: Option<&dyn ChatProvider>,
     project: Option<&TurnProject>,
-    memo: &mut TurnMemo,
 ) -> Result<ChatRequest, StoreError> {
     let budget = if policy.whole_history {
         UNBOUNDED
@@ -89,12 +78,7 @@ pub async fn build(
         .map(|c| c.name.as_str())
         .collect();
     let specs = if policy.tools == ToolOffer::Routed {
-        let routed = tool_router::route_with(
-            session.mode,
-            tools,
-            &tool_router::History::of(&messages),
-            &mut memo.rankings,
-        );
+        let routed = tool_router::route(session.mode, tools, &tool_router::History::of(&messages));
         tool_router::specs(tools, &routed, policy.compact_schemas)
     } else {
         let names = modes::tool_names(session.mode, tools);
@@ -120,18 +104,10 @@ pub async fn build(
     match session.project_id {
         Some(p) => match read_project(store, project, p).await {
             Ok(data) => {
-                // The turn's own read is the same project for every request; a fresh read
-                // (no turn project) is rendered as read.
-                let view = match data {
-                    Cow::Borrowed(data) => memo.project.view(data, policy.project, &latest),
-                    Cow::Owned(data) => {
-                        memo.project = context::ProjectViews::default();
-                        memo.project.view(&data, policy.project, &latest)
-                    }
-                };
+                let view = context::project_view(&data, policy.project, &latest);
                 system.push_str("\n\n# Project\n");
                 system.push_str(&view.stable);
-                attached = view.relevant.clone();
+                attached = view.relevant;
             }
             Err(StoreError::NotFound(_)) => {
                 system.push_str("\n\nThe bound project no longer exists.")

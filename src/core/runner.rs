@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 
 use super::modes;
 use super::session::Mode;
-use crate::domain::tool_output::ToolOutput;
 use crate::llm::{ToolCall, ToolResult};
 use crate::store::{AuditEntry, AuditKind, Store, StoreError};
 use crate::tools::{
@@ -104,7 +103,6 @@ impl ToolRunner {
             Ok(v) => (v, false),
             Err(e) => (e.to_json(), true),
         };
-        let content = ToolOutput::from(content);
         let entry = audit_entry(who, &call.name, args, &content, is_error, started);
         let result = ToolResult {
             call_id: call.id.clone(),
@@ -134,14 +132,7 @@ impl ToolRunner {
             }
         };
         if let Err(e) = &outcome {
-            let entry = audit_entry(
-                who,
-                &call.name,
-                args.clone(),
-                &e.to_json().into(),
-                true,
-                started,
-            );
+            let entry = audit_entry(who, &call.name, args.clone(), &e.to_json(), true, started);
             self.write_audit(&entry).await;
         }
         outcome
@@ -165,7 +156,7 @@ impl ToolRunner {
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({"raw": call.arguments})),
-                result: error.to_json().into(),
+                result: error.to_json(),
                 is_error: true,
                 duration_ms: 0,
                 at: Utc::now(),
@@ -232,7 +223,7 @@ fn audit_entry(
     who: RunFor<'_>,
     tool: &str,
     args: Value,
-    result: &ToolOutput,
+    result: &Value,
     is_error: bool,
     started: Instant,
 ) -> AuditEntry {

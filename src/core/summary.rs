@@ -55,7 +55,7 @@ pub async fn summarise(
             ChatMessage::Tool { results } => {
                 for r in results {
                     // The kept text: no need to parse the result to quote it.
-                    let body: String = r.content.json().chars().take(RESULT_CHARS).collect();
+                    let body: String = r.content.to_string().chars().take(RESULT_CHARS).collect();
                     transcript.push_str(&format!("result: {body}\n"));
                 }
             }

@@ -256,45 +256,8 @@ impl<'a> History<'a> {
     }
 }
 
-/// The tools a turn's latest questions chose, kept between the turn's requests: ranking a
-/// question stems it and scores it against every tool, the same answer for the same text.
-#[derive(Default)]
-pub struct Rankings(super::question_memo::ForQuestions<Mode, Vec<&'static str>>);
-
-impl Rankings {
-    /// The tools the newest of `latest` that matches any tool chose.
-    fn chosen(
-        &mut self,
-        mode: Mode,
-        registry: &ToolRegistry,
-        latest: &[&str],
-    ) -> Vec<&'static str> {
-        self.0
-            .get_or(mode, latest, || {
-                // The newest message that matches any tool decides: "and the one on LP-3?"
-                // keeps the tools of the question before.
-                latest
-                    .iter()
-                    .map(|t| ranked(mode, registry, t))
-                    .find(|r| !r.is_empty())
-                    .unwrap_or_default()
-            })
-            .clone()
-    }
-}
-
 /// Routes the tools of `mode` for a request with this history.
 pub fn route(mode: Mode, registry: &ToolRegistry, h: &History<'_>) -> Routed {
-    route_with(mode, registry, h, &mut Rankings::default())
-}
-
-/// [`route`], with the rankings of the turn's earlier requests.
-pub fn route_with(
-    mode: Mode,
-    registry: &ToolRegistry,
-    h: &History<'_>,
-    rankings: &mut Rankings,
-) -> Routed {
     let names = modes::tool_names(mode, registry);
     if names.len() <= SMALL_MODE {
         return Routed {
@@ -302,7 +265,14 @@ pub fn route_with(
             ..Routed::default()
         };
     }
-    let chosen = rankings.chosen(mode, registry, &h.latest);
+    // The newest message that matches any tool decides: "and the one on LP-3?" keeps the
+    // tools of the question before.
+    let chosen = h
+        .latest
+        .iter()
+        .map(|t| ranked(mode, registry, t))
+        .find(|r| !r.is_empty())
+        .unwrap_or_default();
     let requested: BTreeSet<&str> = h.requested.iter().map(String::as_str).collect();
     let mut routed = Routed::default();
     for name in names {
@@ -471,7 +441,7 @@ mod tests {
     }
 
     #[test]
-    fn a_turns_rankings_are_kept_for_the_same_questions_only() {
+    fn a_turns_later_request_keeps_its_questions_tools_and_adds_the_ones_used() {
         let r = crate::tools::default_registry(10);
         let history = |latest: Vec<&'static str>, recent: Vec<&'static str>| History {
             latest,
@@ -479,41 +449,29 @@ mod tests {
             earlier: vec![],
             requested: vec![],
         };
-        let mut rankings = Rankings::default();
-        let first = history(vec!["What's the voltage drop on MP circuit 12?"], vec![]);
-        assert_eq!(
-            route_with(Mode::General, &r, &first, &mut rankings),
-            route(Mode::General, &r, &first)
-        );
+        let question = "What's the voltage drop on MP circuit 12?";
+        let first = route(Mode::General, &r, &history(vec![question], vec![]));
         // The turn's second request: the same question, a tool used since.
-        let second = history(
-            vec!["What's the voltage drop on MP circuit 12?"],
-            vec!["describe_panel"],
+        let second = route(
+            Mode::General,
+            &r,
+            &history(vec![question], vec!["describe_panel"]),
         );
-        assert_eq!(
-            route_with(Mode::General, &r, &second, &mut rankings),
-            route(Mode::General, &r, &second)
-        );
-        // What it keeps is what ranking that question gives.
-        let kept = rankings.0.kept().cloned();
-        assert_eq!(
-            kept,
-            Some(ranked(
-                Mode::General,
-                &r,
-                "What's the voltage drop on MP circuit 12?"
-            ))
-        );
+        for name in &first.full {
+            assert!(second.full.contains(name), "{name} dropped: {second:?}");
+        }
+        assert!(second.full.contains(&"describe_panel"), "{second:?}");
+        // What the question chose is what ranking it gives.
+        for name in ranked(Mode::General, &r, question) {
+            assert!(first.full.contains(&name), "{name} not offered: {first:?}");
+        }
         // Another question is ranked for itself.
-        let other = history(vec!["Is the service big enough for the load?"], vec![]);
-        assert_eq!(
-            route_with(Mode::General, &r, &other, &mut rankings),
-            route(Mode::General, &r, &other)
+        let other = route(
+            Mode::General,
+            &r,
+            &history(vec!["Is the service big enough for the load?"], vec![]),
         );
-        assert_ne!(
-            route(Mode::General, &r, &other).full,
-            route(Mode::General, &r, &first).full
-        );
+        assert_ne!(other.full, first.full);
     }
 
     #[test]

@@ -10,7 +10,6 @@ use crate::domain::digest::clip;
 use crate::llm::{ChatMessage, ToolResult};
 use crate::store::{AskedThread, NewMessage, Store, StoreResult, StoredMessage};
 
-use super::digest_memo::DigestMemo;
 use super::history::PastMessage;
 
 use super::session::Session;
@@ -110,28 +109,15 @@ impl TurnHistory {
 
     /// Keeps the large tool results older than the latest `keep_turns` user messages as
     /// digests only (what [`digest_old_results`] sends of them), so a turn does not hold
-    /// whole results it will never send; the digests of stored messages come from `memo`
-    /// after the first turn that needed them. Token estimates stay those of the stored
-    /// messages, so the window rolls at the same points.
-    pub fn digest_old_results(&mut self, keep_turns: usize, memo: &DigestMemo) {
+    /// whole results it will never send. Token estimates stay those of the stored messages,
+    /// so the window rolls at the same points.
+    pub fn digest_old_results(&mut self, keep_turns: usize) {
         let Some(boundary) = user_boundary(self.stored.iter().map(|p| &p.message), keep_turns)
         else {
             return;
         };
         for past in &mut self.stored[..boundary] {
-            // A message this turn wrote has no id to remember it by.
-            if past.id == 0 {
-                digest_results(&mut past.message);
-                continue;
-            }
-            let ChatMessage::Tool { results } = &mut past.message else {
-                continue;
-            };
-            for (index, r) in results.iter_mut().enumerate() {
-                if let Some(d) = memo.digest(past.id, index, &r.content) {
-                    r.content = d;
-                }
-            }
+            digest_results(&mut past.message);
         }
     }
 
@@ -328,8 +314,7 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                         results.push(ToolResult {
                             call_id: c.id.clone(),
                             name: c.name.clone(),
-                            content: serde_json::json!({"error": "this call was interrupted and did not run"})
-                                .into(),
+                            content: serde_json::json!({"error": "this call was interrupted and did not run"}),
                             is_error: true,
                         });
                     }
@@ -380,8 +365,8 @@ fn digest_results(m: &mut ChatMessage) {
         return;
     };
     for r in results {
-        if let Some(d) = r.content.digest() {
-            r.content = d.clone();
+        if let Some(d) = crate::domain::digest::digest_of(&r.content) {
+            r.content = d;
         }
     }
 }
@@ -439,7 +424,7 @@ mod tests {
         let result = |id: &str| ToolResult {
             call_id: id.into(),
             name: "calculator".into(),
-            content: serde_json::json!({"ok": true}).into(),
+            content: serde_json::json!({"ok": true}),
             is_error: false,
         };
         let msgs = vec![
@@ -551,7 +536,7 @@ mod tests {
             results: vec![ToolResult {
                 call_id: id.into(),
                 name: "find_circuits".into(),
-                content: big.clone().into(),
+                content: big.clone(),
                 is_error: false,
             }],
         };
@@ -585,7 +570,7 @@ mod tests {
             panic!("expected results")
         };
         assert_eq!(
-            *results[0].content, big,
+            results[0].content, big,
             "the current turn's result stays whole"
         );
     }
@@ -620,7 +605,7 @@ mod tests {
                     results: vec![ToolResult {
                         call_id: id.into(),
                         name: "calculator".into(),
-                        content: big.clone().into(),
+                        content: big.clone(),
                         is_error: false,
                     }],
                 },
@@ -646,10 +631,9 @@ mod tests {
                 .collect(),
         };
         let tokens: Vec<usize> = history.stored.iter().map(|p| p.tokens).collect();
-        let memo = DigestMemo::default();
-        // The next turn reads the thread again: its digests come from the memo, the same.
+        // The next turn reads the thread again and digests it the same.
         let mut next_turn = history.stored.clone();
-        history.digest_old_results(2, &memo);
+        history.digest_old_results(2);
         let ChatMessage::Tool { results } = &history.stored[2].message else {
             panic!("expected results")
         };
@@ -660,7 +644,7 @@ mod tests {
         let ChatMessage::Tool { results } = &history.stored[6].message else {
             panic!("expected results")
         };
-        assert_eq!(*results[0].content, big, "the latest two turns stay whole");
+        assert_eq!(results[0].content, big, "the latest two turns stay whole");
         assert_eq!(
             history.stored.iter().map(|p| p.tokens).collect::<Vec<_>>(),
             tokens,
@@ -675,7 +659,7 @@ mod tests {
             "requests send what they sent before"
         );
         std::mem::swap(&mut history.stored, &mut next_turn);
-        history.digest_old_results(2, &memo);
+        history.digest_old_results(2);
         assert_eq!(history.stored, next_turn, "a later turn digests the same");
     }
 

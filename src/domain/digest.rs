@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 /// A tool result longer than this (as JSON text) has a digest.
 pub const DIGEST_OVER: usize = 800;
 /// Rows of an array a digest keeps.
-pub(super) const DIGEST_ROWS: usize = 3;
+const DIGEST_ROWS: usize = 3;
 /// Characters of a string a digest keeps.
-pub(super) const DIGEST_TEXT: usize = 200;
+const DIGEST_TEXT: usize = 200;
 
 /// Marks a digest (the value of its `digest` key), so it is never digested again.
 pub const DIGEST_NOTE: &str = "an earlier result, shortened; call the tool again for all of it";
@@ -20,9 +20,14 @@ pub fn is_digest(v: &Value) -> bool {
     v.get("digest").and_then(Value::as_str) == Some(DIGEST_NOTE)
 }
 
-/// The digest of a result, marked as one.
-pub fn digest(v: &Value) -> Value {
-    mark(shorten(v))
+/// What is sent in place of result `v` once it is old: `None` for a result short enough to
+/// send whole, or one that is a digest already (a digest keeps its marker when shortened).
+pub fn digest_of(v: &Value) -> Option<Value> {
+    if v.to_string().len() <= DIGEST_OVER {
+        return None;
+    }
+    let short = shorten(v);
+    (!is_digest(&short)).then(|| mark(short))
 }
 
 /// A shortened result marked as a digest.
@@ -33,7 +38,7 @@ pub fn mark(mut short: Value) -> Value {
     short
 }
 
-/// What [`digest`] keeps of `v`, before it is marked.
+/// What [`digest_of`] keeps of `v`, before it is marked.
 pub fn shorten(v: &Value) -> Value {
     match v {
         Value::Object(map) => Value::Object(
@@ -66,5 +71,39 @@ pub fn clip(text: &str, max: usize) -> String {
         t
     } else {
         format!("{}…", t.chars().take(max).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn large() -> Value {
+        let rows: Vec<Value> = (1..=40)
+            .map(|n| json!({"circuit": n, "load_va": 1000 + n, "description": "receptacles"}))
+            .collect();
+        json!({"panel": "LP-1", "circuits": rows})
+    }
+
+    #[test]
+    fn a_large_result_has_one_digest_and_a_digest_has_none() {
+        let d = digest_of(&large()).expect("a large result is digested");
+        assert!(is_digest(&d));
+        assert_eq!(d["panel"], "LP-1", "scalars are kept");
+        assert_eq!(
+            d["circuits"].as_array().map(Vec::len),
+            Some(4),
+            "3 rows and a count"
+        );
+        assert_eq!(d["circuits"][3], "… 37 more of 40");
+        assert!(digest_of(&d).is_none(), "a digest is not digested again");
+        assert!(digest_of(&json!({"ok": true})).is_none());
+        let long = json!({"note": "x".repeat(DIGEST_OVER + 10)});
+        let clipped = digest_of(&long).expect("a long string is digested");
+        assert_eq!(
+            clipped["note"].as_str().map(|t| t.chars().count()),
+            Some(DIGEST_TEXT + 1),
+            "clipped, with an ellipsis"
+        );
     }
 }

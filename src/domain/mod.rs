@@ -6,15 +6,12 @@
 //! other to name it.
 
 pub mod digest;
-pub mod digest_text;
 pub mod message;
 pub mod policy;
 pub mod session;
-pub mod tool_output;
 pub mod workspace;
 
 pub use message::{MessageRecord, ToolCallRecord, ToolResultRecord, MESSAGE_FORMAT};
 pub use policy::ConfirmPolicy;
 pub use session::{Mode, Session, SessionKey};
-pub use tool_output::ToolOutput;
 pub use workspace::Workspace;

@@ -205,8 +205,8 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                 let parts: Vec<Value> = results
                     .iter()
                     .map(|r| {
-                        let response = match r.content.as_ref() {
-                            Value::Object(_) => (*r.content).clone(),
+                        let response = match &r.content {
+                            Value::Object(_) => r.content.clone(),
                             other => json!({ "result": other }),
                         };
                         let mut function_response = json!({"name": r.name, "response": response});
@@ -533,13 +533,13 @@ mod tests {
                     ToolResult {
                         call_id: local,
                         name: "a".into(),
-                        content: json!({"v": 1}).into(),
+                        content: json!({"v": 1}),
                         is_error: false,
                     },
                     ToolResult {
                         call_id: "gem-id-2".into(),
                         name: "b".into(),
-                        content: json!("plain").into(),
+                        content: json!("plain"),
                         is_error: false,
                     },
                 ],

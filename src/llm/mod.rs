@@ -34,10 +34,8 @@ pub struct ToolResult {
     pub call_id: String,
     /// The tool name of that call.
     pub name: String,
-    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set. Shared:
-    /// every model request of a turn sends the thread's results again, and copying them
-    /// each time cost more than building the request.
-    pub content: ToolOutput,
+    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set.
+    pub content: serde_json::Value,
     /// Whether the call failed (unknown tool, bad arguments, tool error, not confirmed).
     #[serde(default)]
     pub is_error: bool,
@@ -110,7 +108,10 @@ impl ChatMessage {
                         .map(|c| c.name.len() + c.arguments.len() + 16)
                         .sum::<usize>()
             }
-            Self::Tool { results } => results.iter().map(|r| r.content.json().len() + 16).sum(),
+            Self::Tool { results } => results
+                .iter()
+                .map(|r| r.content.to_string().len() + 16)
+                .sum(),
         };
         chars / 4 + 4
     }
@@ -350,7 +351,6 @@ pub mod tool_schema;
 mod transport;
 pub mod untrusted;
 
-pub use crate::domain::ToolOutput;
 pub use resilient::{build_provider, Resilient, RetryPolicy};
 pub use timeouts::{StreamTimeouts, TimedOut, TimeoutStage};
 pub use tool_schema::ToolSchema;

@@ -171,9 +171,9 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
             }
             ChatMessage::Tool { results } => {
                 for r in results {
-                    let content = match r.content.as_ref() {
+                    let content = match &r.content {
                         Value::String(s) => s.clone(),
-                        _ => r.content.json().to_string(),
+                        other => other.to_string(),
                     };
                     out.push(json!({
                         "role": "tool",
@@ -572,13 +572,13 @@ mod tests {
                         ToolResult {
                             call_id: "a".into(),
                             name: "f".into(),
-                            content: json!({"ok": 1}).into(),
+                            content: json!({"ok": 1}),
                             is_error: false,
                         },
                         ToolResult {
                             call_id: "b".into(),
                             name: "g".into(),
-                            content: json!({"error": "no"}).into(),
+                            content: json!({"error": "no"}),
                             is_error: true,
                         },
                     ],

@@ -1,25 +1,19 @@
-//! A tool's argument schema as offered to the model: the JSON Schema value, shared, with its
-//! JSON text written once.
-//!
-//! Every model request offers the tools again. With the schema as a plain `Value`, each
-//! request copied every offered schema (a tree of maps and strings) and wrote it out again.
-//! A schema is kept the way a tool's result is ([`ToolOutput`]: the value behind an `Arc`,
-//! its text worked out once), so offering a tool costs a reference count and a copy of its
-//! text.
+//! A tool's argument schema as offered to the model: the JSON Schema value, shared by every
+//! request that offers the tool.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::domain::ToolOutput;
-
 /// A JSON Schema (draft 2020-12 subset) of a tool's arguments object. Reads as the `Value`
 /// it holds; writes as the same JSON a `Value` writes.
 #[derive(Clone, PartialEq)]
-pub struct ToolSchema(ToolOutput);
+pub struct ToolSchema(Arc<Value>);
 
 impl From<Value> for ToolSchema {
     fn from(value: Value) -> Self {
-        Self(ToolOutput::from(value))
+        Self(Arc::new(value))
     }
 }
 
@@ -51,7 +45,7 @@ impl Serialize for ToolSchema {
 
 impl<'de> Deserialize<'de> for ToolSchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        ToolOutput::deserialize(d).map(Self)
+        Value::deserialize(d).map(Self::from)
     }
 }
 

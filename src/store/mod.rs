@@ -27,7 +27,6 @@ mod outbox;
 mod pending;
 mod pool_check;
 mod postgres;
-mod project_cache;
 mod project_read;
 mod projects;
 mod question;

@@ -42,8 +42,6 @@ pub struct PostgresStore {
     /// `hnsw.ef_search` of a vector search, shared by the clones: set from the stored tuning,
     /// an explicit setting or a new measurement ([`VectorIndexTuning`]).
     ef_search: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    /// Projects read before, with their revision.
-    projects: std::sync::Arc<super::project_cache::ProjectCache>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -84,7 +82,6 @@ impl PostgresStore {
         Ok(Self {
             pool,
             ef_search: std::sync::Arc::new(EF_SEARCH_DEFAULT.into()),
-            projects: Default::default(),
         })
     }
 
@@ -161,11 +158,6 @@ impl PostgresStore {
                 "(pg_prewarm is not installed)"
             }
         ))
-    }
-
-    /// Projects this store read before (shared by its clones).
-    pub(crate) fn project_cache(&self) -> &super::project_cache::ProjectCache {
-        &self.projects
     }
 
     /// The underlying pool (for tests, benchmarks and health checks).

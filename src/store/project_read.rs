@@ -6,21 +6,15 @@
 //! parts agree), ended by the server itself even if the caller goes away, and answers it in
 //! one go. The rows come back in text format, which the same row decoders read. On SQLite,
 //! where there is no network, the selects run in a read transaction as before.
-//!
-//! Either way the whole read happens only when the project changed since this store last read
-//! it ([`ProjectCache`]): otherwise reading it is one lookup of its revision.
-
-use std::sync::Arc;
 
 use futures::TryStreamExt;
 use sqlx::postgres::PgRow;
-use sqlx::{Either, Row};
+use sqlx::Either;
 
 use super::common::{
     charging_source_from, circuit_from, db, feeder_from, load_item_from, panel_from, project_from,
     service_from, task_from, transformer_from,
 };
-use super::project_cache::ProjectCache;
 use super::{PostgresStore, SqliteStore, StoreError, StoreResult};
 use crate::project::ProjectData;
 
@@ -43,30 +37,8 @@ fn decode_all<T>(rows: &[PgRow], from: impl Fn(&PgRow) -> StoreResult<T>) -> Sto
     rows.iter().map(from).collect()
 }
 
-/// The revision of a project, or `None` when it does not exist.
-const REVISION: &str = "SELECT revision FROM projects WHERE id = $1";
-
 fn not_found(project_id: i64) -> StoreError {
     StoreError::NotFound(format!("project {project_id} does not exist"))
-}
-
-/// The kept read of the project if it is still at `revision`, else `read`'s, kept.
-async fn kept_or_read<F>(
-    cache: &ProjectCache,
-    project_id: i64,
-    revision: i64,
-    read: F,
-) -> StoreResult<ProjectData>
-where
-    F: std::future::Future<Output = StoreResult<(i64, ProjectData)>>,
-{
-    if let Some(kept) = cache.get(project_id, revision) {
-        return Ok(ProjectData::clone(&kept));
-    }
-    let (read_at, data) = read.await?;
-    let data = Arc::new(data);
-    cache.put(read_at, data.clone());
-    Ok(Arc::unwrap_or_clone(data))
 }
 
 impl PostgresStore {
@@ -74,28 +46,13 @@ impl PostgresStore {
     pub(crate) async fn backend_load_project(
         &self,
         project_id: i64,
-        seen: Option<i64>,
+        _seen: Option<i64>,
     ) -> StoreResult<ProjectData> {
-        let revision: i64 = match seen {
-            Some(revision) => revision,
-            None => sqlx::query_scalar(REVISION)
-                .bind(project_id)
-                .fetch_optional(self.pool())
-                .await
-                .map_err(db)?
-                .ok_or_else(|| not_found(project_id))?,
-        };
-        kept_or_read(
-            self.project_cache(),
-            project_id,
-            revision,
-            self.read_project_whole(project_id),
-        )
-        .await
+        self.read_project_whole(project_id).await
     }
 
-    /// The project and the revision it was read at, in one snapshot.
-    async fn read_project_whole(&self, project_id: i64) -> StoreResult<(i64, ProjectData)> {
+    /// The project, in one snapshot.
+    async fn read_project_whole(&self, project_id: i64) -> StoreResult<ProjectData> {
         let mut sql = String::from("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
         let id = project_id.to_string();
         for part in PARTS {
@@ -128,7 +85,6 @@ impl PostgresStore {
             )));
         }
         let row = parts[1].first().ok_or_else(|| not_found(project_id))?;
-        let revision: i64 = row.try_get("revision").map_err(db)?;
         let project = project_from(row)?;
         let data = ProjectData {
             project,
@@ -141,31 +97,20 @@ impl PostgresStore {
             charging_sources: decode_all(&parts[8], charging_source_from)?,
             tasks: decode_all(&parts[9], task_from)?,
         };
-        Ok((revision, data))
+        Ok(data)
     }
 }
 
 impl SqliteStore {
-    /// See [`ProjectStore::load_project_seen`](super::ProjectStore::load_project_seen): no
-    /// network here, so the revision is looked up in the read's own snapshot either way.
+    /// See [`ProjectStore::load_project_seen`](super::ProjectStore::load_project_seen).
     pub(crate) async fn backend_load_project(
         &self,
         project_id: i64,
         _seen: Option<i64>,
     ) -> StoreResult<ProjectData> {
-        // One snapshot, so the parts agree with each other and with the revision.
+        // One snapshot, so the parts agree with each other.
         let mut tx = self.begin_read().await.map_err(db)?;
-        let revision: i64 = sqlx::query_scalar(REVISION)
-            .bind(project_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| not_found(project_id))?;
-        let read = async {
-            let data = Self::load_project_in(&mut tx, project_id).await?;
-            Ok((revision, data))
-        };
-        let data = kept_or_read(self.project_cache(), project_id, revision, read).await?;
+        let data = Self::load_project_in(&mut tx, project_id).await?;
         tx.commit().await.map_err(db)?;
         Ok(data)
     }

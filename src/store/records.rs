@@ -345,8 +345,8 @@ pub struct AuditEntry {
     pub action_id: Option<String>,
     /// Arguments.
     pub args: serde_json::Value,
-    /// Result or details (a tool's result is shared with the history, and written out once).
-    pub result: crate::domain::tool_output::ToolOutput,
+    /// Result or details.
+    pub result: serde_json::Value,
     /// Whether it failed.
     pub is_error: bool,
     /// How long it took.

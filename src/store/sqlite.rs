@@ -34,8 +34,6 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Canonical file path.
     path: PathBuf,
-    /// Projects read before, with their revision.
-    projects: std::sync::Arc<super::project_cache::ProjectCache>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -86,16 +84,7 @@ impl SqliteStore {
             "sqlite store ready"
         );
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        Ok(Self {
-            pool,
-            path,
-            projects: Default::default(),
-        })
-    }
-
-    /// Projects this store read before (shared by its clones).
-    pub(crate) fn project_cache(&self) -> &super::project_cache::ProjectCache {
-        &self.projects
+        Ok(Self { pool, path })
     }
 
     /// The underlying pool (for tests and benchmarks).

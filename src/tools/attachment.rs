@@ -5,7 +5,6 @@
 //! the history see only the file's name and size, and emits it as [`crate::core::Effect::File`] for
 //! the front end to upload.
 
-use crate::domain::tool_output::ToolOutput;
 use base64::Engine;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -82,9 +81,8 @@ pub fn take_attachment(result: &mut Value) -> Option<FileAttachment> {
     Some(file)
 }
 
-/// A tool result without file content (for the audit row): the result itself, shared, when
-/// it carries none.
-pub fn redacted(result: &ToolOutput) -> ToolOutput {
+/// A tool result without file content (for the audit row).
+pub fn redacted(result: &Value) -> Value {
     let carries_file = result
         .get(ATTACHMENT_KEY)
         .and_then(|a| a.get("base64"))
@@ -94,7 +92,6 @@ pub fn redacted(result: &ToolOutput) -> ToolOutput {
     }
     let mut v = result.clone();
     if let Some(a) = v
-        .make_mut()
         .as_object_mut()
         .and_then(|m| m.get_mut(ATTACHMENT_KEY))
         .and_then(Value::as_object_mut)
@@ -113,9 +110,7 @@ mod tests {
         let file = FileAttachment::new("a.pdf", "A", "application/pdf", b"%PDF-1.7 bytes".to_vec());
         let mut v = json!({"summary": "ok"});
         attach(&mut v, &file);
-        assert!(redacted(&v.clone().into())[ATTACHMENT_KEY]
-            .get("base64")
-            .is_none());
+        assert!(redacted(&v.clone())[ATTACHMENT_KEY].get("base64").is_none());
         assert!(v[ATTACHMENT_KEY].get("base64").is_some());
         let got = take_attachment(&mut v).expect("file");
         assert_eq!(got, file);

@@ -597,30 +597,38 @@ async fn a_rate_limited_edit_is_retried_after_retry_after_and_not_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn after_a_rate_limited_edit_the_next_edit_waits_a_whole_interval() {
     let w = world(Db::Sqlite).await;
-    w.llm.push(Reply::PacedText {
-        pieces: vec![
-            "First part. ".into(),
-            "Second part. ".into(),
-            "Third part, complete.".into(),
-        ],
-        gap: Duration::from_millis(1200),
+    // The model writes a little every 300 ms until the retried edit has been seen, so an
+    // edit is due (and rate limited) however long the first post took, and the answer's end
+    // comes after the retry whatever the machine's load.
+    let gate = Arc::new(tokio::sync::Notify::new());
+    w.llm.push(Reply::TextUntil {
+        first: "First part. ".into(),
+        filler: "More. ".into(),
+        gap: Duration::from_millis(300),
+        gate: gate.clone(),
+        last: "Third part, complete.".into(),
     });
-    // The edit for the second piece is told to wait 1.5 s; the third piece arrives meanwhile.
+    // The first edit is told to wait 1.5 s; more text arrives meanwhile.
     w.discord.rate_limit_next("PATCH", "/channels/", 1.5);
     let bot = w.start_bot().await;
     let thread = mention(&w, "question").await;
+    let path = format!("/channels/{thread}/messages/");
+    // A call is recorded once its answer is sent, just after the message changed.
+    w.discord
+        .wait_until(20, "the rate-limited edit retried", |d| {
+            let patches = d.calls_to("PATCH", &path);
+            patches
+                .iter()
+                .position(|c| c.status == 429)
+                .is_some_and(|at| patches.len() > at + 1)
+        })
+        .await;
+    gate.notify_one();
     w.discord
         .wait_until(20, "the complete answer", |d| {
             d.messages_in(&thread)
                 .iter()
                 .any(|m| m.content().ends_with("complete."))
-        })
-        .await;
-    // A call is recorded once its answer is sent, just after the message changed.
-    let path = format!("/channels/{thread}/messages/");
-    w.discord
-        .wait_until(5, "three edits recorded", |d| {
-            d.calls_to("PATCH", &path).len() >= 3
         })
         .await;
     let patches = w.discord.calls_to("PATCH", &path);

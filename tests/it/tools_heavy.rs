@@ -140,10 +140,7 @@ async fn a_cpu_bound_tool_over_its_budget_is_stopped_with_an_error() {
     let r = grind(&s.runner, &s.ctx, json!({})).await;
     let elapsed = started.elapsed();
     assert!(r.is_error, "{:?}", r.content);
-    let text = r.content.value()["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let text = r.content["error"].as_str().unwrap_or_default().to_string();
     assert!(
         text.contains("the tool grind took longer than 0.3 s"),
         "{text}"
@@ -164,10 +161,7 @@ async fn a_panic_in_a_cpu_bound_tool_is_a_tool_error() {
     let s = setup(Duration::from_millis(1), Duration::from_secs(20)).await;
     let r = grind(&s.runner, &s.ctx, json!({"panic": true})).await;
     assert!(r.is_error, "{:?}", r.content);
-    let text = r.content.value()["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let text = r.content["error"].as_str().unwrap_or_default().to_string();
     assert!(text.contains("crashed (panic)"), "{text}");
     // The runner still works afterwards.
     let ok = grind(&s.runner, &s.ctx, json!({})).await;

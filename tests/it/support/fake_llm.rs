@@ -85,6 +85,20 @@ pub enum Reply {
     Stall,
     /// Waits this long, then answers with the inner reply (a model that thinks first).
     After(Duration, Box<Reply>),
+    /// `first` at once, then `filler` every `gap` until `gate` is notified, then `last`: a
+    /// model that keeps writing until the test has seen what it waits for.
+    TextUntil {
+        /// The first delta.
+        first: String,
+        /// The delta repeated while the gate is closed.
+        filler: String,
+        /// Wait before each filler.
+        gap: Duration,
+        /// Opened by the test (`notify_one`).
+        gate: Arc<tokio::sync::Notify>,
+        /// The last delta, sent once the gate opens.
+        last: String,
+    },
 }
 
 /// Answers requests once the script is empty: gets each request body, returns the reply.
@@ -353,6 +367,39 @@ fn paced_sse_response(events: Vec<(Duration, String)>) -> Response {
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
+/// An SSE body for [`Reply::TextUntil`]: `head`, the first piece, fillers every `gap` until
+/// `gate` opens, the last piece, then `tail`. `piece` writes one delta as an event.
+fn text_until_response(
+    head: Vec<String>,
+    until: (String, String, Duration, Arc<tokio::sync::Notify>, String),
+    piece: impl Fn(&str) -> String + Send + Sync + 'static,
+    tail: Vec<String>,
+) -> Response {
+    let (first, filler, gap, gate, last) = until;
+    let filler = piece(&filler);
+    let fillers = futures::stream::unfold(gate, move |gate| {
+        let filler = filler.clone();
+        async move {
+            tokio::select! {
+                _ = gate.notified() => None,
+                _ = tokio::time::sleep(gap) => Some((filler, gate)),
+            }
+        }
+    });
+    let chunks = futures::stream::iter(head)
+        .chain(futures::stream::iter([piece(&first)]))
+        .chain(fillers)
+        .chain(futures::stream::iter([piece(&last)]))
+        .chain(futures::stream::iter(tail))
+        .map(|e| Ok::<Bytes, std::io::Error>(Bytes::from(e)));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream; charset=utf-8")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(chunks))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
 /// Splits text into about `parts` pieces on character boundaries.
 fn split_text(text: &str, parts: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
@@ -535,6 +582,31 @@ async fn openai_handler(
             tail(&mut rest, "stop", (text.len() / 4 + 1) as u64);
             events.extend(rest.into_iter().map(|e| (Duration::ZERO, e)));
             paced_sse_response(events)
+        }
+        Reply::TextUntil {
+            first,
+            filler,
+            gap,
+            gate,
+            last,
+        } => {
+            let head = vec![chunk(
+                json!({"role": "assistant", "content": "", "refusal": null}),
+                Value::Null,
+            )];
+            let mut rest = Vec::new();
+            tail(&mut rest, "stop", (first.len() / 4 + 1) as u64);
+            let (id, model) = (id.clone(), model.clone());
+            let piece = move |p: &str| {
+                let c = json!({
+                    "id": id, "object": "chat.completion.chunk", "created": 1727346180,
+                    "model": model, "system_fingerprint": "fp_fake",
+                    "choices": [{"index": 0, "delta": {"content": p}, "logprobs": null,
+                                 "finish_reason": null}]
+                });
+                format!("data: {c}\n\n")
+            };
+            text_until_response(head, (first, filler, gap, gate, last), piece, rest)
         }
         Reply::CutMidStream(text) => {
             let pieces = split_text(&text, 2);
@@ -951,6 +1023,25 @@ async fn gemini_handler(
                 })
                 .collect();
             paced_sse_response(events)
+        }
+        Reply::TextUntil {
+            first,
+            filler,
+            gap,
+            gate,
+            last,
+        } => {
+            let rest = vec![event(json!([{"text": ""}]), Some("STOP"), 1)];
+            let (model, response_id) = (model.to_string(), response_id.clone());
+            let piece = move |p: &str| {
+                let e = json!({
+                    "candidates": [{"content": {"parts": [{"text": p}], "role": "model"}, "index": 0}],
+                    "usageMetadata": {"promptTokenCount": prompt_tokens, "totalTokenCount": prompt_tokens},
+                    "modelVersion": model, "responseId": response_id
+                });
+                format!("data: {e}\r\n\r\n")
+            };
+            text_until_response(Vec::new(), (first, filler, gap, gate, last), piece, rest)
         }
         Reply::CutMidStream(text) => {
             let pieces = split_text(&text, 2);
