@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use serenity::all::{
-    ActionRowComponent, CommandInteraction, ComponentInteraction, Interaction, Message,
-    ModalInteraction,
+    CommandInteraction, ComponentInteraction, Interaction, Message, ModalInteraction,
 };
 
 use super::commands::{self, Slash};
@@ -592,18 +591,7 @@ impl Discord {
         let Some(action_id) = parse_edit_form(&form.data.custom_id) else {
             return (json!({"type": 6}), None);
         };
-        let values: std::collections::BTreeMap<String, String> = form
-            .data
-            .components
-            .iter()
-            .flat_map(|row| row.components.iter())
-            .filter_map(|c| match c {
-                ActionRowComponent::InputText(t) => {
-                    Some((t.custom_id.clone(), t.value.clone().unwrap_or_default()))
-                }
-                _ => None,
-            })
-            .collect();
+        let values = super::project_form::values(form);
         let check = self.agent.check_edit(action_id, &values);
         if let Ok(Ok(Err(errors))) = tokio::time::timeout(AUTOCOMPLETE_BUDGET, check).await {
             if let Ok(Ok(Some(f))) =
