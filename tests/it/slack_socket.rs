@@ -47,8 +47,9 @@ async fn socket_mode_mention_confirm_retry_command_reconnect_and_shutdown() {
         0,
     ));
     bot.slack.wait_ack("env-1", Duration::from_secs(3)).await;
+    // Slack's own bound: an envelope not acknowledged within 3 s is sent again.
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(3),
         "ack took {:?}",
         started.elapsed()
     );
