@@ -1216,7 +1216,10 @@ fn user_message(e: &LlmError) -> String {
                 .unwrap_or_default()
         ),
         LlmError::ContextTooLong => {
-            "This conversation is too long for the model. Start a new thread; your project data is unaffected.".into()
+            "This conversation is too long for the model. Start a new thread; your project data is unaffected. \
+             If a thread's first message gets this answer, the model server's context window is \
+             smaller than the instructions and tools need: an administrator can start it with a \
+             larger one.".into()
         }
         LlmError::Auth(_) => "The language model refused our credentials; an administrator needs to check the API key.".into(),
         LlmError::Timeout(t) => timeout_message(t),

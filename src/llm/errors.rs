@@ -91,7 +91,11 @@ fn classify(
         || lower.contains("context length exceeded")
         || lower.contains("context_length_exceeded")
         || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
-        || lower.contains("prompt is too long");
+        || lower.contains("prompt is too long")
+        // llama.cpp's llama-server: the prompt is larger than the context it was started with.
+        || error.and_then(|e| e.get("type")).and_then(Value::as_str)
+            == Some("exceed_context_size_error")
+        || lower.contains("exceeds the available context size");
     match status {
         429 => {
             let retry_after = retry_after_header
@@ -303,6 +307,13 @@ mod tests {
             r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         );
         assert_eq!(e, LlmError::ContextTooLong);
+        let e = from_http_status(
+            ErrorDialect::OpenAi,
+            400,
+            None,
+            r#"{"error":{"code":400,"message":"request (19724 tokens) exceeds the available context size (16384 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":19724,"n_ctx":16384}}"#,
+        );
+        assert_eq!(e, LlmError::ContextTooLong, "llama-server's own error");
         let e = from_http_status(
             ErrorDialect::OpenAi,
             400,
