@@ -106,9 +106,9 @@ pub struct LlmConfig {
     /// Most tokens the model may write in one answer: a small model caught in a loop would
     /// otherwise write until its context is full, for many minutes on a CPU.
     pub max_output_tokens: u32,
-    /// After a call refused for its arguments, the next request offers only that tool and
-    /// requires a call, so a server that decodes tool calls under their schemas (llama.cpp,
-    /// vLLM, OpenAI) can only write arguments that fit.
+    /// After a call refused for its arguments, the next request asks for that tool's call
+    /// alone, decoded under its schema where the provider can (see `llm::ToolChoice`), so only
+    /// arguments that fit can be written.
     pub constrain_repairs: bool,
     /// Whether the configured models read images (photos of a panel directory, scanned
     /// pages). Off: a photo is answered with how to type or import the circuits instead.

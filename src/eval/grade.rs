@@ -60,6 +60,10 @@ pub struct TurnGrade {
     pub invalid_calls: u32,
     /// Calls identical (tool and arguments) to an earlier call of the turn that failed.
     pub repeated_failing_calls: u32,
+    /// Calls made when a request required one (re-asks after refused arguments).
+    pub constrained_calls: u32,
+    /// Those of them whose arguments were refused.
+    pub constrained_invalid_calls: u32,
     /// The answer text the person saw.
     pub answer: String,
 }
@@ -191,21 +195,32 @@ pub fn grade(
             });
         }
     }
-    let (invalid_calls, repeated_failing_calls) = call_quality(observed, registry);
+    let quality = call_quality(observed, registry);
     TurnGrade {
         findings,
         tool_choice,
         calls: u32::try_from(observed.calls.len()).unwrap_or(u32::MAX),
-        invalid_calls,
-        repeated_failing_calls,
+        invalid_calls: quality.invalid,
+        repeated_failing_calls: quality.repeated,
+        constrained_calls: quality.constrained,
+        constrained_invalid_calls: quality.constrained_invalid,
         answer,
     }
 }
 
-/// Invalid calls and repeats of failed calls among the turn's calls.
-fn call_quality(observed: &Observed, registry: &ToolRegistry) -> (u32, u32) {
-    let mut invalid = 0;
-    let mut repeated = 0;
+/// Counts of a turn's calls that went wrong.
+#[derive(Default)]
+struct CallQuality {
+    invalid: u32,
+    repeated: u32,
+    constrained: u32,
+    constrained_invalid: u32,
+}
+
+/// Invalid calls and repeats of failed calls among the turn's calls, and how the calls made
+/// under a required call fared.
+fn call_quality(observed: &Observed, registry: &ToolRegistry) -> CallQuality {
+    let mut q = CallQuality::default();
     let mut failed: Vec<(String, Value)> = Vec::new();
     for c in &observed.calls {
         let args = parse_args(&c.call.arguments);
@@ -214,17 +229,19 @@ fn call_quality(observed: &Observed, registry: &ToolRegistry) -> (u32, u32) {
             || c.error
                 .as_deref()
                 .is_some_and(|e| e.starts_with("invalid arguments"));
-        if refused {
-            invalid += 1;
+        q.invalid += u32::from(refused);
+        if c.constrained {
+            q.constrained += 1;
+            q.constrained_invalid += u32::from(refused);
         }
         if failed.contains(&key) {
-            repeated += 1;
+            q.repeated += 1;
         }
         if refused || c.failed == Some(true) {
             failed.push(key);
         }
     }
-    (invalid, repeated)
+    q
 }
 
 fn parse_args(text: &str) -> Value {

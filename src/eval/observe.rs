@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 
 use crate::llm::{
-    ChatMessage, ChatProvider, ChatRequest, ChatStream, LlmError, StreamEvent, ToolCall,
+    ChatMessage, ChatProvider, ChatRequest, ChatStream, LlmError, StreamEvent, ToolCall, ToolChoice,
 };
 
 /// One tool call the model made, with its result when a later request carried it.
@@ -20,6 +20,9 @@ pub struct ObservedCall {
     pub failed: Option<bool>,
     /// The result's error text, when it failed.
     pub error: Option<String>,
+    /// Whether the request required a call (a re-ask after refused arguments), which a server
+    /// may decode under the tool's schema.
+    pub constrained: bool,
 }
 
 /// What the model did since the last [`Observer::take`].
@@ -106,6 +109,7 @@ impl ChatProvider for Observing {
         }
         let stream = self.inner.stream(request).await?;
         let observer = self.observer.clone();
+        let constrained = request.tool_choice == ToolChoice::Required;
         Ok(Box::pin(stream.inspect(move |event| {
             let mut log = observer.log();
             match event {
@@ -113,6 +117,7 @@ impl ChatProvider for Observing {
                     call: call.clone(),
                     failed: None,
                     error: None,
+                    constrained,
                 }),
                 Ok(StreamEvent::Usage(u)) => log.observed.prompt_tokens += u.input_tokens,
                 _ => {}

@@ -61,6 +61,15 @@ pub struct Report {
     pub invalid_argument_pct: f64,
     /// Calls repeating a failed call of the same turn over all calls, in percent.
     pub repeated_call_pct: f64,
+    /// Calls made in open requests (the model chose whether to call).
+    pub open_calls: u32,
+    /// Of those, refused for their arguments, in percent.
+    pub open_invalid_pct: f64,
+    /// Calls made when a call was required after refused arguments (decoded under the tool's
+    /// schema where the server supports it).
+    pub constrained_calls: u32,
+    /// Of those, refused for their arguments, in percent.
+    pub constrained_invalid_pct: f64,
     /// Mean model requests per conversation.
     pub model_calls_per_conversation: f64,
     /// Mean prompt tokens per conversation (as the provider reports them).
@@ -99,6 +108,7 @@ impl Report {
     pub fn new(model: String, tools: ToolMode, results: &[ConversationResult]) -> Self {
         let mut by_cat: BTreeMap<&str, CategoryScore> = BTreeMap::new();
         let (mut graded, mut chosen, mut calls, mut invalid, mut repeated) = (0, 0, 0, 0, 0);
+        let (mut constrained, mut constrained_invalid) = (0, 0);
         let mut seconds = Vec::new();
         let mut mistakes = BTreeMap::new();
         let mut misses = Vec::new();
@@ -137,6 +147,8 @@ impl Report {
                 calls += t.grade.calls;
                 invalid += t.grade.invalid_calls;
                 repeated += t.grade.repeated_failing_calls;
+                constrained += t.grade.constrained_calls;
+                constrained_invalid += t.grade.constrained_invalid_calls;
                 seconds.push(t.seconds);
             }
         }
@@ -159,6 +171,16 @@ impl Report {
             tool_calls: calls,
             invalid_argument_pct: failure_rate(invalid as usize, calls as usize),
             repeated_call_pct: failure_rate(repeated as usize, calls as usize),
+            open_calls: calls - constrained,
+            open_invalid_pct: failure_rate(
+                (invalid - constrained_invalid) as usize,
+                (calls - constrained) as usize,
+            ),
+            constrained_calls: constrained,
+            constrained_invalid_pct: failure_rate(
+                constrained_invalid as usize,
+                constrained as usize,
+            ),
             model_calls_per_conversation: round1(
                 results
                     .iter()
@@ -213,6 +235,17 @@ impl Report {
             (
                 "invalid arguments",
                 format!("{:.1}%", self.invalid_argument_pct),
+            ),
+            (
+                "  in open requests",
+                format!("{:.1}% of {}", self.open_invalid_pct, self.open_calls),
+            ),
+            (
+                "  when a call was required",
+                format!(
+                    "{:.1}% of {}",
+                    self.constrained_invalid_pct, self.constrained_calls
+                ),
             ),
             (
                 "repeated failing calls",

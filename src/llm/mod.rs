@@ -189,9 +189,10 @@ pub enum ToolChoice {
     /// The model decides (the default).
     #[default]
     Auto,
-    /// The model must call one of the offered tools. A server that decodes tool calls under a
-    /// grammar built from their schemas (llama.cpp, vLLM, OpenAI) can then only write
-    /// arguments that fit the schema.
+    /// The model must call one of the offered tools, with arguments that fit its schema where
+    /// the provider can enforce it: OpenAI's own service by `tool_choice: "required"`, Gemini
+    /// by `mode: ANY`, an OpenAI-compatible server by a JSON-schema answer format that it
+    /// decodes under a grammar (llama.cpp, vLLM, Ollama).
     Required,
 }
 

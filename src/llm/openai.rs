@@ -18,7 +18,7 @@ use super::text_calls::TextCalls;
 use super::transport::{self, Endpoint, EventDecoder};
 use super::{
     ChatMessage, ChatProvider, ChatRequest, ChatStream, FinishReason, LlmError, StreamEvent,
-    StreamTimeouts, ToolCall, ToolChoice, Usage,
+    StreamTimeouts, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use crate::config::Secret;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
@@ -69,29 +69,31 @@ impl OpenAiProvider {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
-        if !request.tools.is_empty() {
+        let required = request.tool_choice == ToolChoice::Required && !request.tools.is_empty();
+        if required && !self.is_openai_service() {
+            // Compatible servers (llama.cpp, vLLM, Ollama) decode a `json_schema` answer
+            // under a grammar; a required `tool_choice` is not constrained by every chat
+            // template, and llama.cpp refuses a grammar next to `tools`. So the answer itself
+            // must be a call of one offered tool, which `TextCalls` then reads as a call.
+            body["response_format"] = call_format(&request.tools);
+        } else if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
                 .iter()
                 .map(|t| {
-                    let parameters = if t.parameters.is_object() {
-                        t.parameters.as_ref().clone()
-                    } else {
-                        json!({"type": "object", "properties": {}})
-                    };
                     json!({
                         "type": "function",
                         "function": {
                             "name": t.name,
                             "description": t.description,
-                            "parameters": parameters,
+                            "parameters": parameters(t),
                         }
                     })
                 })
                 .collect();
-        }
-        if request.tool_choice == ToolChoice::Required && !request.tools.is_empty() {
-            body["tool_choice"] = json!("required");
+            if required {
+                body["tool_choice"] = json!("required");
+            }
         }
         if let Some(t) = request.temperature.or(self.temperature) {
             body["temperature"] = json!(t);
@@ -102,15 +104,51 @@ impl OpenAiProvider {
         body
     }
 
+    /// Whether this is OpenAI's own service (or Azure's), rather than a compatible server.
+    fn is_openai_service(&self) -> bool {
+        self.base_url.contains("openai.com") || self.base_url.contains("azure")
+    }
+
     /// OpenAI's own service wants the newer name of the output limit (reasoning models reject
     /// the old one); compatible servers know `max_tokens`.
     fn max_key(&self) -> &'static str {
-        if self.base_url.contains("openai.com") || self.base_url.contains("azure") {
+        if self.is_openai_service() {
             "max_completion_tokens"
         } else {
             "max_tokens"
         }
     }
+}
+
+/// A tool's argument schema as sent; a tool without one takes an empty object.
+fn parameters(tool: &ToolSpec) -> Value {
+    if tool.parameters.is_object() {
+        tool.parameters.as_ref().clone()
+    } else {
+        json!({"type": "object", "properties": {}})
+    }
+}
+
+/// A `response_format` whose only valid answers are `{"name", "arguments"}` calls of one of
+/// `tools`, each with arguments that fit its schema.
+fn call_format(tools: &[ToolSpec]) -> Value {
+    let mut calls: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": parameters(t)},
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    let schema = if calls.len() == 1 {
+        calls.remove(0)
+    } else {
+        json!({"anyOf": calls})
+    };
+    json!({"type": "json_schema", "json_schema": {"name": "tool_call", "schema": schema}})
 }
 
 /// Encodes the system instruction and the conversation as Chat Completions messages.
@@ -653,6 +691,70 @@ mod tests {
                 json!({"type": "object", "properties": {}})
             );
         }
+    }
+
+    /// A required call: OpenAI's own service gets `tool_choice: "required"` with the tools; a
+    /// compatible server gets no tools and a `json_schema` answer format whose only valid
+    /// answers are calls of the offered tools with fitting arguments.
+    #[test]
+    fn a_required_call_follows_the_server() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {"x": {"type": "integer"}},
+                "required": ["x"]})
+            .into(),
+        };
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user("q")],
+            tools: vec![spec("f")],
+            tool_choice: ToolChoice::Required,
+            ..ChatRequest::default()
+        };
+        let openai = OpenAiProvider::new(
+            "https://api.openai.com/v1",
+            "m",
+            None,
+            None,
+            Duration::from_secs(5),
+        );
+        let body = openai.encode_request(&req);
+        assert_eq!(body["tool_choice"], "required");
+        assert_eq!(body["tools"][0]["function"]["name"], "f");
+        assert_eq!(body["response_format"], Value::Null);
+
+        let body = provider().encode_request(&req);
+        assert_eq!(
+            body["tools"],
+            Value::Null,
+            "llama.cpp refuses a grammar next to tools"
+        );
+        assert_eq!(body["tool_choice"], Value::Null);
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        let schema = &body["response_format"]["json_schema"]["schema"];
+        assert_eq!(schema["properties"]["name"]["const"], "f");
+        assert_eq!(
+            schema["properties"]["arguments"]["properties"]["x"]["type"],
+            "integer"
+        );
+        assert_eq!(schema["required"], json!(["name", "arguments"]));
+
+        req.tools.push(spec("g"));
+        let body = provider().encode_request(&req);
+        let calls = body["response_format"]["json_schema"]["schema"]["anyOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let names: Vec<&Value> = calls
+            .iter()
+            .map(|c| &c["properties"]["name"]["const"])
+            .collect();
+        assert_eq!(names, [&json!("f"), &json!("g")]);
+
+        req.tool_choice = ToolChoice::Auto;
+        let body = provider().encode_request(&req);
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+        assert_eq!(body["response_format"], Value::Null);
     }
 
     fn run(chunks: &[Value]) -> Vec<StreamEvent> {

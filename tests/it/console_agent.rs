@@ -192,8 +192,9 @@ async fn a_call_written_as_a_fenced_json_block_runs_as_a_call() {
 }
 
 /// A call refused for its arguments is asked for again with only its tool offered and a call
-/// required, which a server decoding under the schema (llama.cpp, vLLM) can only answer with
-/// valid arguments; every request carries the answer-length cap.
+/// required: Gemini's `mode: ANY`, and for an OpenAI-compatible server (llama.cpp, vLLM) an
+/// answer format whose schema admits only that call, which it decodes under a grammar and
+/// writes as text; that text runs as the call. Every request carries the answer-length cap.
 #[tokio::test]
 async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
     for dialect in DIALECTS {
@@ -203,10 +204,15 @@ async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
             "calculator".into(),
             json!({"expr": "1+1"}),
         )]));
-        fake.push(Reply::ToolCalls(vec![(
-            "calculator".into(),
-            json!({"expression": "1+1"}),
-        )]));
+        fake.push(match dialect {
+            // A compatible server asked for a `json_schema` answer writes the call as text.
+            Dialect::OpenAi => {
+                Reply::Text(r#"{"name": "calculator", "arguments": {"expression": "1+1"}}"#.into())
+            }
+            Dialect::Gemini => {
+                Reply::ToolCalls(vec![("calculator".into(), json!({"expression": "1+1"}))])
+            }
+        });
         fake.push(Reply::ToolCalls(vec![(
             "calculator".into(),
             json!({"nope": 1}),
@@ -237,8 +243,24 @@ async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
                 }
             }
         };
+        // OpenAI-compatible servers (the fake is one) get the tool as the answer's schema.
+        let constrained = |r: &Value| -> Vec<String> {
+            let schema = &r["response_format"]["json_schema"]["schema"];
+            schema["properties"]["name"]["const"]
+                .as_str()
+                .map(|n| vec![n.to_string()])
+                .unwrap_or_default()
+        };
+        let tools = |r: &Value| -> Vec<String> {
+            let offered = tools(r);
+            if offered.is_empty() {
+                constrained(r)
+            } else {
+                offered
+            }
+        };
         let required = |r: &Value| match dialect {
-            Dialect::OpenAi => r["tool_choice"] == "required",
+            Dialect::OpenAi => r["response_format"]["type"] == "json_schema",
             Dialect::Gemini => r["toolConfig"]["functionCallingConfig"]["mode"] == "ANY",
         };
         assert!(
@@ -254,6 +276,17 @@ async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
             required(&reqs[1]),
             "{dialect:?}: a call is required: {}",
             reqs[1]
+        );
+        let messages = |r: &Value| match dialect {
+            Dialect::OpenAi => r["messages"].to_string(),
+            Dialect::Gemini => r["contents"].to_string(),
+        };
+        assert!(
+            messages(&reqs[2])
+                .replace('\\', "")
+                .contains(r#""value":2.0"#),
+            "{dialect:?}: the constrained answer ran as the call: {}",
+            messages(&reqs[2])
         );
         // Once per tool and turn: a later refusal of the same tool gets the open offer again.
         assert!(

@@ -199,4 +199,11 @@ async fn each_known_mistake_is_caught_and_scored() {
     );
     assert_eq!(report["invalid_argument_pct"], pct(3.0, calls));
     assert_eq!(report["repeated_call_pct"], pct(2.0, calls));
+    // Its first repeat answered the re-ask that required a call of that tool alone; the
+    // others were open requests.
+    assert_eq!(report["constrained_calls"], 1);
+    assert_eq!(report["constrained_invalid_pct"], 100.0);
+    assert_eq!(report["open_calls"], calls - 1.0);
+    assert_eq!(report["open_invalid_pct"], pct(2.0, calls - 1.0));
+    assert_eq!(right["constrained_calls"], 0);
 }
