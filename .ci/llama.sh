@@ -122,9 +122,11 @@ llama_start() {
   template=$LLAMA_CACHE/src-$LLAMA_VERSION/llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   LLAMA_LOG=$(mktemp -t llama-server.XXXXXX.log)
+  # 32,768 tokens (the models' trained context): with every tool offered the first prompt is
+  # about 19,700 tokens.
   "$LLAMA_BIN" -m "$gguf" --host 127.0.0.1 --port "$port" \
     --jinja --chat-template-file "$template" \
-    -c "${SPARKY_LLAMA_CTX:-16384}" -t "$(nproc)" --parallel 1 \
+    -c "${SPARKY_LLAMA_CTX:-32768}" -t "$(nproc)" --parallel 1 \
     >"$LLAMA_LOG" 2>&1 &
   LLAMA_PID=$!
   local i
