@@ -6,36 +6,28 @@
 //!                   |--write calls--> plan (runner) --> Review (the gate)
 //! ```
 //!
-//! Tools run in [`super::runner`]; proposals, Confirm, Cancel and corrections are the
-//! gate's ([`super::gate`]).
+//! The model's steps are in `turn.rs`; tools run in [`super::runner`]; proposals,
+//! Confirm, Cancel and corrections are the gate's ([`super::gate`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
-use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::context::ContextPolicy;
-use super::effects::{Citation, Effect, EffectSink};
-use super::gate::{PlannedCall, TextAndPending};
-use super::lease::{Admission, Queued, TurnEnd};
+use super::effects::{Effect, EffectSink};
+use super::gate::TextAndPending;
+use super::lease::{Admission, Queued};
 use super::ledger::{InputKind, Ledger};
 use super::limits::TurnLimiter;
-use super::mention;
-use super::request;
 use super::runner::{RunFor, ToolRunner};
 use super::session::{Mode, Session, SessionKey};
+use super::turn::{citation_list, collect_citations};
 use crate::config::{AgentConfig, LimitsConfig};
-use crate::llm::{
-    ChatMessage, ChatProvider, ChatRequest, FinishReason, LlmError, StreamEvent, ToolCall,
-    ToolChoice, ToolResult, Usage,
-};
-use crate::store::{
-    ActionOrigin, AuditEntry, AuditKind, NewMessage, QueuedQuestion, Store, StoreError,
-};
-use crate::tools::{RegisteredTool, ToolError, ToolRegistry};
+use crate::llm::{ChatMessage, ChatProvider, ToolCall};
+use crate::store::{QueuedQuestion, Store, StoreError};
+use crate::tools::{RegisteredTool, ToolRegistry};
 
 pub use super::gate::confirmers_text;
 
@@ -127,7 +119,7 @@ pub struct ModelSettings {
     /// Most tokens per answer; no limit when `None`.
     pub max_output_tokens: Option<u32>,
     /// Whether a call refused for its arguments is asked for again with only its tool offered
-    /// and a call required (see [`ToolChoice::Required`]).
+    /// and a call required (see [`crate::llm::ToolChoice::Required`]).
     pub constrain_repairs: bool,
 }
 
@@ -145,36 +137,20 @@ impl ModelSettings {
 /// The agent: owns every decision between an input and its effects.
 pub struct Agent {
     pub(super) store: Arc<dyn Store>,
-    provider: Option<Arc<dyn ChatProvider>>,
-    tools: Arc<ToolRegistry>,
+    pub(super) provider: Option<Arc<dyn ChatProvider>>,
+    pub(super) tools: Arc<ToolRegistry>,
     pub(super) runner: ToolRunner,
     pub(super) cfg: AgentConfig,
-    model: ModelSettings,
+    pub(super) model: ModelSettings,
     limiter: TurnLimiter,
     admission: Admission,
     /// Every turn and every platform task that leads to one, so shutdown can wait for them
     /// whatever the transport.
     tasks: tokio_util::task::TaskTracker,
-    context: ContextPolicy,
+    pub(super) context: ContextPolicy,
     /// Downloads of attached files and whether the model sees pictures.
     pub(super) intake: super::inbound::FileIntake,
     ledger: Ledger,
-}
-
-/// What one streamed model call produced.
-struct ModelTurn {
-    text: String,
-    calls: Vec<ToolCall>,
-    signature: Option<String>,
-    usage: Usage,
-    finish: FinishReason,
-}
-
-impl ModelTurn {
-    /// Whether the turn has nothing to store or show.
-    fn is_empty(&self) -> bool {
-        self.text.trim().is_empty() && self.calls.is_empty()
-    }
 }
 
 impl Agent {
@@ -482,7 +458,7 @@ impl Agent {
             TextAndPending::Held => return Ok(()),
             TextAndPending::Superseded => {
                 return self
-                    .run_model_with(&session, &input.user, &files, sink)
+                    .run_model_from(&session, &input.user, &files, None, None, sink)
                     .await
             }
             TextAndPending::Continue => {}
@@ -579,14 +555,7 @@ impl Agent {
         .await?;
         sink.emit(Effect::Text {
             text: answer,
-            citations: citations
-                .into_iter()
-                .map(|(section, edition, source)| Citation {
-                    section,
-                    edition,
-                    source,
-                })
-                .collect(),
+            citations: citation_list(&citations),
         })
         .await;
         Ok(())
@@ -623,673 +592,6 @@ impl Agent {
             )
             .await?;
         Ok(())
-    }
-
-    /// Thinking: model calls and read-only tools until an answer, a proposal or a limit.
-    pub(super) async fn run_model(
-        &self,
-        session: &Session,
-        user: &str,
-        sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
-        self.run_model_with(session, user, &super::inbound::TurnFiles::default(), sink)
-            .await
-    }
-
-    /// [`Self::run_model`] with files that join every model request of this turn only.
-    pub(super) async fn run_model_with(
-        &self,
-        session: &Session,
-        user: &str,
-        files: &super::inbound::TurnFiles,
-        sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
-        self.run_model_from(session, user, files, None, None, sink)
-            .await
-    }
-
-    /// [`Self::run_model_with`] from the thread's history when the caller read it already;
-    /// the turn's last write finishes `end`.
-    async fn run_model_from(
-        &self,
-        session: &Session,
-        user: &str,
-        files: &super::inbound::TurnFiles,
-        history: Option<super::window::TurnHistory>,
-        end: Option<&TurnEnd<'_>>,
-        sink: &dyn EffectSink,
-    ) -> Result<(), CoreError> {
-        // Offline, a resolved confirmation needs no follow-up: its outcome was already shown.
-        let Some(provider) = self.provider.clone() else {
-            return Ok(());
-        };
-        // The thread is read once; the turn's own writes are added as it goes.
-        let mut history = match history {
-            Some(read) => read,
-            None => super::window::TurnHistory::load(self.store.as_ref(), session).await?,
-        };
-        // One read of the project serves every request and tool call of the turn.
-        let turn_project = session.project_id.map(|id| {
-            Arc::new(super::turn_project::TurnProject::seen_at(
-                id,
-                history.project_revision(id),
-            ))
-        });
-        let mut ctx = self.tool_context(session, user);
-        ctx.turn_project = turn_project.clone();
-        if self.context.digest_old_results {
-            // What the requests would send of old results is all this turn keeps of them.
-            history.digest_old_results(super::request::WHOLE_RESULT_TURNS);
-        }
-        // A read call repeated in the turn (same tool, same arguments) gets the first call's
-        // result, found by that call's id in the turn's results.
-        let mut cache: HashMap<(String, String), String> = HashMap::new();
-        let mut citations: BTreeSet<(String, Option<i32>, String)> = BTreeSet::new();
-        let mut tool_calls_used = 0u32;
-        let mut usage = Usage::default();
-        let mut model_calls = 0u32;
-        // One silent retry per model call for a turn that failed before showing anything.
-        let mut retried = false;
-        // A step's writes (the model's message, the tool results, their audit rows) wait in
-        // `unsaved` and are stored with the next write of the turn: with the final answer and
-        // the turn's audit row in one statement, or before a proposal. A turn that fails
-        // midway still stores what it did; one cut off by a crash is retold from its input.
-        let mut unsaved = UnsavedSteps::default();
-        // Calls that failed in this turn: sent again unchanged, they are not run again.
-        let mut failed_calls = super::repeats::FailedCalls::default();
-        // A tool whose arguments were refused: the next request asks for it alone (once per
-        // tool and turn).
-        let mut repair: Option<String> = None;
-        let mut repaired: std::collections::HashSet<String> = Default::default();
-        let stepped: Result<Option<(NewMessage, String)>, CoreError> = async {
-            loop {
-                if model_calls >= self.cfg.max_model_calls_per_turn {
-                    sink.emit(Effect::Error {
-                        message: format!(
-                            "I stopped after {model_calls} model calls in this turn without reaching an answer. \
-                             Please narrow the question or ask me to continue."
-                        ),
-                    })
-                    .await;
-                    break;
-                }
-                model_calls += 1;
-                let mut request = request::build(
-                    self.store.as_ref(),
-                    &self.tools,
-                    session,
-                    &mut history,
-                    self.cfg.history_token_budget,
-                    &self.context,
-                    self.model.temperature,
-                    Some(provider.as_ref()),
-                    turn_project.as_deref(),
-                )
-                .await?;
-                files.attach(&mut request);
-                request.max_output_tokens = self.model.max_output_tokens;
-                if let Some(name) = repair.take() {
-                    // Only the tool whose arguments were refused, and a call required: a
-                    // server that decodes under the schema can only write valid arguments.
-                    request.tools = self.tools.specs(&[name.as_str()]);
-                    request.tool_choice = ToolChoice::Required;
-                }
-                sink.emit(Effect::Status {
-                    text: super::activity::THINKING.into(),
-                })
-                .await;
-                let model_call = async {
-                    let called = Instant::now();
-                    let streamed = self.stream_model(provider.as_ref(), request, sink).await;
-                    observe_model_call(&provider.name(), called, &streamed);
-                    streamed
-                };
-                // A summary the window wrote is stored while the model answers.
-                let (saved, streamed) =
-                    tokio::join!(history.save_summary(self.store.as_ref()), model_call);
-                saved?;
-                let turn = match streamed {
-                    Ok(t) => t,
-                    Err(e) => {
-                        sink.emit(Effect::Error {
-                            message: user_message(&e),
-                        })
-                        .await;
-                        break;
-                    }
-                };
-                usage.add(&turn.usage);
-                if !turn.finish.is_normal() || turn.is_empty() {
-                    let retryable = turn.text.trim().is_empty()
-                        && matches!(
-                            turn.finish,
-                            FinishReason::MalformedToolCall
-                                | FinishReason::Stop
-                                | FinishReason::ToolCalls
-                        );
-                    if retryable && !retried {
-                        tracing::warn!(finish = ?turn.finish, "model turn without an answer; asking again");
-                        retried = true;
-                        continue;
-                    }
-                    tracing::warn!(finish = ?turn.finish, text_len = turn.text.len(), "model turn ended without a usable answer");
-                    // What was cut off at the length limit is still an answer; blocked text is not
-                    // kept, and an empty turn is never stored (providers reject empty text).
-                    let keep = turn.finish == FinishReason::Length && !turn.text.trim().is_empty();
-                    if keep {
-                        let cut = ChatMessage::Assistant {
-                            text: turn.text.clone(),
-                            tool_calls: Vec::new(),
-                            thought_signature: turn.signature.clone(),
-                        };
-                        unsaved
-                            .messages
-                            .push(super::history::new_message(&cut, None, None));
-                        unsaved.save(self.store.as_ref(), session.id).await?;
-                        sink.emit(Effect::Text {
-                            text: turn.text.clone(),
-                            citations: citation_list(&citations),
-                        })
-                        .await;
-                    }
-                    sink.emit(Effect::Error {
-                        message: finish_message(turn.finish, !turn.text.trim().is_empty()),
-                    })
-                    .await;
-                    break;
-                }
-                retried = false;
-                // A step's writes (this message, the tool results, their audit rows) are kept
-                // together once its tools ran, so a step cut short leaves no call without its
-                // results.
-                let said = ChatMessage::Assistant {
-                    text: turn.text.clone(),
-                    tool_calls: turn.calls.clone(),
-                    thought_signature: turn.signature.clone(),
-                };
-                let assistant = super::history::new_message(&said, None, None);
-                if turn.calls.is_empty() {
-                    // Stored with the turn's audit row, then shown.
-                    return Ok(Some((assistant, turn.text)));
-                }
-                let mut audits: Vec<AuditEntry> = Vec::new();
-
-                let mut results: Vec<ToolResult> = Vec::new();
-                let mut writes: Vec<PlannedCall> = Vec::new();
-                // Write calls that could not be planned: the card names them.
-                let mut rejected: Vec<ToolResult> = Vec::new();
-                let who = RunFor {
-                    session_id: Some(session.id),
-                    actor: user,
-                };
-                // Set when the model sent a failed call unchanged a second time.
-                let mut give_up: Option<String> = None;
-                for call in &turn.calls {
-                    if tool_calls_used >= self.cfg.max_tool_calls_per_turn {
-                        let r = error_result(
-                            call,
-                            &ToolError::RateLimited(format!(
-                                "left out: the limit of {} tool calls per turn was reached; answer with what you have",
-                                self.cfg.max_tool_calls_per_turn
-                            )),
-                        );
-                        // A change left out is named on the card, so nobody takes the card
-                        // for the whole request.
-                        if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
-                            rejected.push(r.clone());
-                        }
-                        results.push(r);
-                        continue;
-                    }
-                    match failed_calls.verdict(call, self.tools.schema(&call.name)) {
-                        super::repeats::Verdict::Run => {}
-                        super::repeats::Verdict::Instruct(r) => {
-                            results.push(r);
-                            continue;
-                        }
-                        super::repeats::Verdict::Stop { result, message } => {
-                            results.push(result);
-                            give_up.get_or_insert(message);
-                            continue;
-                        }
-                    }
-                    tool_calls_used += 1;
-                    let validated = match self.runner.validate(Some(session.mode), call) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            self.runner.audit_refused(call, &e, who).await?;
-                            if self.model.constrain_repairs
-                                && matches!(e, ToolError::InvalidArguments(_))
-                                && self.tools.get(&call.name).is_some()
-                                && repaired.insert(call.name.clone())
-                            {
-                                repair.get_or_insert_with(|| call.name.clone());
-                            }
-                            let r = error_result(call, &e);
-                            failed_calls.record(call, &r);
-                            if self.tools.get(&call.name).is_some_and(|t| t.writes()) {
-                                rejected.push(r.clone());
-                            }
-                            results.push(r);
-                            continue;
-                        }
-                    };
-                    let tool = match validated.tool {
-                        RegisteredTool::Write(tool) => {
-                            // Later write calls of the turn plan against the earlier ones.
-                            let mut write_ctx = ctx.clone();
-                            write_ctx.planned = Arc::new(
-                                writes
-                                    .iter()
-                                    .flat_map(|w| w.plan.item.changes.iter().cloned())
-                                    .collect(),
-                            );
-                            match self
-                                .runner
-                                .plan(call, tool, &validated.args, &write_ctx, who)
-                                .await
-                            {
-                                Ok(plan) => writes.push(PlannedCall {
-                                    call: call.clone(),
-                                    args: validated.args,
-                                    plan,
-                                }),
-                                Err(e) => {
-                                    let r = error_result(call, &e);
-                                    failed_calls.record(call, &r);
-                                    rejected.push(r.clone());
-                                    results.push(r);
-                                }
-                            }
-                            continue;
-                        }
-                        RegisteredTool::Read(tool) => tool,
-                    };
-                    let cache_key = (call.name.clone(), validated.args.to_string());
-                    let hit = cache.get(&cache_key).and_then(|first| {
-                        results
-                            .iter()
-                            .find(|r| &r.call_id == first)
-                            .or_else(|| history.tool_result(first))
-                            .cloned()
-                    });
-                    let result = match hit {
-                        Some(hit) => ToolResult {
-                            call_id: call.id.clone(),
-                            ..hit
-                        },
-                        None => {
-                            sink.emit(Effect::Status {
-                                text: super::activity::of_tool(&call.name, &validated.args),
-                            })
-                            .await;
-                            let (mut r, audit) = self
-                                .runner
-                                .run_read_deferred(call, tool, validated.args, &ctx, who)
-                                .await;
-                            // The audit row keeps the result as it came from the tool.
-                            audits.push(audit);
-                            // A file goes to the thread, never into the history or the model.
-                            if let Some(file) = super::attachment::take_attachment(&mut r.content) {
-                                sink.emit(Effect::File { file }).await;
-                            }
-                            // What people wrote in the project reaches the model as data.
-                            if !r.is_error {
-                                super::untrusted::fence_tool_result(&mut r.content);
-                            }
-                            cache.insert(cache_key, r.call_id.clone());
-                            r
-                        }
-                    };
-                    failed_calls.record(call, &result);
-                    collect_citations(&result.content, &mut citations);
-                    results.push(result);
-                }
-
-                // The person hears once why the turn stops, before any proposal of the step.
-                let stop = give_up.is_some();
-                if let Some(message) = give_up {
-                    sink.emit(Effect::Error { message }).await;
-                }
-                if !writes.is_empty() {
-                    // The proposal is stored after the steps that led to it.
-                    unsaved.messages.push(assistant);
-                    unsaved.audits.extend(audits);
-                    unsaved.save(self.store.as_ref(), session.id).await?;
-                    self.propose(
-                        session,
-                        user,
-                        ActionOrigin::Model,
-                        writes,
-                        &rejected,
-                        results,
-                        sink,
-                    )
-                    .await?;
-                    break;
-                }
-                // No proposal to carry them: the person hears of failed changes here.
-                for r in &rejected {
-                    sink.emit(Effect::Error {
-                        message: format!(
-                            "The proposed change ({}) could not be prepared: {}",
-                            r.name,
-                            r.content
-                                .get("error")
-                                .and_then(Value::as_str)
-                                .unwrap_or("failed")
-                        ),
-                    })
-                    .await;
-                }
-                let tool_message = ChatMessage::Tool { results };
-                unsaved.messages.push(assistant);
-                unsaved
-                    .messages
-                    .push(super::history::new_message(&tool_message, None, None));
-                unsaved.audits.extend(audits);
-                history.extend([said, tool_message]);
-                if stop {
-                    break;
-                }
-            }
-            Ok(None)
-        }
-        .await;
-        // The thread as read is not needed for the last write: a turn waiting on the pool
-        // for it holds only what it writes.
-        drop(history);
-        drop(cache);
-        let answer = match stepped {
-            Ok(answer) => answer,
-            Err(e) => {
-                if let Err(lost) = unsaved.save(self.store.as_ref(), session.id).await {
-                    tracing::error!(error = %lost, "could not store a failed turn's steps");
-                }
-                return Err(e);
-            }
-        };
-        usage.record(&provider.name());
-        let (answer, shown) = match answer {
-            Some((message, text)) => (Some(message), Some(text)),
-            None => (None, None),
-        };
-        let turn_audit = AuditEntry {
-            session_id: Some(session.id),
-            actor: "model".into(),
-            kind: AuditKind::Execution,
-            tool: Some("model_turn".into()),
-            action_id: None,
-            args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
-            is_error: false,
-            duration_ms: 0,
-            at: Utc::now(),
-        };
-        unsaved.messages.extend(answer);
-        unsaved.audits.push(turn_audit);
-        match end {
-            Some(end) => {
-                end.write(self.store.as_ref(), session.id, &mut unsaved)
-                    .await?
-            }
-            None => unsaved.save(self.store.as_ref(), session.id).await?,
-        }
-        if let Some(text) = shown {
-            sink.emit(Effect::Text {
-                text,
-                citations: citation_list(&citations),
-            })
-            .await;
-        }
-        Ok(())
-    }
-
-    async fn stream_model(
-        &self,
-        provider: &dyn ChatProvider,
-        request: ChatRequest,
-        sink: &dyn EffectSink,
-    ) -> Result<ModelTurn, LlmError> {
-        // Until the first event, the person is told now and then that the model is awaited.
-        let every = Duration::from_secs(self.cfg.waiting_status_secs.max(1));
-        let started = async {
-            let mut stream = provider.stream(&request).await?;
-            let first = stream.next().await;
-            Ok::<_, LlmError>((first, stream))
-        };
-        let (first, rest) = while_waiting(started, every, sink).await?;
-        // Sent: the copy of the history it holds is not kept while the answer streams.
-        drop(request);
-        let mut stream = futures::stream::iter(first).chain(rest);
-        let mut turn = ModelTurn {
-            text: String::new(),
-            calls: Vec::new(),
-            signature: None,
-            usage: Usage::default(),
-            finish: FinishReason::Stop,
-        };
-        while let Some(event) = stream.next().await {
-            match event? {
-                StreamEvent::TextDelta(t) => {
-                    // Model text cannot carry the core's mention markers.
-                    let t = mention::strip(&t);
-                    turn.text.push_str(&t);
-                    sink.emit(Effect::Delta { text: t }).await;
-                }
-                StreamEvent::ToolCall(c) => turn.calls.push(c),
-                StreamEvent::TextSignature(s) => turn.signature = Some(s),
-                StreamEvent::Usage(u) => turn.usage = u,
-                StreamEvent::Done(reason) => {
-                    turn.finish = reason;
-                    break;
-                }
-            }
-        }
-        // Ids must be unique within a turn for results to be matched.
-        let mut seen = std::collections::HashSet::new();
-        for (i, c) in turn.calls.iter_mut().enumerate() {
-            if c.id.is_empty() || !seen.insert(c.id.clone()) {
-                c.id = format!("call_{}_{}", i, uuid::Uuid::new_v4().simple());
-                seen.insert(c.id.clone());
-            }
-        }
-        Ok(turn)
-    }
-}
-
-/// Runs `work`, emitting "waiting for the model (N s)…" every `every` until it ends: a
-/// model server on a CPU may read a long prompt for minutes before its first token, and a
-/// person seeing nothing for that long takes the bot for dead.
-async fn while_waiting<T>(
-    work: impl std::future::Future<Output = T>,
-    every: Duration,
-    sink: &dyn EffectSink,
-) -> T {
-    let started = tokio::time::Instant::now();
-    let mut ticks = tokio::time::interval_at(started + every, every);
-    tokio::pin!(work);
-    loop {
-        tokio::select! {
-            done = &mut work => return done,
-            _ = ticks.tick() => {
-                let secs = started.elapsed().as_secs();
-                sink.emit(Effect::Status {
-                    text: format!("waiting for the model ({secs} s)…"),
-                })
-                .await;
-            }
-        }
-    }
-}
-
-/// Counts a model call, its latency and its tokens by provider.
-fn observe_model_call(provider: &str, started: Instant, result: &Result<ModelTurn, LlmError>) {
-    let m = crate::telemetry::metrics();
-    m.model_seconds
-        .with_label_values(&[provider])
-        .observe(started.elapsed().as_secs_f64());
-    let outcome = if result.is_ok() { "ok" } else { "error" };
-    m.model_calls.with_label_values(&[provider, outcome]).inc();
-    if let Ok(turn) = result {
-        m.tokens
-            .with_label_values(&[provider, "input"])
-            .inc_by(turn.usage.input_tokens);
-        m.tokens
-            .with_label_values(&[provider, "output"])
-            .inc_by(turn.usage.output_tokens);
-    }
-}
-
-/// A turn's writes not stored yet, in the order they happened.
-#[derive(Default)]
-pub(super) struct UnsavedSteps {
-    messages: Vec<NewMessage>,
-    audits: Vec<AuditEntry>,
-}
-
-impl UnsavedSteps {
-    /// Stores them together (one statement on Postgres); nothing is left once stored.
-    async fn save(&mut self, store: &dyn Store, session_id: i64) -> Result<(), StoreError> {
-        if self.messages.is_empty() && self.audits.is_empty() {
-            return Ok(());
-        }
-        store
-            .append_turn_step(session_id, &self.messages, &self.audits)
-            .await?;
-        self.messages.clear();
-        self.audits.clear();
-        Ok(())
-    }
-
-    /// Stores them with the finishing of the turn's input (see [`TurnEnd`]).
-    pub(super) async fn end(
-        &mut self,
-        store: &dyn Store,
-        session_id: i64,
-        input: crate::store::InputFinish<'_>,
-    ) -> Result<bool, StoreError> {
-        let released = store
-            .end_turn(session_id, &self.messages, &self.audits, input)
-            .await?;
-        self.messages.clear();
-        self.audits.clear();
-        Ok(released)
-    }
-}
-
-fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
-    ToolResult {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        content: e.to_json(),
-        is_error: true,
-    }
-}
-
-fn collect_citations(content: &Value, out: &mut BTreeSet<(String, Option<i32>, String)>) {
-    let Some(passages) = content.get("passages").and_then(Value::as_array) else {
-        return;
-    };
-    for p in passages {
-        if let Some(section) = p.get("section").and_then(Value::as_str) {
-            let edition = p
-                .get("edition")
-                .and_then(Value::as_i64)
-                .and_then(|e| i32::try_from(e).ok());
-            let source = p
-                .get("source")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            out.insert((section.to_string(), edition, source));
-        }
-    }
-}
-
-fn user_message(e: &LlmError) -> String {
-    match e {
-        LlmError::RateLimited { retry_after } => format!(
-            "The language model is rate limiting us{}. Your message is saved; please try again shortly.",
-            retry_after
-                .map(|d| format!(" (about {} s)", d.as_secs().max(1)))
-                .unwrap_or_default()
-        ),
-        LlmError::ContextTooLong => {
-            "This conversation is too long for the model. Start a new thread; your project data is unaffected. \
-             If a thread's first message gets this answer, the model server's context window is \
-             smaller than the instructions and tools need: an administrator can start it with a \
-             larger one.".into()
-        }
-        LlmError::Auth(_) => "The language model refused our credentials; an administrator needs to check the API key.".into(),
-        LlmError::Timeout(t) => timeout_message(t),
-        other => format!("The language model failed ({other}). Your message is saved; please try again."),
-    }
-}
-
-/// What the person is told when a model call ran out of time: which bound, and which
-/// setting raises it when the server is only slow.
-fn timeout_message(t: &crate::llm::TimedOut) -> String {
-    let raise = match t.stage.setting() {
-        Some(setting) => format!(
-            " If the model server is just slow (a local model on a CPU can take minutes), an \
-             administrator can raise {setting} in bot-config.toml."
-        ),
-        None => String::new(),
-    };
-    format!(
-        "The language model did not answer in time: {t}. Your message is saved; please try \
-         again.{raise}"
-    )
-}
-
-fn citation_list(citations: &BTreeSet<(String, Option<i32>, String)>) -> Vec<Citation> {
-    citations
-        .iter()
-        .map(|(section, edition, source)| Citation {
-            section: section.clone(),
-            edition: *edition,
-            source: source.clone(),
-        })
-        .collect()
-}
-
-/// What the user is told when a model turn ended without a usable answer; `partial` when
-/// some of its text was already shown.
-fn finish_message(reason: FinishReason, partial: bool) -> String {
-    let incomplete = if partial {
-        " What was shown above is incomplete."
-    } else {
-        ""
-    };
-    match reason {
-        FinishReason::Length if partial => {
-            "The answer was cut off at the model's output limit. Ask me to continue, or ask a narrower question.".into()
-        }
-        FinishReason::Length => {
-            "The model reached its output limit before writing an answer. Please ask a narrower question.".into()
-        }
-        FinishReason::ContentFilter => format!(
-            "The model provider's safety filter blocked this answer.{incomplete} Please rephrase the question."
-        ),
-        FinishReason::Blocklist => format!(
-            "The model provider stopped this answer because it matched a blocked term.{incomplete} Please rephrase the question."
-        ),
-        FinishReason::SensitiveData => format!(
-            "The model provider stopped this answer because it may contain sensitive personal information.{incomplete} Leave personal details out and ask again."
-        ),
-        FinishReason::Recitation => format!(
-            "The model provider stopped this answer because it would have quoted a source word for word.{incomplete} Ask for a summary or the section number instead."
-        ),
-        FinishReason::MalformedToolCall => format!(
-            "The model could not form a valid tool call, even on a second try.{incomplete} Please rephrase the question or ask again."
-        ),
-        FinishReason::Other => format!(
-            "The model stopped without finishing its answer.{incomplete} Please try again."
-        ),
-        FinishReason::Stop | FinishReason::ToolCalls => {
-            "The model returned an empty answer, even on a second try. Please try again or rephrase the question.".into()
-        }
     }
 }
 

@@ -1,19 +1,26 @@
 //! Commands people type or click (`/sparky project use X`, `/sparky tool ...`), handled the same
 //! way on every platform. Adapters parse their own syntax into [`Command`].
 
+mod audit;
+mod members;
+mod project;
+mod tools;
+
 use std::str::FromStr;
 
 use serde_json::{json, Value};
 
-use super::mention::UserRef;
 use super::session::{Mode, SessionKey};
 use super::Agent;
-use super::{CollectSink, Effect, Input, InputAction, Outcome};
 use crate::jurisdiction::site::parse_permit_date;
-use crate::jurisdiction::{for_project, Location, NecEdition, Site};
+use crate::jurisdiction::{Location, NecEdition};
 use crate::nec::units::Edition;
 use crate::project::MemberRole;
 use crate::store::StoreError;
+
+pub use project::use_or_create_project;
+pub(super) use project::{create_project, created, set_site, SET_REFUSED};
+pub use tools::run_tool_once;
 
 /// A platform-neutral command.
 #[derive(Debug, Clone, PartialEq)]
@@ -411,135 +418,6 @@ pub fn spec_opening(mode: Mode, equipment: Option<&str>) -> String {
     }
 }
 
-/// Binds the channel of `key` to the project `name` (created when missing, its creator the
-/// owner), or keeps the channel's project (else "default") when no name is given: the front
-/// ends that start on a project (the console, the command line) use this one rule, built on
-/// the same `project use` and `project create` commands as every platform. Returns the
-/// project's name.
-pub async fn use_or_create_project(
-    agent: &Agent,
-    key: &SessionKey,
-    user: &str,
-    name: Option<&str>,
-) -> Result<String, StoreError> {
-    let store = agent.store();
-    if name.is_none() {
-        if let Some(id) = store
-            .channel_project(&key.platform, &key.workspace, &key.channel)
-            .await?
-        {
-            if let Some(p) = store.project(id).await? {
-                return Ok(p.name);
-            }
-        }
-    }
-    let name = name.unwrap_or("default").to_string();
-    let bind = || execute(agent, key, user, Command::ProjectUse { name: name.clone() });
-    let mut out = bind().await;
-    if out.is_error {
-        let create = Command::ProjectCreate {
-            name: name.clone(),
-            edition: Edition::default(),
-        };
-        out = execute(agent, key, user, create).await;
-        if out.is_error {
-            // It exists (the refusal to bind it says why) or another console just created it.
-            out = bind().await;
-        }
-    }
-    if out.is_error {
-        return Err(StoreError::Conflict(out.text));
-    }
-    Ok(out.json["project"]["name"]
-        .as_str()
-        .unwrap_or(&name)
-        .to_string())
-}
-
-/// Moves the thread of `key` onto `project_id`. A thread keeps the project it started on
-/// when its channel's binding changes elsewhere, but the thread where `project use` or
-/// `project create` is said (or a console restarted with `--project`) works on the project
-/// named from then on: its
-/// next proposals are planned against it, and their cards name and apply to it.
-async fn this_thread_works_on(
-    agent: &Agent,
-    key: &SessionKey,
-    project_id: i64,
-) -> Result<(), StoreError> {
-    let store = agent.store();
-    let session = store.open_thread(key, None).await?;
-    if session.project_id != Some(project_id) {
-        store
-            .set_session_project(session.id, Some(project_id))
-            .await?;
-    }
-    Ok(())
-}
-
-/// Creates the project `name` in the workspace of `key` with its job `site`, `user` its
-/// owner and the channel of `key` bound to it, in one transaction: what `project create` and
-/// the project form both do.
-pub(super) async fn create_project(
-    agent: &Agent,
-    key: &SessionKey,
-    user: &str,
-    name: &str,
-    edition: Edition,
-    site: &Site,
-) -> Result<crate::project::Project, StoreError> {
-    let owner = crate::store::ProjectOwner {
-        user: user.to_string(),
-        channel: key.channel.clone(),
-    };
-    agent
-        .store()
-        .create_owned_project(&key.workspace(), name.trim(), edition, site, &owner)
-        .await
-}
-
-/// What the creator of `p` is told.
-pub(super) fn created(p: &crate::project::Project) -> CommandOutput {
-    let next = if p.site.location.is_none() {
-        " Set where the job is with `project set location STATE`."
-    } else {
-        ""
-    };
-    CommandOutput::ok(
-        format!(
-            "Created project \"{}\" ({}) and bound this channel to it; you are its owner.{next}",
-            p.name,
-            for_project(p).label()
-        ),
-        json!({"type": "project", "project": p}),
-    )
-}
-
-/// Changes the job site of `p` for `user` (owners only): what `project set` and the project
-/// form both do.
-pub(super) async fn set_site(
-    agent: &Agent,
-    platform: &str,
-    user: &str,
-    mut p: crate::project::Project,
-    change: impl FnOnce(&mut Site),
-) -> Result<CommandOutput, StoreError> {
-    let store = agent.store();
-    if store.member_role(p.id, platform, user).await? != Some(MemberRole::Owner) {
-        return Ok(CommandOutput::err(SET_REFUSED));
-    }
-    change(&mut p.site);
-    store.update_project(&p).await?;
-    let code = for_project(&p);
-    Ok(CommandOutput::ok(
-        format!("{}: {}\n{}", p.name, code.label(), code.summary()),
-        json!({"type": "code_in_force", "project": p.name, "site": p.site, "code": code}),
-    ))
-}
-
-/// Why a person who is not an owner cannot change the job site.
-pub(super) const SET_REFUSED: &str =
-    "Only an owner of the project can change where and under which code it is built.";
-
 /// Runs a command for `user` in the conversation `key`.
 pub async fn execute(
     agent: &Agent,
@@ -553,464 +431,57 @@ pub async fn execute(
     }
 }
 
+/// Who runs a command, and where: what every command's handler reads.
+struct Caller<'a> {
+    agent: &'a Agent,
+    key: &'a SessionKey,
+    user: &'a str,
+    /// The project the channel of `key` is bound to.
+    bound: Option<i64>,
+}
+
+/// One handler per command group: `project` ([`project`]), roles ([`members`]), `audit`
+/// ([`audit`]) and the tool commands ([`tools`]).
 async fn run(
     agent: &Agent,
     key: &SessionKey,
     user: &str,
     command: Command,
 ) -> Result<CommandOutput, StoreError> {
-    let store = agent.store();
-    let workspace = key.workspace();
-    let bound = store
+    let bound = agent
+        .store()
         .channel_project(&key.platform, &key.workspace, &key.channel)
         .await?;
-    Ok(match command {
-        Command::Help => {
-            CommandOutput::ok(help_text(), json!({"type": "help", "text": help_text()}))
-        }
-        Command::ProjectCreate { name, edition } => {
-            let p = create_project(agent, key, user, &name, edition, &Site::default()).await?;
-            this_thread_works_on(agent, key, p.id).await?;
-            created(&p)
-        }
-        Command::ProjectForm(_) => CommandOutput::err(PROJECT_USAGE),
-        Command::ProjectUse { name } => {
-            // Another workspace's project is "not found", exactly like a missing one.
-            let Some(p) = store.project_by_name(&workspace, &name).await? else {
-                return Ok(not_found(&name));
-            };
-            if bound == Some(p.id) {
-                this_thread_works_on(agent, key, p.id).await?;
-                return Ok(CommandOutput::ok(
-                    format!("This channel works on project \"{}\".", p.name),
-                    json!({"type": "project", "project": p}),
-                ));
-            }
-            // A project nobody holds a role in (imported, or older than roles) is claimed by
-            // the first person who binds it; of two at once, one.
-            let claimed = store.members(p.id).await?.is_empty()
-                && store.claim_ownerless(p.id, &key.platform, user).await?;
-            let role = store.member_role(p.id, &key.platform, user).await?;
-            if !claimed && !matches!(role, Some(MemberRole::Editor | MemberRole::Owner)) {
-                return Ok(CommandOutput::err(format!(
-                    "Binding a channel to \"{}\" needs the editor or owner role; ask an owner to \
-                     `project grant` you one.",
-                    p.name
-                )));
-            }
-            store
-                .bind_channel(&key.platform, &key.workspace, &key.channel, p.id)
-                .await?;
-            this_thread_works_on(agent, key, p.id).await?;
-            CommandOutput::ok(
-                format!("This channel now works on project \"{}\".", p.name),
-                json!({"type": "project", "project": p}),
-            )
-        }
-        Command::ProjectList => {
-            let list = store.list_projects(&workspace).await?;
-            let text = if list.is_empty() {
-                "No projects yet.".to_string()
-            } else {
-                list.iter()
-                    .map(|p| format!("- {} ({})", p.name, for_project(p).label()))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            CommandOutput::ok(text, json!({"type": "projects", "projects": list}))
-        }
-        Command::Audit { project, limit } => {
-            let p = match project {
-                Some(name) => match store.project_by_name(&workspace, &name).await? {
-                    Some(p) => p,
-                    None => return Ok(not_found(&name)),
-                },
-                None => match bound {
-                    Some(id) => match store.project(id).await? {
-                        Some(p) => p,
-                        None => return Ok(unbound()),
-                    },
-                    None => return Ok(unbound()),
-                },
-            };
-            let role = store.member_role(p.id, &key.platform, user).await?;
-            if !super::audit_log::may_read(role) {
-                return Ok(CommandOutput::err(format!(
-                    "Only owners and editors of project \"{}\" can read its changes.",
-                    p.name
-                )));
-            }
-            let lines = super::audit_log::project_history(store.as_ref(), p.id, limit).await?;
-            CommandOutput::ok(
-                super::audit_log::to_text(&p.name, &lines),
-                super::audit_log::to_json(&p.name, &lines),
-            )
-        }
-        Command::ProjectMembers => {
-            let Some(id) = bound else {
-                return Ok(unbound());
-            };
-            let members = store.members(id).await?;
-            let text = if members.is_empty() {
-                "Nobody holds a role in this project yet.".to_string()
-            } else {
-                members
-                    .iter()
-                    .map(|(u, r)| format!("- {}: {}", UserRef::new(u.as_str()), r.as_str()))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let list: Vec<Value> = members
-                .iter()
-                .map(|(u, r)| json!({"user": u, "role": r}))
-                .collect();
-            CommandOutput::ok(text, json!({"type": "members", "members": list}))
-        }
-        Command::ProjectGrant { user: who, role } => {
-            let id = match owned(agent, key, user, bound).await? {
-                Ok(id) => id,
-                Err(refusal) => return Ok(refusal),
-            };
-            store.set_member_role(id, &key.platform, &who, role).await?;
-            CommandOutput::ok(
-                format!(
-                    "{} is now {} of this project.",
-                    UserRef::new(who.as_str()),
-                    role.as_str()
-                ),
-                json!({"type": "member", "user": who, "role": role}),
-            )
-        }
-        Command::ProjectRevoke { user: who } => {
-            let id = match owned(agent, key, user, bound).await? {
-                Ok(id) => id,
-                Err(refusal) => return Ok(refusal),
-            };
-            let owners = store
-                .members(id)
-                .await?
-                .into_iter()
-                .filter(|(u, r)| *r == MemberRole::Owner && *u != who)
-                .count();
-            if owners == 0 {
-                return Ok(CommandOutput::err(
-                    "A project keeps at least one owner; grant someone else owner first.",
-                ));
-            }
-            let removed = store.remove_member(id, &key.platform, &who).await?;
-            CommandOutput::ok(
-                if removed {
-                    format!(
-                        "{} no longer has a role in this project.",
-                        UserRef::new(who.as_str())
-                    )
-                } else {
-                    format!(
-                        "{} had no role in this project.",
-                        UserRef::new(who.as_str())
-                    )
-                },
-                json!({"type": "member", "user": who, "role": null}),
-            )
-        }
-        Command::ProjectCode => {
-            let Some(id) = bound else {
-                return Ok(unbound());
-            };
-            let Some(p) = store.project(id).await? else {
-                return Ok(unbound());
-            };
-            let code = for_project(&p);
-            CommandOutput::ok(
-                format!("{}: {}\n{}", p.name, code.label(), code.summary()),
-                json!({"type": "code_in_force", "project": p.name, "code": code}),
-            )
-        }
+    let at = Caller {
+        agent,
+        key,
+        user,
+        bound,
+    };
+    match command {
+        Command::Help => Ok(CommandOutput::ok(
+            help_text(),
+            json!({"type": "help", "text": help_text()}),
+        )),
+        Command::ProjectCreate { name, edition } => project::create(&at, &name, edition).await,
+        Command::ProjectForm(_) => Ok(CommandOutput::err(PROJECT_USAGE)),
+        Command::ProjectUse { name } => project::use_named(&at, &name).await,
+        Command::ProjectList => project::list(&at).await,
+        Command::ProjectShow => project::show(&at, false).await,
+        Command::ProjectExport => project::show(&at, true).await,
+        Command::ProjectCode => project::code(&at).await,
         Command::ProjectSetLocation { .. }
         | Command::ProjectSetEdition { .. }
-        | Command::ProjectSetPermitDate { .. } => {
-            let Some(id) = bound else {
-                return Ok(unbound());
-            };
-            let Some(p) = store.project(id).await? else {
-                return Ok(unbound());
-            };
-            set_site(agent, &key.platform, user, p, |site| match command {
-                Command::ProjectSetLocation { location } => site.location = location,
-                Command::ProjectSetEdition { edition } => site.edition_override = edition,
-                Command::ProjectSetPermitDate { date } => site.permit_date = date,
-                _ => {}
-            })
-            .await?
-        }
-        Command::ProjectShow | Command::ProjectExport => {
-            let Some(id) = bound else {
-                return Ok(unbound());
-            };
-            let data = store.load_project(id).await?;
-            if matches!(command, Command::ProjectExport) {
-                let text = serde_json::to_string_pretty(&data).unwrap_or_default();
-                CommandOutput::ok(text, json!({"type": "project_export", "project": data}))
-            } else {
-                CommandOutput::ok(
-                    super::context::project_context(&data),
-                    json!({"type": "project", "project": data.project}),
-                )
-            }
-        }
-        Command::Search { query } => {
-            if agent.tools().get("search_code").is_none() {
-                return Ok(CommandOutput::err(
-                    "Search is not available in this deployment.",
-                ));
-            }
-            let args = json!({ "query": query }).to_string();
-            match run_tool(agent, key, user, "search_code", &args).await {
-                ToolRun::Output {
-                    result,
-                    is_error: false,
-                } => {
-                    let passages = result
-                        .get("passages")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default();
-                    let text = if passages.is_empty() {
-                        format!("Nothing in the knowledge base answers \"{query}\".")
-                    } else {
-                        passages_text(&passages, 5, 400)
-                    };
-                    CommandOutput::ok(
-                        text,
-                        json!({"type": "search", "query": query, "result": result}),
-                    )
-                }
-                other => other.into_output("search_code"),
-            }
-        }
-        Command::Tools => {
-            let list: Vec<Value> = agent
-                .tools()
-                .all()
-                .map(|t| json!({"name": t.name(), "description": t.description(), "writes": t.writes(), "schema": t.schema()}))
-                .collect();
-            let text = agent
-                .tools()
-                .all()
-                .map(|t| {
-                    format!(
-                        "- {}{}: {}",
-                        t.name(),
-                        if t.writes() { " (change)" } else { "" },
-                        t.description()
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            CommandOutput::ok(text, json!({"type": "tools", "tools": list}))
-        }
-        Command::Tool { name, args } => run_tool(agent, key, user, &name, &args)
-            .await
-            .into_output(&name),
-        Command::Report { kind, format } => {
-            let args = match &kind {
-                crate::report::ReportKind::Panel { panel } => {
-                    json!({"document": "panel_schedule", "panel": panel, "format": format})
-                }
-                crate::report::ReportKind::Inspection => {
-                    json!({"document": "inspection", "format": format})
-                }
-                crate::report::ReportKind::Load => {
-                    json!({"document": "load_calculation", "format": format})
-                }
-                crate::report::ReportKind::Energy => {
-                    json!({"document": "energy_budget", "format": format})
-                }
-            };
-            match run_tool(agent, key, user, "send_report", &args.to_string()).await {
-                ToolRun::Output {
-                    mut result,
-                    is_error: false,
-                } => {
-                    let file = super::attachment::take_attachment(&mut result);
-                    let v = &result;
-                    let mut text = format!(
-                        "{} ({} page{}, {}): {}",
-                        v["document"].as_str().unwrap_or("Report"),
-                        v["pages"],
-                        if v["pages"] == 1 { "" } else { "s" },
-                        format.extension().to_uppercase(),
-                        v["summary"].as_str().unwrap_or_default()
-                    );
-                    // What the file leaves out ("showing pages 1–10 of 143; …").
-                    if let Some(limits) = v["limits"].as_str() {
-                        text.push_str(&format!(" ({limits})"));
-                    }
-                    let mut out =
-                        CommandOutput::ok(text, json!({"type": "report", "result": result}));
-                    out.files.extend(file);
-                    out
-                }
-                other => other.into_output("send_report"),
-            }
-        }
-    })
-}
-
-/// What a tool command produced, from the effects the core emitted for it.
-enum ToolRun {
-    /// A result (a read tool's, or an error before anything was proposed).
-    Output { result: Value, is_error: bool },
-    /// A write was proposed: it waits for Confirm.
-    Proposed {
-        action_id: String,
-        items: Vec<crate::store::ActionItem>,
-    },
-    /// The core refused or failed.
-    Error(String),
-}
-
-impl ToolRun {
-    fn into_output(self, name: &str) -> CommandOutput {
-        match self {
-            ToolRun::Output {
-                result,
-                is_error: false,
-            } => CommandOutput::ok(
-                serde_json::to_string_pretty(&result).unwrap_or_default(),
-                json!({"type": "tool_result", "tool": name, "result": result}),
-            ),
-            ToolRun::Output { result, .. } => CommandOutput::err(
-                result
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the tool failed")
-                    .to_string(),
-            ),
-            ToolRun::Proposed { action_id, items } => {
-                let summaries: Vec<String> = items.into_iter().map(|i| i.summary).collect();
-                CommandOutput::ok(
-                format!(
-                    "Proposed ({action_id}): {}. Confirm with `confirm {action_id}` or cancel with `cancel {action_id}`.",
-                    summaries.join("; ")
-                ),
-                json!({"type": "proposal", "tool": name, "action_id": action_id, "items": summaries}),
-            )
-            }
-            ToolRun::Error(m) => CommandOutput::err(m),
-        }
+        | Command::ProjectSetPermitDate { .. } => project::set(&at, command).await,
+        Command::ProjectMembers => members::list(&at).await,
+        Command::ProjectGrant { user: who, role } => members::grant(&at, &who, role).await,
+        Command::ProjectRevoke { user: who } => members::revoke(&at, &who).await,
+        Command::Audit { project, limit } => audit::run(&at, project, limit).await,
+        Command::Tools => Ok(tools::list(agent)),
+        Command::Tool { name, args } => Ok(tools::tool(&at, &name, &args).await),
+        Command::Search { query } => tools::search(&at, &query).await,
+        Command::Report { kind, format } => Ok(tools::report(&at, &kind, format).await),
     }
-}
-
-/// Runs a tool command through the core (the one tool runner and, for writes, the gate).
-async fn run_tool(agent: &Agent, key: &SessionKey, user: &str, name: &str, args: &str) -> ToolRun {
-    let sink = CollectSink::default();
-    let input = Input {
-        key: key.clone(),
-        user: user.to_string(),
-        event_id: None,
-        action: InputAction::Tool {
-            name: name.to_string(),
-            args: args.to_string(),
-        },
-    };
-    if let Err(e) = agent.handle(input, &sink).await {
-        return ToolRun::Error(e.to_string());
-    }
-    let mut out = ToolRun::Error("the tool produced no result".into());
-    for effect in sink.take() {
-        match effect {
-            Effect::ToolOutput {
-                result, is_error, ..
-            } => out = ToolRun::Output { result, is_error },
-            Effect::Confirmation {
-                action_id, items, ..
-            } => out = ToolRun::Proposed { action_id, items },
-            Effect::Error { message } => out = ToolRun::Error(message),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Runs a tool once for a script or terminal (`sparky tool`): a write is proposed like any
-/// other and then confirmed as `user` when `approve` says so (`--yes`, or a person's answer at
-/// the terminal), or cancelled; both are audited under `user`.
-pub async fn run_tool_once(
-    agent: &Agent,
-    key: &SessionKey,
-    user: &str,
-    name: &str,
-    args: &str,
-    approve: impl FnOnce(&[crate::store::ActionItem]) -> bool,
-) -> CommandOutput {
-    let (action_id, items) = match run_tool(agent, key, user, name, args).await {
-        ToolRun::Proposed { action_id, items } => (action_id, items),
-        other => return other.into_output(name),
-    };
-    let confirm = approve(&items);
-    let sink = CollectSink::default();
-    let input = Input {
-        key: key.clone(),
-        user: user.to_string(),
-        event_id: None,
-        action: if confirm {
-            InputAction::Confirm {
-                action_id: Some(action_id.clone()),
-            }
-        } else {
-            InputAction::Cancel {
-                action_id: Some(action_id.clone()),
-            }
-        },
-    };
-    if let Err(e) = agent.handle(input, &sink).await {
-        return CommandOutput::err(e.to_string());
-    }
-    let summary: Vec<String> = items.iter().map(|i| i.summary.clone()).collect();
-    if !confirm {
-        let result = json!({"status": "not_confirmed", "summary": summary.join("; ")});
-        return CommandOutput::ok(
-            serde_json::to_string_pretty(&result).unwrap_or_default(),
-            json!({"type": "tool_result", "tool": name, "result": result}),
-        );
-    }
-    let mut out = CommandOutput::err("the confirmed change produced no result");
-    for effect in sink.take() {
-        match effect {
-            Effect::ToolOutput {
-                result, is_error, ..
-            } => out = ToolRun::Output { result, is_error }.into_output(name),
-            Effect::Resolved {
-                outcome: Outcome::Outdated,
-                details,
-                ..
-            } => out = CommandOutput::err(details.join("\n")),
-            Effect::Error { message } => out = CommandOutput::err(message),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The bound project when `user` owns it; otherwise the refusal to show.
-async fn owned(
-    agent: &Agent,
-    key: &SessionKey,
-    user: &str,
-    bound: Option<i64>,
-) -> Result<Result<i64, CommandOutput>, StoreError> {
-    let Some(id) = bound else {
-        return Ok(Err(unbound()));
-    };
-    let role = agent.store().member_role(id, &key.platform, user).await?;
-    Ok(if role == Some(MemberRole::Owner) {
-        Ok(id)
-    } else {
-        Err(CommandOutput::err(
-            "Only an owner of the project can change roles.",
-        ))
-    })
 }
 
 fn not_found(name: &str) -> CommandOutput {

@@ -177,111 +177,13 @@ impl Agent {
             text: "reading the attached files".into(),
         })
         .await;
-        let intake = &self.intake;
-        let can_see = intake.vision && self.has_model();
-        let mut placeholders = Vec::new();
-        let mut refusals = Vec::new();
-        let mut turn = TurnFiles::default();
-        // Pictures (and scans) the model would have to see.
-        let mut pictures = Vec::new();
-        if let Err(e) = intake::check_count(files.len(), &intake.limits) {
-            refusals.push(format!("{e}; send them in smaller batches"));
-            placeholders.extend(files.iter().map(|f| format!("[not read: {}]", f.name)));
-        } else {
-            let source = intake::download::Source {
-                hosts: intake
-                    .hosts
-                    .get(&input.key.platform)
-                    .map_or(&[], Vec::as_slice),
-                bearer: intake.tokens.get(&input.key.platform).map(Secret::expose),
-            };
-            for f in files {
-                let got = intake::download::fetch(&intake.client, f, source, &intake.limits).await;
-                let mut scan_bytes = Vec::new();
-                let read = match got {
-                    Ok(file) => {
-                        let size = file.bytes.len();
-                        let c = intake::classify(&file, &intake.limits).await;
-                        if matches!(c, Ok(Content::ScannedPdf { .. })) {
-                            scan_bytes = file.bytes;
-                        }
-                        c.map(|c| (c, size))
-                    }
-                    Err(e) => Err(e),
-                };
-                match read {
-                    Ok((Content::Image { name, mime, bytes }, size)) => {
-                        placeholders.push(format!("[photo: {name}, {}]", human_size(size)));
-                        pictures.push(name);
-                        turn.images.push(ImagePart {
-                            mime: mime.to_string(),
-                            bytes,
-                        });
-                    }
-                    Ok((
-                        Content::PdfText {
-                            name,
-                            text,
-                            clipped,
-                        },
-                        size,
-                    )) => {
-                        placeholders.push(format!(
-                            "[PDF: {name}, {}; its text was read in that turn only]",
-                            human_size(size)
-                        ));
-                        let source = if clipped {
-                            format!("attached PDF {name} (clipped)")
-                        } else {
-                            format!("attached PDF {name}")
-                        };
-                        turn.documents.push(format!(
-                            "[{}]\n{}",
-                            untrusted::LABEL,
-                            untrusted::delimit(&source, &text)
-                        ));
-                    }
-                    Ok((Content::ScannedPdf { name }, size)) if can_see => {
-                        // Drawn by a reader process within the budget, not on these threads.
-                        let rendered = intake::pages::read(&name, scan_bytes, &intake.limits).await;
-                        match rendered {
-                            Ok(Some(pages)) => {
-                                placeholders.push(format!(
-                                    "[scanned PDF: {name}, {}; {} sent as pictures]",
-                                    human_size(size),
-                                    pages_sent(pages.pngs.len(), pages.total)
-                                ));
-                                pictures.push(name);
-                                turn.images
-                                    .extend(pages.pngs.into_iter().map(|bytes| ImagePart {
-                                        mime: "image/png".into(),
-                                        bytes,
-                                    }));
-                            }
-                            Ok(None) => {
-                                placeholders.push(format!("[not read: {name}]"));
-                                refusals.push(scan_message(&name));
-                            }
-                            Err(e) => {
-                                placeholders.push(format!("[not read: {name}]"));
-                                refusals.push(e.to_string());
-                            }
-                        }
-                    }
-                    Ok((Content::ScannedPdf { name }, size)) => {
-                        placeholders.push(format!(
-                            "[scanned PDF: {name}, {}; not read]",
-                            human_size(size)
-                        ));
-                        pictures.push(name);
-                    }
-                    Err(e) => {
-                        placeholders.push(format!("[not read: {}]", f.name));
-                        refusals.push(e.to_string());
-                    }
-                }
-            }
-        }
+        let can_see = self.intake.vision && self.has_model();
+        let ReadFiles {
+            placeholders,
+            refusals,
+            turn,
+            pictures,
+        } = self.read_files(input, files, can_see).await;
         let stored = with_placeholders(&text, &placeholders);
         if !refusals.is_empty() {
             sink.emit(Effect::Error {
@@ -330,6 +232,140 @@ impl Agent {
         }
         Ok(Prepared::Go(stored, turn))
     }
+
+    /// Downloads and reads `files`, within the limit on their number.
+    async fn read_files(&self, input: &Input, files: &[FileRef], can_see: bool) -> ReadFiles {
+        let intake = &self.intake;
+        let mut read = ReadFiles::default();
+        if let Err(e) = intake::check_count(files.len(), &intake.limits) {
+            read.refusals
+                .push(format!("{e}; send them in smaller batches"));
+            read.placeholders
+                .extend(files.iter().map(|f| format!("[not read: {}]", f.name)));
+            return read;
+        }
+        let source = intake::download::Source {
+            hosts: intake
+                .hosts
+                .get(&input.key.platform)
+                .map_or(&[], Vec::as_slice),
+            bearer: intake.tokens.get(&input.key.platform).map(Secret::expose),
+        };
+        for f in files {
+            self.read_file(f, source, can_see, &mut read).await;
+        }
+        read
+    }
+
+    /// Downloads and reads one file: a picture or a scan the model sees, a PDF's text, or the
+    /// reason it was not read.
+    async fn read_file(
+        &self,
+        f: &FileRef,
+        source: intake::download::Source<'_>,
+        can_see: bool,
+        out: &mut ReadFiles,
+    ) {
+        let got =
+            intake::download::fetch(&self.intake.client, f, source, &self.intake.limits).await;
+        let mut scan_bytes = Vec::new();
+        let read = match got {
+            Ok(file) => {
+                let size = file.bytes.len();
+                let c = intake::classify(&file, &self.intake.limits).await;
+                if matches!(c, Ok(Content::ScannedPdf { .. })) {
+                    scan_bytes = file.bytes;
+                }
+                c.map(|c| (c, size))
+            }
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok((Content::Image { name, mime, bytes }, size)) => {
+                out.placeholders
+                    .push(format!("[photo: {name}, {}]", human_size(size)));
+                out.pictures.push(name);
+                out.turn.images.push(ImagePart {
+                    mime: mime.to_string(),
+                    bytes,
+                });
+            }
+            Ok((
+                Content::PdfText {
+                    name,
+                    text,
+                    clipped,
+                },
+                size,
+            )) => {
+                out.placeholders.push(format!(
+                    "[PDF: {name}, {}; its text was read in that turn only]",
+                    human_size(size)
+                ));
+                let source = if clipped {
+                    format!("attached PDF {name} (clipped)")
+                } else {
+                    format!("attached PDF {name}")
+                };
+                out.turn.documents.push(format!(
+                    "[{}]\n{}",
+                    untrusted::LABEL,
+                    untrusted::delimit(&source, &text)
+                ));
+            }
+            Ok((Content::ScannedPdf { name }, size)) if can_see => {
+                // Drawn by a reader process within the budget, not on these threads.
+                let rendered = intake::pages::read(&name, scan_bytes, &self.intake.limits).await;
+                match rendered {
+                    Ok(Some(pages)) => {
+                        out.placeholders.push(format!(
+                            "[scanned PDF: {name}, {}; {} sent as pictures]",
+                            human_size(size),
+                            pages_sent(pages.pngs.len(), pages.total)
+                        ));
+                        out.pictures.push(name);
+                        out.turn
+                            .images
+                            .extend(pages.pngs.into_iter().map(|bytes| ImagePart {
+                                mime: "image/png".into(),
+                                bytes,
+                            }));
+                    }
+                    Ok(None) => {
+                        out.placeholders.push(format!("[not read: {name}]"));
+                        out.refusals.push(scan_message(&name));
+                    }
+                    Err(e) => {
+                        out.placeholders.push(format!("[not read: {name}]"));
+                        out.refusals.push(e.to_string());
+                    }
+                }
+            }
+            Ok((Content::ScannedPdf { name }, size)) => {
+                out.placeholders.push(format!(
+                    "[scanned PDF: {name}, {}; not read]",
+                    human_size(size)
+                ));
+                out.pictures.push(name);
+            }
+            Err(e) => {
+                out.placeholders.push(format!("[not read: {}]", f.name));
+                out.refusals.push(e.to_string());
+            }
+        }
+    }
+}
+
+/// What the files of one message came to.
+#[derive(Default)]
+struct ReadFiles {
+    /// One line per file for the stored message.
+    placeholders: Vec<String>,
+    /// Why files were not read, told in the thread.
+    refusals: Vec<String>,
+    turn: TurnFiles,
+    /// Pictures (and scans) the model would have to see.
+    pictures: Vec<String>,
 }
 
 /// The person's text followed by one placeholder line per file.

@@ -129,29 +129,7 @@ impl Admission {
         // Registered before the first try, so a holder's wake-up after it is not missed.
         let mut notified = Box::pin(waker.notify().notified());
         notified.as_mut().enable();
-        // With a turn slot free, a thread that is free too starts the input as it is queued.
-        let permit = self.turns.clone().try_acquire_owned().ok();
-        let queued = self
-            .store
-            .enqueue_and_start(
-                &NewQueuedInput {
-                    session_id,
-                    platform: input.key.platform.clone(),
-                    user: input.user.clone(),
-                    event_id: input.event_id.clone(),
-                    action: encode(&input.action),
-                    waiter_until: self.lease_until(),
-                    // Stored only if the input starts now, so only asked for then.
-                    question: permit
-                        .as_ref()
-                        .and_then(|_| agent.question_at_start(&input)),
-                },
-                &owner,
-                self.lease_until(),
-                Utc::now(),
-                permit.is_some(),
-            )
-            .await?;
+        let (queued, permit) = self.enqueue(agent, session_id, &input, &owner).await?;
         let Some(Enqueued {
             input: mine,
             lease: first_try,
@@ -235,6 +213,38 @@ impl Admission {
                 }
             }
         }
+    }
+
+    /// Queues `input` for `owner`. With a turn slot free, a thread that is free too starts the
+    /// input as it is queued, and the slot comes back with it. `None`: a duplicate event.
+    async fn enqueue(
+        &self,
+        agent: &Agent,
+        session_id: i64,
+        input: &Input,
+        owner: &str,
+    ) -> Result<(Option<Enqueued>, Option<OwnedSemaphorePermit>), CoreError> {
+        let permit = self.turns.clone().try_acquire_owned().ok();
+        let queued = self
+            .store
+            .enqueue_and_start(
+                &NewQueuedInput {
+                    session_id,
+                    platform: input.key.platform.clone(),
+                    user: input.user.clone(),
+                    event_id: input.event_id.clone(),
+                    action: encode(&input.action),
+                    waiter_until: self.lease_until(),
+                    // Stored only if the input starts now, so only asked for then.
+                    question: permit.as_ref().and_then(|_| agent.question_at_start(input)),
+                },
+                owner,
+                self.lease_until(),
+                Utc::now(),
+                permit.is_some(),
+            )
+            .await?;
+        Ok((queued, permit))
     }
 
     /// Serves the inbox of every thread left without a live waiter or holder (a process died
@@ -631,7 +641,7 @@ impl TurnEnd<'_> {
         &self,
         store: &dyn Store,
         session_id: i64,
-        steps: &mut super::agent::UnsavedSteps,
+        steps: &mut super::turn::UnsavedSteps,
     ) -> Result<(), crate::store::StoreError> {
         let released = steps.end(store, session_id, self.input).await?;
         // Only the turn's last write finishes its input, so this is the one set.

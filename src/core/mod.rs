@@ -4,6 +4,8 @@
 //! Layer: the core, under `platforms`. It may import `tools`, the domain engines (`nec`, `project`,
 //! `jurisdiction`, `report`, `rag`), `store`, `llm`, `config` and `domain`, and never a platform.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod activity;
 pub mod addressing;
 pub mod agent;
@@ -36,6 +38,7 @@ pub mod starters;
 pub mod suggest;
 pub mod summary;
 pub mod tool_router;
+mod turn;
 pub mod window;
 pub mod write_intent;
 
