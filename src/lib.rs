@@ -15,7 +15,7 @@
 //! ```
 //!
 //! `app`, `service` (the running `sparky serve`) and `main.rs` are the shell around them;
-//! `config`, `telemetry`, `http_policy`, `retry_after` and `pdf` (reading PDFs within limits) are the foundation any
+//! `config`, `telemetry`, `http_policy`, `retry_after`, `json_decode` and `pdf` (reading PDFs within limits) are the foundation any
 //! layer may use.
 
 pub mod app;
@@ -25,6 +25,7 @@ pub mod domain;
 pub mod eval;
 pub mod http_policy;
 pub mod intake;
+pub mod json_decode;
 pub mod jurisdiction;
 pub mod llm;
 pub mod nec;
