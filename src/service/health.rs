@@ -98,4 +98,3 @@ async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
     };
     (code, body)
 }
-

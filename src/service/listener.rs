@@ -80,4 +80,3 @@ pub(super) async fn serve_http(
     let _ = tokio::time::timeout(limits.grace, graceful.shutdown()).await;
     Ok(())
 }
-

@@ -83,8 +83,7 @@ impl Service {
         let config = &app.config;
         let stopping = Arc::new(ShuttingDown::default());
         let states = Arc::new(Platforms::default());
-        let mut router =
-            health::router_with(app.store.clone(), stopping.clone(), states.clone());
+        let mut router = health::router_with(app.store.clone(), stopping.clone(), states.clone());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         if config.discord.enabled {

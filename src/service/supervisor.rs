@@ -142,4 +142,3 @@ pub enum PlatformFailure {
     #[error("{0}")]
     Transient(String),
 }
-
