@@ -14,8 +14,8 @@
 //!                                 and store -> domain
 //! ```
 //!
-//! `app`, `server` and `main.rs` are the shell around them; `config`, `telemetry`,
-//! `http_policy`, `server_wait` and `pdf` (reading PDFs within limits) are the foundation any
+//! `app`, `service` (the running `sparky serve`) and `main.rs` are the shell around them;
+//! `config`, `telemetry`, `http_policy`, `retry_after`, `json_decode` and `pdf` (reading PDFs within limits) are the foundation any
 //! layer may use.
 
 pub mod app;
@@ -25,6 +25,7 @@ pub mod domain;
 pub mod eval;
 pub mod http_policy;
 pub mod intake;
+pub mod json_decode;
 pub mod jurisdiction;
 pub mod llm;
 pub mod nec;
@@ -33,9 +34,8 @@ pub mod platforms;
 pub mod project;
 pub mod rag;
 pub mod report;
-pub mod serve;
-pub mod server;
-pub mod server_wait;
+pub mod retry_after;
+pub mod service;
 pub mod services;
 pub mod store;
 pub mod telemetry;

@@ -377,9 +377,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Cmd::Serve => {
-            sparky::serve::Server::bind(config)
+            sparky::service::Service::bind(config)
                 .await?
-                .run(sparky::server::shutdown_signal())
+                .run(sparky::service::shutdown_signal())
                 .await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -127,9 +127,9 @@ fn classify(
 }
 
 /// Parses `Retry-After` as delta-seconds (fractions allowed) or an HTTP date, validated and
-/// capped by [`crate::server_wait`].
+/// capped by [`crate::retry_after`].
 pub fn parse_retry_after_header(value: &str) -> Option<Duration> {
-    crate::server_wait::parse_retry_after(value)
+    crate::retry_after::parse_retry_after(value)
 }
 
 /// `ErrorInfo.reason` values of a google.rpc.Status error.
@@ -164,7 +164,7 @@ fn gemini_retry_delay(error: &Value) -> Option<Duration> {
 
 /// Parses a protobuf JSON duration such as "17s" or "1.5s".
 pub fn parse_proto_duration(text: &str) -> Option<Duration> {
-    crate::server_wait::parse_secs(text.trim().strip_suffix('s')?)
+    crate::retry_after::parse_secs(text.trim().strip_suffix('s')?)
 }
 
 /// Maps a reqwest failure (sending, or reading the body) to a typed error. The only timeout

@@ -305,94 +305,124 @@ impl GeminiStreamDecoder {
         Self::default()
     }
 
-    /// Handles one `GenerateContentResponse`.
+    /// Handles one `GenerateContentResponse`. A field of the wrong type is a protocol error
+    /// naming its path.
     pub fn feed_chunk(
         &mut self,
         chunk: &Value,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), LlmError> {
-        if !chunk.is_object() {
-            return Err(LlmError::Protocol("response chunk is not an object".into()));
+        let chunk = crate::json_decode::from_value::<ChunkWire>(chunk)
+            .map_err(|e| LlmError::Protocol(format!("malformed response chunk {e}")))?;
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            return Err(errors::from_stream_error(ErrorDialect::Gemini, &error));
         }
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(errors::from_stream_error(ErrorDialect::Gemini, error));
-        }
-        if let Some(reason) = chunk
-            .pointer("/promptFeedback/blockReason")
-            .and_then(Value::as_str)
-        {
-            self.finish = Some(match map_finish(reason) {
+        if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
+            self.finish = Some(match map_finish(&reason) {
                 r if r.is_normal() => FinishReason::ContentFilter,
                 r => r,
             });
         }
-        if let Some(candidate) = chunk
-            .get("candidates")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        {
-            let parts = candidate
-                .pointer("/content/parts")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
+        if let Some(candidate) = chunk.candidates.unwrap_or_default().into_iter().next() {
+            let parts = candidate.content.and_then(|c| c.parts).unwrap_or_default();
             for part in parts {
-                let signature = part
-                    .get("thoughtSignature")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
-                    let name = call
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    let arguments = match call.get("args") {
+                let signature = part.thought_signature;
+                if let Some(call) = part.function_call {
+                    let arguments = match call.args {
                         Some(v @ Value::Object(_)) => v.to_string(),
                         _ => "{}".to_string(),
                     };
                     let id = call
-                        .get("id")
-                        .and_then(Value::as_str)
+                        .id
                         .filter(|s| !s.is_empty())
-                        .map(str::to_string)
                         .unwrap_or_else(|| transport::local_call_id(self.calls));
                     self.calls += 1;
                     out.push(StreamEvent::ToolCall(ToolCall {
                         id,
-                        name,
+                        name: call.name.unwrap_or_default(),
                         arguments,
                         thought_signature: signature,
                     }));
                     continue;
                 }
-                let thought = part
-                    .get("thought")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    if !thought && !text.is_empty() {
-                        out.push(StreamEvent::TextDelta(text.to_string()));
+                if let Some(text) = part.text {
+                    if !part.thought.unwrap_or(false) && !text.is_empty() {
+                        out.push(StreamEvent::TextDelta(text));
                     }
                 }
                 if let Some(sig) = signature {
                     out.push(StreamEvent::TextSignature(sig));
                 }
             }
-            if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
-                self.finish = Some(map_finish(reason));
+            if let Some(reason) = candidate.finish_reason {
+                self.finish = Some(map_finish(&reason));
             }
         }
-        if let Some(usage) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+        if let Some(usage) = chunk.usage_metadata {
+            let get = |n: Option<u64>| n.unwrap_or(0);
             self.usage = Some(Usage {
-                input_tokens: get("promptTokenCount"),
-                cached_input_tokens: get("cachedContentTokenCount"),
-                output_tokens: get("candidatesTokenCount") + get("thoughtsTokenCount"),
+                input_tokens: get(usage.prompt_token_count),
+                cached_input_tokens: get(usage.cached_content_token_count),
+                output_tokens: get(usage.candidates_token_count) + get(usage.thoughts_token_count),
             });
         }
         Ok(())
     }
+}
+
+/// A `GenerateContentResponse`, as far as it is read. Every field may be absent or null; one
+/// of another type is an error naming its path.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChunkWire {
+    error: Option<Value>,
+    prompt_feedback: Option<PromptFeedbackWire>,
+    candidates: Option<Vec<CandidateWire>>,
+    usage_metadata: Option<UsageWire>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedbackWire {
+    block_reason: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CandidateWire {
+    content: Option<ContentWire>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ContentWire {
+    parts: Option<Vec<PartWire>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartWire {
+    text: Option<String>,
+    thought: Option<bool>,
+    thought_signature: Option<String>,
+    function_call: Option<FunctionCallWire>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct FunctionCallWire {
+    id: Option<String>,
+    name: Option<String>,
+    /// An object; anything else is read as no arguments.
+    args: Option<Value>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageWire {
+    prompt_token_count: Option<u64>,
+    cached_content_token_count: Option<u64>,
+    candidates_token_count: Option<u64>,
+    thoughts_token_count: Option<u64>,
 }
 
 impl EventDecoder for GeminiStreamDecoder {
@@ -401,8 +431,8 @@ impl EventDecoder for GeminiStreamDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Protocol(format!("invalid chunk JSON: {e}")))?;
+        let value: Value = crate::json_decode::from_str(data)
+            .map_err(|e| LlmError::Protocol(format!("invalid chunk JSON {e}")))?;
         match &value {
             Value::Array(items) => items.iter().try_for_each(|i| self.feed_chunk(i, out)),
             other => self.feed_chunk(other, out),
@@ -454,6 +484,23 @@ mod tests {
     use super::*;
     use crate::llm::ToolResult;
     use std::time::Duration;
+
+    #[test]
+    fn a_malformed_chunk_is_refused_naming_its_path() {
+        let mut decoder = GeminiStreamDecoder::new();
+        let mut out = Vec::new();
+        let chunk = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":5}}]}}]}"#;
+        let err = decoder
+            .on_data(chunk, &mut out)
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e
+                    .contains("at candidates[0].content.parts[0].functionCall.name: invalid type")),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn schema_sanitizing_keeps_property_names_and_adds_type() {

@@ -283,6 +283,57 @@ fn decode_completion_with(
     Ok(out)
 }
 
+/// A `chat.completion.chunk` (or a whole `chat.completion`), as far as it is read. Every
+/// field may be absent or null; one of another type is an error naming its path.
+#[derive(Debug, serde::Deserialize)]
+struct ChunkWire {
+    error: Option<Value>,
+    choices: Option<Vec<ChoiceWire>>,
+    usage: Option<UsageWire>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ChoiceWire {
+    index: Option<u64>,
+    delta: Option<DeltaWire>,
+    message: Option<DeltaWire>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct DeltaWire {
+    content: Option<String>,
+    refusal: Option<String>,
+    tool_calls: Option<Vec<FragmentWire>>,
+}
+
+/// A piece of a tool call: id and name in the first, arguments spread over later ones.
+#[derive(Debug, serde::Deserialize)]
+struct FragmentWire {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<FunctionWire>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct FunctionWire {
+    name: Option<String>,
+    /// A string of JSON, spread over fragments; some servers send an object instead.
+    arguments: Option<Value>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct UsageWire {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<UsageDetailsWire>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct UsageDetailsWire {
+    cached_tokens: Option<u64>,
+}
+
 #[derive(Debug, Default)]
 struct PartialCall {
     id: String,
@@ -318,73 +369,64 @@ impl OpenAiStreamDecoder {
     }
 
     /// Handles one parsed chunk (or a whole completion document, whose `message` is read like
-    /// a `delta`).
+    /// a `delta`). A field of the wrong type is a protocol error naming its path.
     pub fn feed_chunk(
         &mut self,
         chunk: &Value,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), LlmError> {
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(errors::from_stream_error(ErrorDialect::OpenAi, error));
+        let chunk = crate::json_decode::from_value::<ChunkWire>(chunk)
+            .map_err(|e| LlmError::Protocol(format!("malformed chunk {e}")))?;
+        self.feed(chunk, out)
+    }
+
+    fn feed(&mut self, chunk: ChunkWire, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            return Err(errors::from_stream_error(ErrorDialect::OpenAi, &error));
         }
-        let choices = chunk.get("choices").and_then(Value::as_array);
         // Only the first choice is used (we never ask for n > 1).
-        if let Some(choice) = choices.and_then(|c| {
-            c.iter()
-                .find(|ch| ch.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
-        }) {
-            let delta = choice.get("delta").or_else(|| choice.get("message"));
-            if let Some(delta) = delta {
-                for key in ["content", "refusal"] {
-                    if let Some(text) = delta.get(key).and_then(Value::as_str) {
-                        if !text.is_empty() {
-                            self.text.push(text, out);
-                        }
+        if let Some(choice) = chunk
+            .choices
+            .unwrap_or_default()
+            .into_iter()
+            .find(|ch| ch.index.unwrap_or(0) == 0)
+        {
+            if let Some(delta) = choice.delta.or(choice.message) {
+                for text in [delta.content, delta.refusal].into_iter().flatten() {
+                    if !text.is_empty() {
+                        self.text.push(&text, out);
                     }
                 }
-                if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
-                    for fragment in fragments {
-                        self.add_fragment(fragment)?;
-                    }
+                for fragment in delta.tool_calls.unwrap_or_default() {
+                    self.add_fragment(fragment);
                 }
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish = Some(map_finish(reason));
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(map_finish(&reason));
                 self.flush_calls(out);
             }
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let cached = usage
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
+        if let Some(usage) = chunk.usage {
             out.push(StreamEvent::Usage(Usage {
-                input_tokens: get("prompt_tokens"),
-                cached_input_tokens: cached,
-                output_tokens: get("completion_tokens"),
+                input_tokens: usage.prompt_tokens.unwrap_or(0),
+                cached_input_tokens: usage
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .unwrap_or(0),
+                output_tokens: usage.completion_tokens.unwrap_or(0),
             }));
         }
         Ok(())
     }
 
-    fn add_fragment(&mut self, fragment: &Value) -> Result<(), LlmError> {
-        if !fragment.is_object() {
-            return Err(LlmError::Protocol(
-                "tool call fragment is not an object".into(),
-            ));
-        }
-        let index = fragment.get("index").and_then(Value::as_u64);
-        let id = fragment
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let function = fragment.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let slot = match (index, id) {
+    fn add_fragment(&mut self, fragment: FragmentWire) {
+        let index = fragment.index;
+        let id = fragment.id.filter(|s| !s.is_empty());
+        let (name, arguments) = match fragment.function {
+            Some(f) => (f.name.filter(|s| !s.is_empty()), f.arguments),
+            None => (None, None),
+        };
+        let slot = match (index, id.as_deref()) {
             (Some(i), id) => match self.by_index.get(&i).copied() {
                 // Some servers (Ollama) send several whole calls all with index 0: a new id
                 // under a known index is a new call.
@@ -410,16 +452,16 @@ impl OpenAiStreamDecoder {
         let call = &mut self.calls[slot];
         if let Some(id) = id {
             if call.id.is_empty() {
-                call.id = id.to_string();
+                call.id = id;
             }
         }
         if let Some(name) = name {
             if call.name.is_empty() {
-                call.name = name.to_string();
+                call.name = name;
             }
         }
-        match function.and_then(|f| f.get("arguments")) {
-            Some(Value::String(s)) => call.arguments.push_str(s),
+        match arguments {
+            Some(Value::String(s)) => call.arguments.push_str(&s),
             Some(Value::Null) | None => {}
             Some(other) => {
                 if call.arguments.is_empty() {
@@ -427,7 +469,6 @@ impl OpenAiStreamDecoder {
                 }
             }
         }
-        Ok(())
     }
 
     fn new_slot(&mut self, index: Option<u64>) -> usize {
@@ -502,9 +543,9 @@ impl EventDecoder for OpenAiStreamDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Protocol(format!("invalid chunk JSON: {e}")))?;
-        self.feed_chunk(&chunk, out)
+        let chunk = crate::json_decode::from_str::<ChunkWire>(data)
+            .map_err(|e| LlmError::Protocol(format!("malformed chunk {e}")))?;
+        self.feed(chunk, out)
     }
 
     fn on_end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
@@ -544,6 +585,31 @@ mod tests {
 
     fn provider() -> OpenAiProvider {
         OpenAiProvider::new("http://x/v1/", "m", None, Some(0.2), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn a_malformed_chunk_is_refused_naming_its_path() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let mut out = Vec::new();
+        let chunk =
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":"zero","id":"c1"}]}}]}"#;
+        let err = decoder
+            .on_data(chunk, &mut out)
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            err.as_deref().is_some_and(
+                |e| e.contains("at choices[0].delta.tool_calls[0].index: invalid type")
+            ),
+            "{err:?}"
+        );
+        let body = json!({"choices": [{"index": 0, "message": {"content": 7}}]});
+        let err = decode_completion(&body).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("at choices[0].message.content")),
+            "{err:?}"
+        );
     }
 
     #[test]

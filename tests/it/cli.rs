@@ -150,8 +150,8 @@ async fn health_ready_and_metrics_endpoints_answer() {
         .await
         .unwrap();
     let store: std::sync::Arc<dyn sparky::store::Store> = std::sync::Arc::new(store);
-    let stopping = std::sync::Arc::new(sparky::server::ShuttingDown::default());
-    let router = sparky::server::router(store, stopping.clone());
+    let stopping = std::sync::Arc::new(sparky::service::health::ShuttingDown::default());
+    let router = sparky::service::health::router(store, stopping.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });

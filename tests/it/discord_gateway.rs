@@ -109,12 +109,7 @@ fn test_signing_key() -> ed25519_dalek::SigningKey {
 }
 
 fn test_public_key_hex() -> String {
-    test_signing_key()
-        .verifying_key()
-        .to_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(test_signing_key().verifying_key().to_bytes())
 }
 
 impl World {

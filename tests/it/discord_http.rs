@@ -25,10 +25,6 @@ fn key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&[9u8; 32])
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 struct Endpoint {
     url: String,
     discord: FakeDiscord,
@@ -76,7 +72,7 @@ async fn endpoint_on(db: Db) -> Endpoint {
     env.insert("SPARKY_LLM__MAX_RETRIES".into(), "0".into());
     env.insert(
         "DISCORD_PUBLIC_KEY".into(),
-        hex(&key().verifying_key().to_bytes()),
+        hex::encode(key().verifying_key().to_bytes()),
     );
     env.insert(
         "SPARKY_DISCORD__INTERACTIONS_MAX_AGE_SECS".into(),
@@ -145,7 +141,7 @@ impl Endpoint {
             .http
             .post(&self.url)
             .header("content-type", "application/json")
-            .header("x-signature-ed25519", hex(&sig.to_bytes()))
+            .header("x-signature-ed25519", hex::encode(sig.to_bytes()))
             .header("x-signature-timestamp", ts)
             .body(body)
             .send()
@@ -182,7 +178,7 @@ async fn invalid_signatures_are_rejected_with_401() {
     let resp = e
         .http
         .post(&e.url)
-        .header("x-signature-ed25519", hex(&sig.to_bytes()))
+        .header("x-signature-ed25519", hex::encode(sig.to_bytes()))
         .header("x-signature-timestamp", &ts)
         .body(json!({"type": 2}).to_string())
         .send()
@@ -246,16 +242,16 @@ async fn an_exact_replay_within_the_window_is_refused_and_runs_nothing() {
                 .as_u16()
         }
     };
-    assert_eq!(send(e.url.clone(), hex(&sig.to_bytes())).await, 200);
+    assert_eq!(send(e.url.clone(), hex::encode(sig.to_bytes())).await, 200);
     // The captured request sent again, with its signature's hex in capitals, and to a second
     // replica of the endpoint on the same database.
-    assert_eq!(send(e.url.clone(), hex(&sig.to_bytes())).await, 401);
+    assert_eq!(send(e.url.clone(), hex::encode(sig.to_bytes())).await, 401);
     assert_eq!(
-        send(e.url.clone(), hex(&sig.to_bytes()).to_uppercase()).await,
+        send(e.url.clone(), hex::encode(sig.to_bytes()).to_uppercase()).await,
         401
     );
     let replica = e.replica().await;
-    assert_eq!(send(replica, hex(&sig.to_bytes())).await, 401);
+    assert_eq!(send(replica, hex::encode(sig.to_bytes())).await, 401);
     for _ in 0..100 {
         if !e.llm.requests().is_empty() {
             break;

@@ -15,7 +15,7 @@ use sparky::core::mention;
 use sparky::core::untrusted;
 use sparky::llm::sse::SseDecoder;
 use sparky::platforms::slack::events::parse_slash;
-use sparky::server_wait;
+use sparky::retry_after;
 use sparky::services::project_files as io;
 
 fn cases() -> u32 {
@@ -147,11 +147,11 @@ fn fuzz_retry_after_and_rate_limit_headers() {
     runner(cases())
         .run(&words, |v| {
             progress.tick();
-            if let Some(d) = server_wait::parse_retry_after(&v) {
-                prop_assert!(d <= server_wait::MAX_WAIT);
+            if let Some(d) = retry_after::parse_retry_after(&v) {
+                prop_assert!(d <= retry_after::MAX_WAIT);
             }
-            if let Some(d) = server_wait::parse_secs(&v) {
-                prop_assert!(d <= server_wait::MAX_WAIT);
+            if let Some(d) = retry_after::parse_secs(&v) {
+                prop_assert!(d <= retry_after::MAX_WAIT);
             }
             Ok(())
         })

@@ -970,7 +970,7 @@ async fn connection_refused_is_a_transport_error_and_retried() {
 
 #[tokio::test]
 async fn hostile_retry_after_values_are_capped_or_ignored_not_a_panic() {
-    use sparky::server_wait::MAX_WAIT;
+    use sparky::retry_after::MAX_WAIT;
     for dialect in DIALECTS {
         let fake = FakeLlm::start(dialect).await;
         let p = provider(&fake, Duration::from_secs(5));

@@ -1,4 +1,4 @@
-//! `sparky serve` in process: the library's `Server` binds an ephemeral port, a signed Slack
+//! `sparky serve` in process: the library's `Service` binds an ephemeral port, a signed Slack
 //! request starts a turn, shutdown is asked for mid-turn, and `run` returns only once that
 //! turn has answered; meanwhile `/readyz` says the replica is shutting down.
 
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use sparky::nec::units::Edition;
-use sparky::serve::Server;
+use sparky::service::Service;
 use support::fake_llm::{Dialect, FakeLlm, Reply};
 use support::fake_slack::{
     app_mention, FakeSlack, SignedPoster, ALICE, APP_TOKEN, BOT_TOKEN, CHANNEL, SIGNING_SECRET,
@@ -80,7 +80,7 @@ async fn shutdown_drains_the_turn_in_flight_before_serve_returns() {
         &dir,
         &[("SPARKY_SERVER__SHUTDOWN_GRACE_SECS", "20")],
     );
-    let server = Server::bind(config).await.expect("bind");
+    let server = Service::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     assert_ne!(addr.port(), 0);
     let store = server.app().store.clone();
@@ -177,7 +177,7 @@ async fn slow_headers_and_slow_bodies_are_cut_off() {
             ("SPARKY_SERVER__REQUEST_TIMEOUT_SECS", "2"),
         ],
     );
-    let server = Server::bind(config).await.expect("bind");
+    let server = Service::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.run(async {
@@ -251,7 +251,7 @@ async fn an_expired_proposal_is_swept_and_its_card_edited(db: support::bot::Db) 
         extra.push(("DATABASE_URL", url.as_str()));
     }
     let config = serve_config(&llm, &slack, &dir, &extra);
-    let server = Server::bind(config).await.expect("bind");
+    let server = Service::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     let store = server.app().store.clone();
     let project = bound_shop(&*store).await;
@@ -404,7 +404,7 @@ async fn readiness_follows_the_connection(
     reconnect: Duration,
 ) {
     refuse(true);
-    let server = Server::bind(config).await.expect("bind");
+    let server = Service::bind(config).await.expect("bind");
     let addr = server.local_addr().expect("address");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.run(async {

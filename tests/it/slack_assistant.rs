@@ -704,7 +704,7 @@ async fn assistant_and_home_events_are_signed_like_every_request() {
             (s.home_views(ALICE).len() == 1).then_some(())
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert_eq!(bot.slack.home_views(ALICE).len(), 1);
     assert!(bot
         .slack

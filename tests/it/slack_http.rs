@@ -217,7 +217,7 @@ async fn confirm_flow(db: Db) {
             (!m.has_buttons()).then_some(m)
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    bot.settled().await;
     // The second click does not overwrite the outcome written by the first.
     let closed = message(&bot, &closed.ts);
     let text = closed.section_text();
@@ -383,7 +383,7 @@ async fn typing_while_a_change_is_pending_corrects_it() {
             None,
         )
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    bot.settled().await;
     assert_eq!(bot.llm.requests().len(), before);
 }
 
@@ -573,7 +573,7 @@ async fn bad_signatures_stale_timestamps_and_replays_are_refused() {
         .await;
     assert_eq!(elsewhere.status, 401, "{}", elsewhere.body);
     reply_containing(&bot, "1700000008.000100", "Hello!").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert_eq!(
         bot.llm.requests().len(),
         1,
@@ -725,7 +725,7 @@ async fn allow_lists_keep_other_channels_out_and_direct_messages_work() {
                 .find(|m| m.section_text().contains("Hi Alice"))
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert_eq!(bot.llm.requests().len(), 1, "only the DM reached the model");
     assert!(bot.slack.messages().iter().all(|m| m.channel == dm));
 }
@@ -987,7 +987,7 @@ async fn audit_is_shown_only_to_the_caller() {
         .await;
     assert_eq!(note["user"], ALICE, "{note}");
     assert_eq!(note["channel"], CHANNEL, "{note}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert!(
         bot.slack.messages().is_empty(),
         "no header and no thread in the channel: {:?}",
@@ -1055,7 +1055,7 @@ async fn the_edit_form_shows_errors_on_its_fields_and_supersedes_the_card() {
     let body: Value = serde_json::from_str(&r.body).unwrap();
     assert_eq!(body["response_action"], "errors", "{body}");
     assert_eq!(body["errors"]["title"], "This field is required.");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert!(message(&bot, &card.ts).has_buttons(), "the card stays");
 
     // A submission is a request like any other: unsigned, it is refused and runs nothing.

@@ -101,7 +101,7 @@ async fn socket_mode_mention_confirm_retry_command_reconnect_and_shutdown() {
             (closed && follow).then_some(())
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     assert_eq!(bot.tasks().await.len(), 1);
     assert_eq!(
         bot.llm.requests().len(),

@@ -39,10 +39,6 @@ fn discord_key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&[7u8; 32])
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The first word of `text` that starts with `prefix` (markers are letters and digits).
 fn marker(text: &str, prefix: &str) -> Option<String> {
     text.split(|c: char| !c.is_ascii_alphanumeric())
@@ -217,7 +213,7 @@ async fn discord_post_at(
             sparky::platforms::discord::INTERACTIONS_PATH
         ))
         .header("content-type", "application/json")
-        .header("x-signature-ed25519", hex(&sig.to_bytes()))
+        .header("x-signature-ed25519", hex::encode(sig.to_bytes()))
         .header("x-signature-timestamp", ts)
         .body(body)
         .send()
@@ -332,7 +328,7 @@ async fn two_replicas_soak() {
         ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
         (
             "DISCORD_PUBLIC_KEY",
-            &hex(&discord_key().verifying_key().to_bytes()),
+            &hex::encode(discord_key().verifying_key().to_bytes()),
         ),
         ("SPARKY_DISCORD__INTERACTIONS_MAX_AGE_SECS", "60"),
         ("SPARKY_LIMITS__TURNS_PER_USER_PER_MINUTE", "100000"),

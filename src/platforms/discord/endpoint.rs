@@ -94,11 +94,12 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
     if raw.get("type").and_then(Value::as_u64) == Some(1) {
         return Json(serde_json::json!({"type": 1})).into_response();
     }
-    let interaction: Interaction = match serde_json::from_value(raw) {
+    let interaction = match read_interaction(&raw) {
         Ok(i) => i,
         Err(e) => {
             tracing::warn!(error = %e, "unreadable interaction");
-            return (StatusCode::BAD_REQUEST, "unreadable interaction").into_response();
+            let why = format!("unreadable interaction at {}", e.path);
+            return (StatusCode::BAD_REQUEST, why).into_response();
         }
     };
     let (ack, work) = ep.discord.triage(interaction).await;
@@ -108,9 +109,33 @@ async fn handle(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes
     Json(ack).into_response()
 }
 
+/// An interaction as Discord sends it; a field of the wrong shape is named by its path. Each
+/// kind is read as its own type: the library's `Interaction` reads through an untyped map,
+/// which loses the path.
+fn read_interaction(raw: &Value) -> Result<Interaction, crate::json_decode::JsonError> {
+    use crate::json_decode::from_value;
+    match raw.get("type").and_then(Value::as_u64) {
+        Some(2) => from_value(raw).map(Interaction::Command),
+        Some(3) => from_value(raw).map(Interaction::Component),
+        Some(4) => from_value(raw).map(Interaction::Autocomplete),
+        Some(5) => from_value(raw).map(Interaction::Modal),
+        _ => from_value(raw),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_malformed_interaction_is_refused_naming_the_field() {
+        let raw = serde_json::json!({
+            "id": "1", "application_id": "2", "type": 2, "token": "t", "version": 1,
+            "data": {"id": "3", "name": 5, "type": 1}
+        });
+        let err = read_interaction(&raw).err().map(|e| e.path);
+        assert_eq!(err.as_deref(), Some("data.name"));
+    }
 
     #[test]
     fn public_keys_parse() {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::config::Secret;
 use crate::http_policy::{Failure, Replay, RetryPolicy};
 use crate::platforms::surface::SurfaceError;
-use crate::server_wait;
+use crate::retry_after;
 
 /// The official API base; any other base URL is a proxy or a test server.
 pub const DISCORD_API: &str = "https://discord.com/api/v10";
@@ -215,16 +215,6 @@ impl Rest {
             .map_err(|e| e.error)
     }
 
-    /// Same as [`Rest::call`]; every call follows the one outbound policy.
-    pub async fn call_retrying(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, SurfaceError> {
-        self.call(method, path, body).await
-    }
-
     /// Replaces the retry policy (tests use short waits).
     pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
         self.policy = policy;
@@ -263,14 +253,14 @@ impl Rest {
             .headers()
             .get("retry-after")
             .and_then(|h| h.to_str().ok())
-            .and_then(server_wait::parse_retry_after);
+            .and_then(retry_after::parse_retry_after);
         let text = resp.text().await.unwrap_or_default();
         if status == StatusCode::TOO_MANY_REQUESTS {
             // The body's retry_after is precise (seconds, fractional); the header is rounded up.
             let body_wait = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v.get("retry_after").and_then(Value::as_f64))
-                .and_then(server_wait::from_secs);
+                .and_then(retry_after::from_secs);
             let wait = body_wait.or(header_wait).unwrap_or(Duration::from_secs(1));
             return Err(Attempt {
                 failure: Failure::Status {
@@ -345,7 +335,7 @@ impl Rest {
     /// Reads a channel.
     pub async fn channel(&self, channel: &str) -> Result<ChannelInfo, SurfaceError> {
         let v = self
-            .call_retrying(Method::GET, &format!("/channels/{channel}"), None)
+            .call(Method::GET, &format!("/channels/{channel}"), None)
             .await?;
         ChannelInfo::from_json(&v)
             .ok_or_else(|| SurfaceError::Failed(format!("channel {channel}: no id in the answer")))
@@ -361,7 +351,7 @@ impl Rest {
     ) -> Result<ChannelInfo, SurfaceError> {
         let body = serde_json::json!({"name": thread_name(name), "auto_archive_duration": archive_minutes});
         let v = self
-            .call_retrying(
+            .call(
                 Method::POST,
                 &format!("/channels/{channel}/messages/{message}/threads"),
                 Some(&body),
@@ -379,7 +369,7 @@ impl Rest {
         token: &str,
         body: &Value,
     ) -> Result<(), SurfaceError> {
-        self.call_retrying(
+        self.call(
             Method::POST,
             &format!("/interactions/{id}/{token}/callback"),
             Some(body),

@@ -110,7 +110,7 @@ async fn handle(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Byte
 }
 
 fn push_event(st: &HttpState, body: &[u8]) -> Response {
-    match serde_json::from_slice::<SlackPushEvent>(body) {
+    match read_push_event(body) {
         Ok(SlackPushEvent::UrlVerification(v)) => {
             Json(json!({"challenge": v.challenge})).into_response()
         }
@@ -132,6 +132,20 @@ fn push_event(st: &HttpState, body: &[u8]) -> Response {
                 refuse(StatusCode::BAD_REQUEST, "body is not JSON")
             }
         }
+    }
+}
+
+/// A push event; a field of the wrong shape is named by its path. Each type is read as its
+/// own struct: the library's tagged `SlackPushEvent` reads through a buffer, which loses the
+/// path.
+fn read_push_event(body: &[u8]) -> Result<SlackPushEvent, crate::json_decode::JsonError> {
+    use crate::json_decode::{from_slice, from_value};
+    let raw: serde_json::Value = from_slice(body)?;
+    match raw.get("type").and_then(serde_json::Value::as_str) {
+        Some("event_callback") => from_value(&raw).map(SlackPushEvent::EventCallback),
+        Some("url_verification") => from_value(&raw).map(SlackPushEvent::UrlVerification),
+        Some("app_rate_limited") => from_value(&raw).map(SlackPushEvent::AppRateLimited),
+        _ => from_value(&raw),
     }
 }
 
@@ -182,7 +196,7 @@ async fn interaction(st: &HttpState, payload: &str) -> Response {
         st.shared.spawn_job(sub.job);
         return StatusCode::OK.into_response();
     }
-    match serde_json::from_str::<SlackInteractionEvent>(payload) {
+    match crate::json_decode::from_str::<SlackInteractionEvent>(payload) {
         Ok(ev) => {
             if let Some(job) = events::job_from_interaction(&ev, &st.shared.gate) {
                 st.shared.spawn_job(job);
@@ -235,5 +249,28 @@ pub(super) fn ack_command(shared: &Arc<Shared>, cmd: &SlackCommandEvent) -> serd
         None => {
             json!({"response_type": "ephemeral", "text": "Sparky is not enabled in this channel."})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_push_event_is_named_by_its_path() {
+        let body = json!({
+            "type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": "Ev1",
+            "event_time": 1_700_000_000,
+            "event": {"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1.2", "text": "hi"},
+            "authorizations": [{"team_id": "T1", "user_id": ["U1"], "is_bot": true}]
+        });
+        let err = read_push_event(body.to_string().as_bytes()).err();
+        assert_eq!(
+            err.as_ref().map(|e| e.path.as_str()),
+            Some("authorizations[0].user_id"),
+            "{err:?}"
+        );
+        let not_json = read_push_event(b"{").err().map(|e| e.path);
+        assert_eq!(not_json.as_deref(), Some("."));
     }
 }

@@ -336,7 +336,7 @@ pub fn surface_error(e: SlackClientError) -> SurfaceError {
     match e {
         SlackClientError::RateLimitError(r) => {
             let wait = r.retry_after.unwrap_or(Duration::from_secs(1));
-            SurfaceError::RateLimited(wait.min(crate::server_wait::MAX_WAIT))
+            SurfaceError::RateLimited(wait.min(crate::retry_after::MAX_WAIT))
         }
         other => SurfaceError::Failed(other.to_string()),
     }
@@ -357,7 +357,7 @@ fn failure(e: &SlackClientError) -> Failure {
     match e {
         SlackClientError::RateLimitError(r) => Failure::Status {
             status: 429,
-            wait: r.retry_after.map(|w| w.min(crate::server_wait::MAX_WAIT)),
+            wait: r.retry_after.map(|w| w.min(crate::retry_after::MAX_WAIT)),
         },
         SlackClientError::HttpError(h) => Failure::Status {
             status: h.status_code.as_u16(),

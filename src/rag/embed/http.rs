@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::EmbedError;
 use crate::http_policy::{Failure, Replay, RetryPolicy};
-use crate::server_wait;
+use crate::retry_after;
 
 /// Longest provider message kept in an error.
 const MAX_MESSAGE: usize = 500;
@@ -196,7 +196,7 @@ pub(super) fn from_status(status: u16, retry_after_header: Option<&str>, body: &
         429 if code == "insufficient_quota" => EmbedError::Auth(message),
         429 => EmbedError::RateLimited {
             retry_after: retry_after_header
-                .and_then(server_wait::parse_retry_after)
+                .and_then(retry_after::parse_retry_after)
                 .or_else(|| error.and_then(gemini_retry_delay)),
             message,
         },
@@ -225,7 +225,7 @@ fn gemini_retry_delay(error: &Value) -> Option<Duration> {
                 .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
         })
         .find_map(|d| d.get("retryDelay").and_then(Value::as_str))
-        .and_then(|t| server_wait::parse_secs(t.trim().strip_suffix('s')?))
+        .and_then(|t| retry_after::parse_secs(t.trim().strip_suffix('s')?))
 }
 
 /// Cuts a message to [`MAX_MESSAGE`] characters.

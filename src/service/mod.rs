@@ -1,7 +1,14 @@
-//! `sparky serve`: one place that owns every task of a serving process and its shutdown.
-//! The configured platforms, the operational HTTP server, the recovery of threads left by a
-//! stopped process, and the drain of turns in flight all start and stop here, so the whole of
-//! `serve` runs in process (tests bind it to an ephemeral port and end it with a future).
+//! The running service (`sparky serve`): one place that owns every task of a serving process
+//! and its shutdown. The configured platforms, the HTTP listener, the recovery of threads left
+//! by a stopped process, and the drain of turns in flight all start and stop here, so the whole
+//! of `serve` runs in process (tests bind it to an ephemeral port and end it with a future).
+//!
+//! Layer: the shell. `health` serves the operational endpoints, `listener` accepts HTTP
+//! connections within time limits, `supervisor` keeps each platform adapter running.
+
+pub mod health;
+mod listener;
+pub mod supervisor;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -9,21 +16,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::response::IntoResponse;
 
 use crate::app::App;
 use crate::config::{Config, SlackTransport};
+use crate::core::inflight::InFlight;
 use crate::platforms::link::GatewayLink;
-use crate::server::{PlatformFailure, PlatformState, Platforms, ShuttingDown};
+use health::ShuttingDown;
+use listener::{serve_http, HttpLimits};
+use supervisor::{gateway_link, PlatformFailure, PlatformState, Platforms};
 
-/// A serving process, bound and ready to run.
-pub struct Server {
+/// The service, bound and ready to run.
+pub struct Service {
     app: App,
     listener: tokio::net::TcpListener,
     platforms: Vec<&'static str>,
 }
 
-impl Server {
+impl Service {
     /// Checks that a platform is enabled, builds the application (store, migrations,
     /// provider, tools) and binds `server.bind` (`127.0.0.1:0` picks a free port).
     pub async fn bind(config: Config) -> anyhow::Result<Self> {
@@ -66,7 +75,7 @@ impl Server {
     /// Serves until `shutdown` resolves (or the HTTP server stops), then stops taking work,
     /// waits up to `server.shutdown_grace_secs` for turns in flight and stops the platforms.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
-        let Server {
+        let Service {
             app,
             listener,
             platforms,
@@ -74,8 +83,7 @@ impl Server {
         let config = &app.config;
         let stopping = Arc::new(ShuttingDown::default());
         let states = Arc::new(Platforms::default());
-        let mut router =
-            crate::server::router_with(app.store.clone(), stopping.clone(), states.clone());
+        let mut router = health::router_with(app.store.clone(), stopping.clone(), states.clone());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         if config.discord.enabled {
@@ -107,12 +115,11 @@ impl Server {
         };
         tracing::info!("shutting down: finishing turns in flight");
         stopping.set();
-        let tracker = app.agent.tasks();
-        tracker.close();
+        let in_flight = InFlight::of(&app.agent);
         let grace = Duration::from_secs(config.server.shutdown_grace_secs);
-        if tokio::time::timeout(grace, tracker.wait()).await.is_err() {
+        if !in_flight.wait(grace).await {
             tracing::warn!(
-                left = tracker.len(),
+                left = in_flight.count(),
                 "turns still running at the end of the grace period"
             );
         }
@@ -130,92 +137,8 @@ impl Server {
 
 type Tasks = tokio::task::JoinSet<anyhow::Result<()>>;
 
-/// Time limits on the HTTP server's clients.
-#[derive(Debug, Clone, Copy)]
-struct HttpLimits {
-    headers: Duration,
-    request: Duration,
-    grace: Duration,
-}
-
-impl HttpLimits {
-    fn of(config: &Config) -> Self {
-        Self {
-            headers: Duration::from_secs(config.server.header_timeout_secs),
-            request: Duration::from_secs(config.server.request_timeout_secs),
-            grace: Duration::from_secs(config.server.shutdown_grace_secs),
-        }
-    }
-}
-
-/// Serves `router` on `listener` until `stop`. Unlike a plain `axum::serve`, a client that
-/// sends its headers slowly (or holds a kept-alive connection silent) is disconnected after
-/// `limits.headers`, and a request whose body trickles in is answered 408 after
-/// `limits.request`, so slow connections cannot pile up.
-async fn serve_http(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    stop: impl Future<Output = ()>,
-    limits: HttpLimits,
-) -> anyhow::Result<()> {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    let request = limits.request;
-    let router = router.layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| async move {
-            match tokio::time::timeout(request, next.run(req)).await {
-                Ok(resp) => resp,
-                Err(_) => axum::http::StatusCode::REQUEST_TIMEOUT.into_response(),
-            }
-        },
-    ));
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.headers);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut stop = std::pin::pin!(stop);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors, say: wait instead of spinning.
-                    tracing::warn!(error = %e, "http server: accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            () = &mut stop => break,
-        };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-    }
-    let _ = tokio::time::timeout(limits.grace, graceful.shutdown()).await;
-    Ok(())
-}
-
 async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
     let _ = rx.changed().await;
-}
-
-/// A reporter for a gateway adapter: `Running` while it is connected, `Starting` (with why)
-/// while it is not.
-fn gateway_link(
-    platforms: Arc<Platforms>,
-    name: &'static str,
-) -> crate::platforms::link::LinkReport {
-    use crate::platforms::link::LinkChange;
-    Arc::new(move |change| match change {
-        LinkChange::Up => platforms.set(name, PlatformState::Running, ""),
-        LinkChange::Down(why) => platforms.set(name, PlatformState::Starting, why),
-    })
 }
 
 /// The Discord interactions endpoint (merged into the router) and the gateway (supervised).
@@ -254,7 +177,7 @@ fn start_discord(
     );
     tasks.spawn(async move {
         let link = gateway_link(states.clone(), "discord-gateway");
-        crate::server::supervise("discord-gateway", states, stop, |stop| {
+        supervisor::supervise("discord-gateway", states, stop, |stop| {
             let (agent, cfg) = (agent.clone(), cfg.clone());
             let link = GatewayLink::new(link.clone());
             async move {
@@ -299,7 +222,7 @@ fn start_slack(
             );
             tasks.spawn(async move {
                 let link = gateway_link(states.clone(), "slack");
-                crate::server::supervise("slack", states, stop, |stop| {
+                supervisor::supervise("slack", states, stop, |stop| {
                     let (agent, cfg) = (agent.clone(), cfg.clone());
                     let link = GatewayLink::new(link.clone());
                     async move {
@@ -349,5 +272,27 @@ async fn recover_orphans(
             Ok(n) => tracing::info!(proposals = n, "expired proposals nobody confirmed"),
             Err(e) => tracing::warn!(error = %e, "sweeping expired proposals failed"),
         }
+    }
+}
+
+/// Resolves when the process receives Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
     }
 }

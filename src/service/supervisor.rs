@@ -1,36 +1,11 @@
-//! The operational HTTP server: `/healthz`, `/readyz`, `/metrics`, and the flag that tells
-//! `/readyz` shutdown has begun.
+//! Each platform adapter's state and the loop that keeps it running: a failure that may pass
+//! is retried with backoff, a permanent one is reported, and the other platforms stay up.
 //!
-//! Layer: the shell. Serves operational endpoints over the store and telemetry; no rule of the bot lives here.
+//! Layer: the shell. No rule of the bot lives here.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::Router;
-
-use crate::store::Store;
-
-/// Set once shutdown begins: `/readyz` then answers 503 so no new work is routed to this
-/// replica while each platform finishes its own turns in flight (`core::inflight`).
-#[derive(Default)]
-pub struct ShuttingDown(AtomicBool);
-
-impl ShuttingDown {
-    /// Marks the replica as going away.
-    pub fn set(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether shutdown has begun.
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// Where a platform adapter stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,72 +65,17 @@ impl Platforms {
     }
 }
 
-#[derive(Clone)]
-struct AppState {
-    store: Arc<dyn Store>,
-    stopping: Arc<ShuttingDown>,
+/// A reporter for a gateway adapter: `Running` while it is connected, `Starting` (with why)
+/// while it is not.
+pub(super) fn gateway_link(
     platforms: Arc<Platforms>,
-}
-
-/// The router with the operational endpoints; platform endpoints are merged into it.
-pub fn router(store: Arc<dyn Store>, stopping: Arc<ShuttingDown>) -> Router {
-    router_with(store, stopping, Arc::new(Platforms::default()))
-}
-
-/// [`router`] reporting each platform's state in `/readyz`.
-pub fn router_with(
-    store: Arc<dyn Store>,
-    stopping: Arc<ShuttingDown>,
-    platforms: Arc<Platforms>,
-) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
-        .route(
-            "/metrics",
-            get(|| async { crate::telemetry::render_metrics() }),
-        )
-        .with_state(AppState {
-            store,
-            stopping,
-            platforms,
-        })
-}
-
-/// Ready when the database answers and, if platforms are configured, at least one serves;
-/// the body lists each platform's state.
-async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
-    if s.stopping.is_set() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
-    }
-    if let Err(e) = s.store.ping().await {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("database unavailable: {e}"),
-        );
-    }
-    let platforms = s.platforms.snapshot();
-    let serving = platforms.is_empty()
-        || platforms
-            .values()
-            .any(|(state, _)| *state == PlatformState::Running);
-    let mut body = String::from(if serving {
-        "ready"
-    } else {
-        "no platform serving"
-    });
-    for (name, (state, detail)) in &platforms {
-        body.push_str(&format!("\n{name}: {}", state.as_str()));
-        if !detail.is_empty() {
-            body.push_str(&format!(" ({detail})"));
-        }
-    }
-    let code = if serving {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    (code, body)
+    name: &'static str,
+) -> crate::platforms::link::LinkReport {
+    use crate::platforms::link::LinkChange;
+    Arc::new(move |change| match change {
+        LinkChange::Up => platforms.set(name, PlatformState::Running, ""),
+        LinkChange::Down(why) => platforms.set(name, PlatformState::Starting, why),
+    })
 }
 
 /// Runs a platform adapter until `stop` fires: a failure that may pass is retried with
@@ -221,26 +141,4 @@ pub enum PlatformFailure {
     /// Network, rate limit, outage: retried with backoff.
     #[error("{0}")]
     Transient(String),
-}
-
-/// Resolves when the process receives Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
 }
