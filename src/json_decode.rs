@@ -18,8 +18,15 @@ pub struct JsonError {
 
 impl JsonError {
     fn of(e: serde_path_to_error::Error<serde_json::Error>) -> Self {
+        // Text that is not JSON has no path to name (serde_path_to_error says `?`); its
+        // message carries the line and column instead.
+        let path = if e.inner().is_syntax() || e.inner().is_eof() {
+            ".".to_string()
+        } else {
+            e.path().to_string()
+        };
         Self {
-            path: e.path().to_string(),
+            path,
             message: e.into_inner().to_string(),
         }
     }
