@@ -4,11 +4,13 @@ FROM rust:1-bookworm AS build
 WORKDIR /src
 # Cache dependencies: build a dummy crate with the real manifest first.
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir -p src benches && echo 'fn main() {}' > src/main.rs && echo '' > src/lib.rs \
+COPY crates/sparky-nec/Cargo.toml crates/sparky-nec/
+RUN mkdir -p src benches crates/sparky-nec/src && echo 'fn main() {}' > src/main.rs && echo '' > src/lib.rs \
+    && echo '' > crates/sparky-nec/src/lib.rs \
     && for b in $(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | tail -n +2); do echo 'fn main() {}' > "benches/$b.rs"; done \
     && cargo build --release --locked --bin sparky || true
 COPY . .
-RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin sparky
+RUN touch src/main.rs src/lib.rs crates/sparky-nec/src/lib.rs && cargo build --release --locked --bin sparky
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \

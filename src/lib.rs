@@ -1,10 +1,10 @@
 //! Sparky: an NEC compliance copilot for Slack and Discord teams.
 //!
 //! Layout: `core` (sessions, turn loop, confirmation gate), `llm` (provider-neutral chat and
-//! wire formats), `tools` (registry and tool packs), `nec` (tables and calculations),
-//! `store` (Postgres and SQLite), `platforms` (console, Discord, Slack adapters), `domain`
-//! (the shared vocabulary: session keys, modes, policies), `services` (whole operations the
-//! command line runs).
+//! wire formats), `tools` (registry and tool packs), `nec` (tables and calculations: the
+//! workspace crate `sparky-nec` in `crates/sparky-nec/`, re-exported), `store` (Postgres and
+//! SQLite), `platforms` (console, Discord, Slack adapters), `domain` (the shared vocabulary:
+//! session keys, modes, policies), `services` (whole operations the command line runs).
 //!
 //! Layers, with arrows one way (each module's doc states its rule; `docs/module-graph.md`,
 //! written by `python3 .ci/module-graph`, shows the edges the code has and the cycles left):
@@ -28,7 +28,9 @@ pub mod intake;
 pub mod json_decode;
 pub mod jurisdiction;
 pub mod llm;
-pub mod nec;
+/// The NEC engine (tables and calculations), the workspace crate `sparky-nec`
+/// (`crates/sparky-nec/`), under the name the bot's code has always used.
+pub use sparky_nec as nec;
 pub mod pdf;
 pub mod platforms;
 pub mod project;

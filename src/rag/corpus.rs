@@ -4,10 +4,10 @@
 use include_dir::{include_dir, Dir};
 use serde::Deserialize;
 
+use crate::nec;
 use crate::store::NewChunk;
 
 static SUMMARIES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/src/rag/corpus/summaries");
-static TABLES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/src/nec/data");
 
 /// Source name of the built-in summaries.
 pub const SUMMARIES_SOURCE: &str = "Sparky summaries";
@@ -122,12 +122,11 @@ const ROWS_PER_CHUNK: usize = 24;
 pub fn table_chunks() -> Result<Vec<NewChunk>, String> {
     let mut out = Vec::new();
     for (file, section, title, editions) in TABLE_INDEX {
-        let f = TABLES
-            .get_file(file)
+        let csv = nec::tables::FILES
+            .iter()
+            .find(|(name, _)| name == file)
+            .map(|(_, text)| *text)
             .ok_or_else(|| format!("table data {file} is missing"))?;
-        let csv = f
-            .contents_utf8()
-            .ok_or_else(|| format!("{file} is not UTF-8"))?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(csv.as_bytes());

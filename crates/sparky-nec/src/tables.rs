@@ -1,4 +1,4 @@
-//! NEC tables shipped as CSV under `src/nec/data/` (see `data/SOURCES.md`), parsed once into
+//! NEC tables shipped as CSV under the crate's `data/` (see `data/SOURCES.md`), parsed once into
 //! typed rows, plus the lookups the calculations use.
 //!
 //! Every lookup returns [`NecError::NotInTable`] rather than interpolating or guessing.
@@ -10,70 +10,82 @@ use serde::{Deserialize, Serialize};
 use super::error::NecError;
 use super::units::{ConductorSize, Edition, Material, TempRating};
 
-/// The embedded CSV files: (file name, contents).
-pub(crate) const FILES: &[(&str, &str)] = &[
-    (F310_16, include_str!("data/table_310_16_ampacity.csv")),
+/// The embedded CSV files: (file name, contents). The bot's corpus renders them as text.
+pub const FILES: &[(&str, &str)] = &[
+    (F310_16, include_str!("../data/table_310_16_ampacity.csv")),
     (
         F_TC30,
-        include_str!("data/table_310_15_B1_temp_correction_30C.csv"),
+        include_str!("../data/table_310_15_B1_temp_correction_30C.csv"),
     ),
     (
         F_TC40,
-        include_str!("data/table_310_15_B1_2_temp_correction_40C.csv"),
+        include_str!("../data/table_310_15_B1_2_temp_correction_40C.csv"),
     ),
-    (F_ADJ, include_str!("data/table_310_15_C1_adjustment.csv")),
+    (
+        F_ADJ,
+        include_str!("../data/table_310_15_C1_adjustment.csv"),
+    ),
     (
         F_T8,
-        include_str!("data/ch9_table8_conductor_properties.csv"),
+        include_str!("../data/ch9_table8_conductor_properties.csv"),
     ),
-    (F_T9, include_str!("data/ch9_table9_ac_impedance.csv")),
+    (F_T9, include_str!("../data/ch9_table9_ac_impedance.csv")),
     (
         F_240,
-        include_str!("data/table_240_6A_standard_ratings.csv"),
+        include_str!("../data/table_240_6A_standard_ratings.csv"),
     ),
-    (F_EGC, include_str!("data/table_250_122_egc.csv")),
-    (F_GEC, include_str!("data/table_250_66_gec.csv")),
+    (F_EGC, include_str!("../data/table_250_122_egc.csv")),
+    (F_GEC, include_str!("../data/table_250_66_gec.csv")),
     (
         F_UL17,
-        include_str!("data/table_220_12_unit_lighting_2017.csv"),
+        include_str!("../data/table_220_12_unit_lighting_2017.csv"),
     ),
     (
         F_UL20,
-        include_str!("data/table_220_12_unit_lighting_2020.csv"),
+        include_str!("../data/table_220_12_unit_lighting_2020.csv"),
     ),
     (
         F_UL23,
-        include_str!("data/table_220_42A_unit_lighting_2023.csv"),
+        include_str!("../data/table_220_42A_unit_lighting_2023.csv"),
     ),
     (
         F_LD,
-        include_str!("data/table_220_42_lighting_demand_factors.csv"),
+        include_str!("../data/table_220_42_lighting_demand_factors.csv"),
     ),
     (
         F_DRY,
-        include_str!("data/table_220_54_dryer_demand_factors.csv"),
+        include_str!("../data/table_220_54_dryer_demand_factors.csv"),
     ),
-    (F_RNG, include_str!("data/table_220_55_ranges.csv")),
-    (F_MOT, include_str!("data/table_430_52_motor_ocpd_pct.csv")),
+    (F_RNG, include_str!("../data/table_220_55_ranges.csv")),
+    (
+        F_MOT,
+        include_str!("../data/table_430_52_motor_ocpd_pct.csv"),
+    ),
     (
         F_FLC1,
-        include_str!("data/table_430_248_single_phase_flc.csv"),
+        include_str!("../data/table_430_248_single_phase_flc.csv"),
     ),
     (
         F_FLC3,
-        include_str!("data/table_430_250_three_phase_flc.csv"),
+        include_str!("../data/table_430_250_three_phase_flc.csv"),
     ),
-    (F_FLCDC, include_str!("data/table_430_247_dc_flc.csv")),
-    (F_CVAL, include_str!("data/ptp_c_values_600v.csv")),
+    (F_FLCDC, include_str!("../data/table_430_247_dc_flc.csv")),
+    (F_CVAL, include_str!("../data/ptp_c_values_600v.csv")),
     (
         F_CVAL_LOW,
-        include_str!("data/ptp_c_values_600v_disagreements.csv"),
+        include_str!("../data/ptp_c_values_600v_disagreements.csv"),
     ),
-    (F_PPE_AC, include_str!("data/nfpa70e_130_7_C15a_ac_ppe.csv")),
-    (F_PPE_DC, include_str!("data/nfpa70e_130_7_C15b_dc_ppe.csv")),
+    (
+        F_PPE_AC,
+        include_str!("../data/nfpa70e_130_7_C15a_ac_ppe.csv"),
+    ),
+    (
+        F_PPE_DC,
+        include_str!("../data/nfpa70e_130_7_C15b_dc_ppe.csv"),
+    ),
     (
         F_MF,
-        include_str!("data/table_220_84_multifamily_demand_factors.csv"),
+        include_str!("../data/table_220_84_multifamily_demand_factors.csv"),
     ),
 ];
 
@@ -107,13 +119,18 @@ const F_MF: &str = "table_220_84_multifamily_demand_factors.csv";
 
 /// A parsed CSV file: header and rows with their 1-based line numbers.
 #[derive(Debug, Clone)]
-pub(crate) struct Csv {
-    pub(crate) file: &'static str,
-    pub(crate) header: Vec<String>,
-    pub(crate) rows: Vec<(usize, Vec<String>)>,
+pub struct Csv {
+    /// The file name errors cite.
+    pub file: &'static str,
+    /// The column names of the first line.
+    pub header: Vec<String>,
+    /// Each data row with its 1-based line number.
+    pub rows: Vec<(usize, Vec<String>)>,
 }
 
-pub(crate) fn parse_csv(file: &'static str, text: &str) -> Result<Csv, NecError> {
+/// Parses `text` (named `file` in errors) into a [`Csv`]; every row must have as many cells as
+/// the header. Public because the bot's jurisdiction tables use the same reader.
+pub fn parse_csv(file: &'static str, text: &str) -> Result<Csv, NecError> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -1655,7 +1672,7 @@ mod tests {
             .unwrap_or_else(|| {
                 std::path::PathBuf::from(concat!(
                     env!("CARGO_MANIFEST_DIR"),
-                    "/tests/fixtures/nec-tables"
+                    "/../../tests/fixtures/nec-tables"
                 ))
             })
     }

@@ -26,15 +26,18 @@ const F_T8: &str = "ch9_table8_conductor_properties.csv";
 
 /// The embedded fill tables: (file name, contents).
 pub(crate) const FILES: &[(&str, &str)] = &[
-    (F_BOXES, include_str!("data/table_314_16A_metal_boxes.csv")),
+    (
+        F_BOXES,
+        include_str!("../data/table_314_16A_metal_boxes.csv"),
+    ),
     (
         F_ALLOWANCE,
-        include_str!("data/table_314_16B_volume_allowance.csv"),
+        include_str!("../data/table_314_16B_volume_allowance.csv"),
     ),
-    (F_T4, include_str!("data/ch9_table4_raceway_areas.csv")),
+    (F_T4, include_str!("../data/ch9_table4_raceway_areas.csv")),
     (
         F_T5,
-        include_str!("data/ch9_table5_insulated_conductor_areas.csv"),
+        include_str!("../data/ch9_table5_insulated_conductor_areas.csv"),
     ),
 ];
 

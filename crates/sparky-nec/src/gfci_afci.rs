@@ -22,17 +22,17 @@ const FILES: [(Edition, &str, &str); 3] = [
     (
         Edition::Nec2017,
         "gfci_afci_2017.csv",
-        include_str!("data/gfci_afci_2017.csv"),
+        include_str!("../data/gfci_afci_2017.csv"),
     ),
     (
         Edition::Nec2020,
         "gfci_afci_2020.csv",
-        include_str!("data/gfci_afci_2020.csv"),
+        include_str!("../data/gfci_afci_2020.csv"),
     ),
     (
         Edition::Nec2023,
         "gfci_afci_2023.csv",
-        include_str!("data/gfci_afci_2023.csv"),
+        include_str!("../data/gfci_afci_2023.csv"),
     ),
 ];
 

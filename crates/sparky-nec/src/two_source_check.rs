@@ -19,7 +19,7 @@ pub(super) fn fixture(name: &'static str) -> Csv {
         .unwrap_or_else(|| {
             PathBuf::from(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/nec-tables"
+                "/../../tests/fixtures/nec-tables"
             ))
         });
     let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -133,7 +133,7 @@ fn level(file: &'static str, s: &str) -> Result<usize, NecError> {
 fn load_coefficients() -> Result<Coefficients, NecError> {
     let t1 = read_coeffs(
         F_T1,
-        include_str!("data/ieee1584_2018_table1_arcing_current.csv"),
+        include_str!("../data/ieee1584_2018_table1_arcing_current.csv"),
         2,
         10,
     )?
@@ -142,7 +142,7 @@ fn load_coefficients() -> Result<Coefficients, NecError> {
     .collect::<Result<Vec<_>, NecError>>()?;
     let t2 = read_coeffs(
         F_T2,
-        include_str!("data/ieee1584_2018_table2_variation_factor.csv"),
+        include_str!("../data/ieee1584_2018_table2_variation_factor.csv"),
         1,
         7,
     )?
@@ -151,7 +151,7 @@ fn load_coefficients() -> Result<Coefficients, NecError> {
     .collect::<Result<Vec<_>, NecError>>()?;
     let t345 = read_coeffs(
         F_T345,
-        include_str!("data/ieee1584_2018_tables3_5_incident_energy.csv"),
+        include_str!("../data/ieee1584_2018_tables3_5_incident_energy.csv"),
         2,
         13,
     )?
@@ -160,7 +160,7 @@ fn load_coefficients() -> Result<Coefficients, NecError> {
     .collect::<Result<Vec<_>, NecError>>()?;
     let t7 = read_coeffs(
         F_T7,
-        include_str!("data/ieee1584_2018_table7_enclosure.csv"),
+        include_str!("../data/ieee1584_2018_table7_enclosure.csv"),
         2,
         3,
     )?

@@ -32,7 +32,8 @@
 //! - [`tables`]: direct lookups (ampacity, correction and adjustment factors, Tables 8/9,
 //!   standard ratings, EGC/GEC, unit loads, motor FLC, C values).
 //!
-//! Layer: domain engine. Imports nothing else of the crate.
+//! Layer: domain engine, a crate of its own (`sparky-nec`) that depends on nothing of the bot;
+//! the bot re-exports it as `sparky::nec`.
 
 pub mod arc_flash;
 pub mod box_fill;
@@ -52,6 +53,8 @@ pub mod outlet_count;
 pub mod panel;
 pub mod pv_interconnection;
 pub mod raceway_fill;
+#[cfg(feature = "schemars")]
+mod schema;
 pub mod tables;
 pub mod units;
 pub mod voltage_drop;
