@@ -33,11 +33,13 @@ struct Endpoint {
     project: i64,
     http: reqwest::Client,
     config: Config,
+    /// The agent of every replica serving the endpoint (the first is `url`'s).
+    agents: std::sync::Mutex<Vec<Arc<Agent>>>,
     _dir: tempfile::TempDir,
 }
 
-/// Serves the interactions endpoint of `config` on a free port; returns its URL.
-async fn serve(config: &Config, store: Arc<dyn Store>) -> String {
+/// Serves the interactions endpoint of `config` on a free port; returns its URL and agent.
+async fn serve(config: &Config, store: Arc<dyn Store>) -> (String, Arc<Agent>) {
     let agent = Arc::new(Agent::new(
         store,
         sparky::llm::resilient::build_provider(config),
@@ -45,16 +47,17 @@ async fn serve(config: &Config, store: Arc<dyn Store>) -> String {
         config.agent.clone(),
         &config.limits,
     ));
-    let router = sparky::platforms::discord::interactions_router(agent, config).unwrap();
+    let router = sparky::platforms::discord::interactions_router(agent.clone(), config).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    format!(
+    let url = format!(
         "http://{addr}{}",
         sparky::platforms::discord::INTERACTIONS_PATH
-    )
+    );
+    (url, agent)
 }
 
 async fn endpoint() -> Endpoint {
@@ -103,7 +106,7 @@ async fn endpoint_on(db: Db) -> Endpoint {
         .bind_channel("discord", GUILD_ID, CHANNEL_ID, project.id)
         .await
         .unwrap();
-    let url = serve(&config, store.clone()).await;
+    let (url, agent) = serve(&config, store.clone()).await;
     Endpoint {
         url,
         discord,
@@ -112,6 +115,7 @@ async fn endpoint_on(db: Db) -> Endpoint {
         project: project.id,
         http: reqwest::Client::new(),
         config,
+        agents: std::sync::Mutex::new(vec![agent]),
         _dir: dir,
     }
 }
@@ -124,7 +128,29 @@ impl Endpoint {
     /// Another replica: its own store connection, agent and router on the same database.
     async fn replica(&self) -> String {
         let store = sparky::app::connect_store(&self.config).await.unwrap();
-        serve(&self.config, store).await
+        let (url, agent) = serve(&self.config, store).await;
+        self.agents.lock().unwrap().push(agent);
+        url
+    }
+
+    /// Waits until no handler or turn of any replica is in flight, so a test can check that
+    /// something did not happen once the work it could have come from has ended.
+    async fn settled(&self) {
+        let in_flight: Vec<_> = self
+            .agents
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| sparky::core::inflight::InFlight::of(a))
+            .collect();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while in_flight.iter().any(|f| f.count() > 0) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "work in flight after 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// POSTs `body` signed for `timestamp` by `signer`.
@@ -258,7 +284,7 @@ async fn an_exact_replay_within_the_window_is_refused_and_runs_nothing() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    e.settled().await;
     assert_eq!(e.llm.requests().len(), 1, "the command ran once");
 }
 
@@ -327,7 +353,7 @@ async fn commands_and_clicks_over_http_work_like_the_gateway() {
                 .any(|m| m.content() == "Added.")
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    e.settled().await;
     assert_eq!(
         e.store.load_project(e.project).await.unwrap().tasks.len(),
         1
@@ -590,7 +616,7 @@ async fn audit_is_answered_only_to_the_caller() {
         })
         .await;
     let original = e.discord.interaction_messages(&token)[0].id.clone();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    e.settled().await;
     assert!(e.discord.channel(&original).is_none(), "no thread");
     assert!(
         e.discord
