@@ -242,13 +242,14 @@ fn header(p: &ProjectData) -> String {
     s
 }
 
+// Things are named as people and tools name them, never by database id: ids mean nothing to
+// the model, and two copies of one project would get different prompts (no prefix caching).
 fn render_panel(s: &mut String, p: &ProjectData, panel: &Panel) {
     let ps = &panel.spec;
     let _ = writeln!(
         s,
-        "Panel {} (id {}): {} V {}-phase, {} A bus, main {}, AIC {}, fed from {}, {} spaces.",
+        "Panel {}: {} V {}-phase, {} A bus, main {}, AIC {}, fed from {}, {} spaces.",
         ps.name,
-        panel.id,
         ps.voltage.0,
         ps.phase.count(),
         ps.bus_rating.0,
@@ -326,13 +327,8 @@ fn render_whole(p: &ProjectData) -> String {
     for l in &p.loads {
         let _ = writeln!(
             s,
-            "Load {} (id {}): {} W, {} h/day, duty {}, qty {}.",
-            l.spec.name,
-            l.id,
-            l.spec.watts.0,
-            l.spec.hours_per_day,
-            l.spec.duty_cycle,
-            l.spec.quantity
+            "Load {}: {} W, {} h/day, duty {}, qty {}.",
+            l.spec.name, l.spec.watts.0, l.spec.hours_per_day, l.spec.duty_cycle, l.spec.quantity
         );
     }
     for c in &p.charging_sources {
@@ -438,16 +434,16 @@ mod tests {
             !v.stable.contains("Receptacles"),
             "the index carries no circuits"
         );
-        assert!(v.relevant.contains("Panel LP-3 "), "{}", v.relevant);
+        assert!(v.relevant.contains("Panel LP-3:"), "{}", v.relevant);
         assert!(v.relevant.contains("Receptacles room 305"));
-        assert!(!v.relevant.contains("Panel LP-31"), "LP-31 is not LP-3");
+        assert!(!v.relevant.contains("Panel LP-31:"), "LP-31 is not LP-3");
         // A follow-up that names nothing keeps the panels of the message before.
         let v = project_view(
             &p,
             ProjectScope::Relevant,
             &["and its breaker?", "LP-12 please"],
         );
-        assert!(v.relevant.contains("Panel LP-12 "));
+        assert!(v.relevant.contains("Panel LP-12:"));
         // The stable part does not depend on the question.
         assert_eq!(
             project_view(&p, ProjectScope::Relevant, &["LP-1"]).stable,

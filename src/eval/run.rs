@@ -1,5 +1,5 @@
-//! Running a conversation set through the real agent: a temporary SQLite store, a copy of
-//! the seed project per conversation, the shipped tools and the configured model.
+//! Running a conversation set through the real agent: per conversation a temporary SQLite
+//! store holding a copy of the seed project, the shipped tools and the configured model.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -138,18 +138,24 @@ async fn run_in(
         ..ContextPolicy::default()
     };
     let observing: Arc<dyn ChatProvider> = Arc::new(Observing::new(provider, observer.clone()));
-    let agent = Agent::new(
-        app.store.clone(),
-        Some(observing),
-        tools.clone(),
-        config.agent.clone(),
-        &config.limits,
-    )
-    .with_model_settings(crate::core::ModelSettings::of(&config.llm))
-    .with_context_policy(policy);
     let seed = crate::services::project_files::parse_file(SEED_PROJECT)?;
     let mut results = Vec::new();
-    for c in &set.conversations {
+    for (i, c) in set.conversations.iter().enumerate() {
+        // A store of its own per conversation: no conversation sees another's writes, and the
+        // seed gets the same ids in each, so every conversation's instructions are the same
+        // text and a server that caches a prompt's prefix (llama-server, OpenAI) reads the
+        // tools once for the run instead of once per conversation.
+        let path = dir.join(format!("conversation-{i}.db"));
+        let store = crate::store::open("", &path, config.database.max_connections).await?;
+        let agent = Agent::new(
+            store,
+            Some(observing.clone()),
+            tools.clone(),
+            config.agent.clone(),
+            &config.limits,
+        )
+        .with_model_settings(crate::core::ModelSettings::of(&config.llm))
+        .with_context_policy(policy);
         results.push(run_conversation(&agent, &seed, c, &observer).await?);
     }
     Ok(results)
@@ -161,16 +167,15 @@ async fn run_conversation(
     c: &Conversation,
     observer: &Observer,
 ) -> Result<ConversationResult, RunError> {
-    let name = format!("eval-{}", c.id);
-    let key = SessionKey::new("console", "local", name.as_str(), "eval");
-    crate::services::project_files::import(
+    let key = SessionKey::new("console", "local", "eval", c.id.as_str());
+    let project = crate::services::project_files::import(
         agent.store().as_ref(),
         &Workspace::local(),
         seed,
-        Some(&name),
+        None,
     )
     .await?;
-    crate::core::commands::use_or_create_project(agent, &key, USER, Some(&name)).await?;
+    crate::core::commands::use_or_create_project(agent, &key, USER, Some(&project.name)).await?;
     observer.take();
     let mut turns = Vec::new();
     let (mut model_calls, mut prompt_tokens) = (0, 0);

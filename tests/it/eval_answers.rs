@@ -12,6 +12,11 @@ use crate::support::eval_models::{responder, Wrong};
 use crate::support::fake_llm::{Dialect, FakeLlm};
 
 async fn eval(wrong: HashMap<String, Wrong>, tools: &str) -> Value {
+    eval_with_requests(wrong, tools).await.0
+}
+
+/// The report, and every request body the model server received.
+async fn eval_with_requests(wrong: HashMap<String, Wrong>, tools: &str) -> (Value, Vec<Value>) {
     let set = ConversationSet::built_in().expect("the shipped set parses");
     let fake = FakeLlm::start(Dialect::OpenAi).await;
     fake.respond_with(responder(&set, wrong));
@@ -20,7 +25,8 @@ async fn eval(wrong: HashMap<String, Wrong>, tools: &str) -> Value {
         .run(&["eval", "answers", "--json", "--tools", tools], "")
         .await;
     assert!(ok, "sparky eval answers failed: {lines:?}");
-    serde_json::from_str(&lines.join("\n")).expect("the report is JSON")
+    let report = serde_json::from_str(&lines.join("\n")).expect("the report is JSON");
+    (report, fake.requests())
 }
 
 fn misses(report: &Value) -> Vec<String> {
@@ -80,7 +86,41 @@ fn the_set_is_large_varied_and_covers_every_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_right_model_scores_every_turn_routed_and_with_every_tool() {
     for tools in ["routed", "all"] {
-        let report = eval(HashMap::new(), tools).await;
+        let (report, requests) = eval_with_requests(HashMap::new(), tools).await;
+        if tools == "all" {
+            // Every conversation opens with the same instructions and tools, so a server that
+            // caches a prompt's prefix reads them once for the run.
+            let openings: BTreeSet<String> = requests
+                .iter()
+                .filter(|r| r["messages"].as_array().is_some_and(|m| m.len() == 2))
+                .map(|r| format!("{}{}", r["messages"][0], r["tools"]))
+                .collect();
+            let firsts = requests
+                .iter()
+                .filter(|r| r["messages"].as_array().is_some_and(|m| m.len() == 2))
+                .count();
+            assert!(firsts >= 100, "{firsts} first requests");
+            let texts: Vec<&String> = openings.iter().collect();
+            let at = |a: &str, b: &str| {
+                let i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+                format!(
+                    "{} | {}",
+                    &a[i.saturating_sub(80)..(i + 120).min(a.len())],
+                    &b[i.saturating_sub(80)..(i + 120).min(b.len())]
+                )
+            };
+            assert_eq!(
+                openings.len(),
+                1,
+                "the opening prompts differ ({}): {}",
+                texts.len(),
+                texts
+                    .windows(2)
+                    .map(|w| at(w[0], w[1]))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
         assert_eq!(report["tools"], tools);
         assert_eq!(
             report["accuracy_pct"],
