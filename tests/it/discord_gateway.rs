@@ -24,9 +24,24 @@ use tokio::sync::oneshot;
 struct BotProcess {
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<Result<(), sparky::platforms::discord::DiscordError>>,
+    agent: Arc<Agent>,
 }
 
 impl BotProcess {
+    /// Waits until no handler or turn of the bot is in flight, so a test can check that
+    /// something did not happen once the work it could have come from has ended.
+    async fn settled(&self) {
+        let in_flight = sparky::core::inflight::InFlight::of(&self.agent);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while in_flight.count() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "work in flight after 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     async fn stop(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
@@ -133,6 +148,7 @@ impl World {
         let before = self.discord.identifies().len();
         let (stop, stopped) = oneshot::channel::<()>();
         let agent = self.agent();
+        let running = agent.clone();
         let config = self.config.clone();
         let task = tokio::spawn(async move {
             sparky::platforms::discord::run(agent, &config, async {
@@ -150,6 +166,7 @@ impl World {
         BotProcess {
             stop: Some(stop),
             task,
+            agent: running,
         }
     }
 
@@ -377,7 +394,7 @@ async fn confirm_flow(db: Db) {
                 .any(|m| m.content().contains("punch list"))
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    bot.settled().await;
     assert_eq!(w.tasks().await, 1, "executed exactly once");
     // The late click is told who resolved it, as a mention.
     let late_notes: Vec<String> = [&first_token, &second_token]
@@ -545,7 +562,7 @@ async fn a_2500_character_answer_is_split_in_two_messages() {
                 .any(|m| m.content().contains("Line 49"))
         })
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    bot.settled().await;
     let parts = w.discord.messages_in(&thread);
     assert_eq!(
         parts.len(),
