@@ -2,8 +2,9 @@
 //!
 //! Small open models served by OpenAI-compatible servers (llama.cpp, Ollama, vLLM) often
 //! answer a tool request with the call as text: a fenced JSON block
-//! (`{"name": …, "arguments": {…}}`), a `<tool_call>` tag the server did not parse, or a bare
-//! JSON object. Shown to the person, that is a page of JSON and no answer. [`TextCalls`]
+//! (`{"name": …, "arguments": {…}}`), a `<tool_call>` tag the server did not parse (or the
+//! `<tools>` tag the template lists the tools in, which small models copy), or a bare JSON
+//! object. Shown to the person, that is a page of JSON and no answer. [`TextCalls`]
 //! watches the streamed text: prose streams through untouched, a line that opens such a block
 //! is held back, and at the end of the turn the held text becomes tool calls when it has that
 //! exact shape, or is released as text when it has not. Nothing is trusted more than a real
@@ -13,8 +14,12 @@ use serde_json::{Map, Value};
 
 use super::StreamEvent;
 
-/// What opens a held block: a fence, or the tag Qwen/Hermes-style templates ask for.
-const OPENERS: [&str; 2] = ["```", "<tool_call>"];
+/// The tags a call is written in: the one Qwen/Hermes-style templates ask for, and the one
+/// they list the tools in (small models write calls in it too).
+const TAGS: [(&str, &str); 2] = [("<tool_call>", "</tool_call>"), ("<tools>", "</tools>")];
+
+/// What opens a held block: a fence or one of the [`TAGS`].
+const OPENERS: [&str; 3] = ["```", TAGS[0].0, TAGS[1].0];
 
 /// A call recovered from the text: name and arguments (as JSON text).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,61 +119,88 @@ fn could_open(start: &str) -> bool {
 pub fn extract(held: &str) -> (Vec<TextCall>, String) {
     let mut calls = Vec::new();
     let mut text = String::new();
+    let mut markup_only = false;
     let mut rest = held;
     while !rest.is_empty() {
-        let Some((before, body, after)) = next_block(rest) else {
+        let Some((before, block, after)) = next_block(rest) else {
             text.push_str(rest);
             break;
         };
-        match parse_calls(body) {
-            Some(found) => {
+        match (parse_calls(block.body), block.tag) {
+            (Some(found), _) => {
                 text.push_str(before);
                 calls.extend(found);
             }
-            None => text.push_str(&rest[..rest.len() - after.len()]),
+            // An empty tag is markup with nothing in it, not something to show.
+            (None, true) if block.body.trim().is_empty() => {
+                text.push_str(before);
+                markup_only = true;
+            }
+            (None, _) => text.push_str(&rest[..rest.len() - after.len()]),
         }
         rest = after;
     }
-    if calls.is_empty() {
+    if calls.is_empty() && !markup_only {
         return (calls, held.to_string());
     }
     (calls, text.trim().to_string())
 }
 
-/// The next block in `s`: text before it, its body, and the text after it.
-fn next_block(s: &str) -> Option<(&str, &str, &str)> {
+/// A block found in held text.
+struct Block<'a> {
+    body: &'a str,
+    /// Whether it was one of the [`TAGS`] (not a fence or a bare object).
+    tag: bool,
+}
+
+/// The next block in `s`: text before it, the block, and the text after it.
+fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
     let fence = s.find("```");
-    let tag = s.find("<tool_call>");
+    let tag = TAGS
+        .iter()
+        .filter_map(|&(open, close)| s.find(open).map(|at| (at, open, close)))
+        .min_by_key(|&(at, _, _)| at);
     let brace = s.find('{');
-    let first = [fence, tag, brace].into_iter().flatten().min()?;
+    let first = [fence, tag.map(|(at, _, _)| at), brace]
+        .into_iter()
+        .flatten()
+        .min()?;
+    let until = |body_start: usize, close: &str| match s[body_start..].find(close) {
+        Some(i) => (body_start + i, body_start + i + close.len()),
+        None => (s.len(), s.len()),
+    };
     if Some(first) == fence {
         let open = first + 3;
         // The fence's language tag (json, tool_call, …) runs to the end of its line.
         let body_start = s[open..].find('\n').map_or(s.len(), |i| open + i + 1);
-        let (body_end, after) = match s[body_start..].find("```") {
-            Some(i) => (body_start + i, body_start + i + 3),
-            None => (s.len(), s.len()),
-        };
-        return Some((&s[..first], &s[body_start..body_end], &s[after..]));
+        let (body_end, after) = until(body_start, "```");
+        let body = &s[body_start..body_end];
+        return Some((&s[..first], Block { body, tag: false }, &s[after..]));
     }
-    if Some(first) == tag {
-        let body_start = first + "<tool_call>".len();
-        let (body_end, after) = match s[body_start..].find("</tool_call>") {
-            Some(i) => (body_start + i, body_start + i + "</tool_call>".len()),
-            None => (s.len(), s.len()),
-        };
-        return Some((&s[..first], &s[body_start..body_end], &s[after..]));
+    if let Some((at, open, close)) = tag.filter(|&(at, _, _)| at == first) {
+        let body_start = at + open.len();
+        let (body_end, after) = until(body_start, close);
+        let body = &s[body_start..body_end];
+        return Some((&s[..first], Block { body, tag: true }, &s[after..]));
     }
     // A bare object: as far as a JSON value parses from here.
     let mut values = serde_json::Deserializer::from_str(&s[first..]).into_iter::<Value>();
     match values.next() {
         Some(Ok(_)) => {
             let end = first + values.byte_offset();
-            Some((&s[..first], &s[first..end], &s[end..]))
+            let body = &s[first..end];
+            Some((&s[..first], Block { body, tag: false }, &s[end..]))
         }
         _ => {
             let end = first + 1;
-            Some((&s[..end], "", &s[end..]))
+            Some((
+                &s[..end],
+                Block {
+                    body: "",
+                    tag: false,
+                },
+                &s[end..],
+            ))
         }
     }
 }
@@ -289,6 +321,26 @@ mod tests {
         let calls = f.finish(false, &mut out);
         assert_eq!(calls[0].name, "lookup_ampacity");
         assert_eq!(out.len(), 1, "nothing left to show");
+    }
+
+    #[test]
+    fn a_call_in_the_tools_tag_is_a_call_and_an_empty_tag_is_nothing() {
+        // What Qwen2.5-Coder 1.5B answered to "gec size for 3/0 cu service conductors": the
+        // tag the template lists the tools in, around a call.
+        let (text, calls) = run(&[
+            "<tools>\n{\"name\": \"size_grounding_electrode_conductor\", ",
+            "\"arguments\": {\"material\": \"copper\", \"size\": \"3/0\"}}\n</tools>",
+        ]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "size_grounding_electrode_conductor");
+        // And to an off-topic question: the empty tag, which is no answer at all.
+        let (text, calls) = run(&["<tools></tools>"]);
+        assert_eq!((text.as_str(), calls.len()), ("", 0));
+        // A tools tag around anything but a call stays text, as written.
+        let copied = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"search_code\", \"description\": \"Search\"}}\n</tools>";
+        let (text, calls) = run(&[copied]);
+        assert_eq!((text.as_str(), calls.len()), (copied, 0));
     }
 
     #[test]
