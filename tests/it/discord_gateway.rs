@@ -31,15 +31,7 @@ impl BotProcess {
     /// Waits until no handler or turn of the bot is in flight, so a test can check that
     /// something did not happen once the work it could have come from has ended.
     async fn settled(&self) {
-        let in_flight = sparky::core::inflight::InFlight::of(&self.agent);
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while in_flight.count() > 0 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "work in flight after 20 s"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        crate::support::settled::settled(&[&self.agent]).await;
     }
 
     async fn stop(mut self) {

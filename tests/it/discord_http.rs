@@ -136,21 +136,9 @@ impl Endpoint {
     /// Waits until no handler or turn of any replica is in flight, so a test can check that
     /// something did not happen once the work it could have come from has ended.
     async fn settled(&self) {
-        let in_flight: Vec<_> = self
-            .agents
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|a| sparky::core::inflight::InFlight::of(a))
-            .collect();
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while in_flight.iter().any(|f| f.count() > 0) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "work in flight after 20 s"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let agents = self.agents.lock().unwrap().clone();
+        let agents: Vec<&Agent> = agents.iter().map(|a| a.as_ref()).collect();
+        support::settled::settled(&agents).await;
     }
 
     /// POSTs `body` signed for `timestamp` by `signer`.

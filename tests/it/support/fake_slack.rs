@@ -1071,16 +1071,7 @@ impl SlackBot {
     /// something did not happen (a second execution, another model call) once the work it
     /// could have come from has ended, instead of sleeping a fixed time.
     pub async fn settled(&self) {
-        let in_flight = sparky::core::inflight::InFlight::of(&self.agent);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while in_flight.count() > 0 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{} tasks still in flight after 20 s",
-                in_flight.count()
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        super::settled::settled(&[&self.agent]).await;
     }
 
     /// A bot on `db` using `transport` ("http" or "socket"); the channel is bound to a project.

@@ -10,3 +10,4 @@ pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;
 pub mod pdf_bombs;
+pub mod settled;
