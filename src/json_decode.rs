@@ -34,13 +34,7 @@ impl JsonError {
 
 /// Decodes `text`.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(JsonError::of)?;
-    de.end().map_err(|e| JsonError {
-        path: ".".into(),
-        message: e.to_string(),
-    })?;
-    Ok(value)
+    from_slice(text.as_bytes())
 }
 
 /// Decodes `bytes`.
