@@ -33,3 +33,21 @@ pub(crate) fn ping_if_idle<C: Connection>(
         }
     })
 }
+
+/// The pool's `after_release` hook: closes a connection that comes back still inside a
+/// transaction. A turn cancelled between `BEGIN` and the moment sqlx hands out its
+/// `Transaction` (a lease lost mid-write) leaves no guard to roll it back; on SQLite that
+/// open `BEGIN IMMEDIATE` would keep the database's write lock on an idle connection until
+/// every other writer timed out. Closing the connection rolls the transaction back.
+pub(crate) fn close_if_in_transaction<C: Connection>(
+    conn: &mut C,
+    _meta: PoolConnectionMetadata,
+) -> BoxFuture<'_, Result<bool, sqlx::Error>> {
+    Box::pin(async move {
+        if conn.is_in_transaction() {
+            tracing::warn!("a database connection came back inside a transaction; closing it");
+            return Ok(false);
+        }
+        Ok(true)
+    })
+}

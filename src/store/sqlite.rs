@@ -72,6 +72,7 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(30))
             .test_before_acquire(false)
             .before_acquire(super::pool_check::ping_if_idle)
+            .after_release(super::pool_check::close_if_in_transaction)
             .connect_with(options)
             .await
             .map_err(db)?;

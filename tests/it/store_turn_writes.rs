@@ -6,7 +6,10 @@ use crate::support::db;
 use chrono::{SubsecRound, Utc};
 use db::{key, tool_call_msg, tool_result_msg, user_msg, TestDb};
 use sparky::core::session::Mode;
-use sparky::store::{AuditEntry, AuditKind, StoreError};
+use std::sync::Arc;
+
+use sparky::store::{AuditEntry, AuditKind, PostgresStore, SqliteStore, Store, StoreError};
+use sqlx::{Acquire, Connection};
 
 fn audit(session_id: i64, tool: &str, is_error: bool) -> AuditEntry {
     AuditEntry {
@@ -120,7 +123,47 @@ async fn a_step_for_a_missing_session_writes_nothing(db: TestDb) {
         .is_empty());
 }
 
+/// A write cancelled between its `BEGIN` and the moment sqlx hands out the transaction (a
+/// turn whose lease was lost mid-write) leaves its pooled connection inside that
+/// transaction; forgetting the transaction forges the same state. With one connection in the
+/// pool, the next write would get that connection back: the pool closes it instead, so the
+/// write goes through (not "database is locked" on SQLite) and another pool sees it.
+async fn a_connection_left_inside_a_transaction_is_closed_not_reused(db: TestDb) {
+    let store: Arc<dyn Store> = match (db.sqlite_path(), db.postgres_url()) {
+        (Some(path), _) => {
+            let store = SqliteStore::open_with(path, 1).await.expect("open");
+            let mut conn = store.pool().acquire().await.expect("acquire");
+            std::mem::forget(conn.begin_with("BEGIN IMMEDIATE").await.expect("begin"));
+            drop(conn);
+            Arc::new(store)
+        }
+        (None, Some(url)) => {
+            let store = PostgresStore::connect(url, 1).await.expect("connect");
+            let mut conn = store.pool().acquire().await.expect("acquire");
+            std::mem::forget(conn.begin().await.expect("begin"));
+            drop(conn);
+            Arc::new(store)
+        }
+        (None, None) => unreachable!("a test database is SQLite or Postgres"),
+    };
+    let write = async {
+        let s = store
+            .open_session(&key("leak"), Mode::General, None)
+            .await?;
+        store.append_message(s.id, &user_msg("still here?")).await?;
+        Ok::<_, StoreError>(s.id)
+    };
+    let id = tokio::time::timeout(std::time::Duration::from_secs(30), write)
+        .await
+        .expect("the write finished")
+        .expect("the write succeeded");
+    let other = db.reopen().await;
+    let seen = other.recent_messages(id, 0, 10).await.expect("read");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
+
 db::both_backends!(
     a_step_is_stored_in_order_with_its_audit_rows,
     a_step_for_a_missing_session_writes_nothing,
+    a_connection_left_inside_a_transaction_is_closed_not_reused,
 );
