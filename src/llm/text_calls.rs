@@ -9,6 +9,10 @@
 //! is held back, and at the end of the turn the held text becomes tool calls when it has that
 //! exact shape, or is released as text when it has not. Nothing is trusted more than a real
 //! call: the registry checks the name and the arguments as it does for any other call.
+//!
+//! A `<tool_response>` block is the template's wrapper for tool results: a model that writes
+//! one is echoing (or inventing) a result, never answering, so it is dropped; an answer that
+//! was nothing else comes back empty and the turn asks the model again.
 
 use serde_json::{Map, Value};
 
@@ -18,8 +22,11 @@ use super::StreamEvent;
 /// they list the tools in (small models write calls in it too).
 const TAGS: [(&str, &str); 2] = [("<tool_call>", "</tool_call>"), ("<tools>", "</tools>")];
 
-/// What opens a held block: a fence or one of the [`TAGS`].
-const OPENERS: [&str; 3] = ["```", TAGS[0].0, TAGS[1].0];
+/// The tag a template wraps tool results in: what a model writes in it is never an answer.
+const ECHO: (&str, &str) = ("<tool_response>", "</tool_response>");
+
+/// What opens a held block: a fence, one of the [`TAGS`] or the [`ECHO`] tag.
+const OPENERS: [&str; 4] = ["```", TAGS[0].0, TAGS[1].0, ECHO.0];
 
 /// A call recovered from the text: name and arguments (as JSON text).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +133,12 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
             text.push_str(rest);
             break;
         };
+        if block.echo {
+            text.push_str(before);
+            markup_only = true;
+            rest = after;
+            continue;
+        }
         match (parse_calls(block.body), block.tag) {
             (Some(found), _) => {
                 text.push_str(before);
@@ -151,6 +164,8 @@ struct Block<'a> {
     body: &'a str,
     /// Whether it was one of the [`TAGS`] (not a fence or a bare object).
     tag: bool,
+    /// Whether it was the [`ECHO`] tag.
+    echo: bool,
 }
 
 /// The next block in `s`: text before it, the block, and the text after it.
@@ -158,6 +173,7 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
     let fence = s.find("```");
     let tag = TAGS
         .iter()
+        .chain(std::iter::once(&ECHO))
         .filter_map(|&(open, close)| s.find(open).map(|at| (at, open, close)))
         .min_by_key(|&(at, _, _)| at);
     let brace = s.find('{');
@@ -175,13 +191,24 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
         let body_start = s[open..].find('\n').map_or(s.len(), |i| open + i + 1);
         let (body_end, after) = until(body_start, "```");
         let body = &s[body_start..body_end];
-        return Some((&s[..first], Block { body, tag: false }, &s[after..]));
+        let block = Block {
+            body,
+            tag: false,
+            echo: false,
+        };
+        return Some((&s[..first], block, &s[after..]));
     }
     if let Some((at, open, close)) = tag.filter(|&(at, _, _)| at == first) {
         let body_start = at + open.len();
         let (body_end, after) = until(body_start, close);
         let body = &s[body_start..body_end];
-        return Some((&s[..first], Block { body, tag: true }, &s[after..]));
+        let echo = open == ECHO.0;
+        let block = Block {
+            body,
+            tag: !echo,
+            echo,
+        };
+        return Some((&s[..first], block, &s[after..]));
     }
     // A bare object: as far as a JSON value parses from here.
     let mut values = serde_json::Deserializer::from_str(&s[first..]).into_iter::<Value>();
@@ -189,7 +216,12 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
         Some(Ok(_)) => {
             let end = first + values.byte_offset();
             let body = &s[first..end];
-            Some((&s[..first], Block { body, tag: false }, &s[end..]))
+            let block = Block {
+                body,
+                tag: false,
+                echo: false,
+            };
+            Some((&s[..first], block, &s[end..]))
         }
         _ => {
             let end = first + 1;
@@ -198,6 +230,7 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
                 Block {
                     body: "",
                     tag: false,
+                    echo: false,
                 },
                 &s[end..],
             ))
@@ -341,6 +374,23 @@ mod tests {
         let copied = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"search_code\", \"description\": \"Search\"}}\n</tools>";
         let (text, calls) = run(&[copied]);
         assert_eq!((text.as_str(), calls.len()), (copied, 0));
+    }
+
+    #[test]
+    fn an_echoed_tool_response_is_never_shown() {
+        // What Qwen2.5-Coder 1.5B answered after a refused call: the refusal echoed back in
+        // the template's result tag, as if it were the answer.
+        let echo = "<tool_response>\n{\"error\":\"not found: there is no tool named 'calculate_conductor_sizing'\"}\n</tool_response>";
+        assert_eq!(run(&[echo]), (String::new(), vec![]));
+        // Split as it streamed, after prose that stays, and before a real call that runs.
+        let (text, calls) = run(&[
+            "The ampacity is in Table 310.16.\n<tool_res",
+            "ponse>\n{\"ampacity\": 65}\n</tool_response>\n",
+            "<tool_call>\n{\"name\": \"lookup_table\", \"arguments\": {}}\n</tool_call>",
+        ]);
+        assert_eq!(text, "The ampacity is in Table 310.16.\n");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "lookup_table");
     }
 
     #[test]
