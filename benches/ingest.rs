@@ -58,10 +58,12 @@ async fn ingest(label: &str, store: Arc<dyn Store>, file: &std::path::Path, sect
     .await
     .expect("ingest");
     let secs = t.elapsed().as_secs_f64();
-    assert_eq!(report.chunks, sections, "{report:?}");
+    // A long section is split in two, so there are at least as many chunks as sections.
+    assert!(report.chunks >= sections, "{report:?}");
     println!(
-        "{label}: {sections} sections ingested in {secs:.1} s ({:.0} chunks/s)",
-        sections as f64 / secs
+        "{label}: {sections} sections ({} chunks) ingested in {secs:.1} s ({:.0} chunks/s)",
+        report.chunks,
+        report.chunks as f64 / secs
     );
 }
 
