@@ -133,19 +133,19 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
             text.push_str(rest);
             break;
         };
-        if block.echo {
+        if block.kind == Kind::Echo {
             text.push_str(before);
             markup_only = true;
             rest = after;
             continue;
         }
-        match (parse_calls(block.body), block.tag) {
+        match (parse_calls(block.body), block.kind) {
             (Some(found), _) => {
                 text.push_str(before);
                 calls.extend(found);
             }
             // An empty tag is markup with nothing in it, not something to show.
-            (None, true) if block.body.trim().is_empty() => {
+            (None, Kind::CallTag) if block.body.trim().is_empty() => {
                 text.push_str(before);
                 markup_only = true;
             }
@@ -159,13 +159,21 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
     (calls, text.trim().to_string())
 }
 
+/// What a held block was written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A fence or a bare object.
+    Code,
+    /// One of the [`TAGS`].
+    CallTag,
+    /// The [`ECHO`] tag.
+    Echo,
+}
+
 /// A block found in held text.
 struct Block<'a> {
     body: &'a str,
-    /// Whether it was one of the [`TAGS`] (not a fence or a bare object).
-    tag: bool,
-    /// Whether it was the [`ECHO`] tag.
-    echo: bool,
+    kind: Kind,
 }
 
 /// The next block in `s`: text before it, the block, and the text after it.
@@ -193,8 +201,7 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
         let body = &s[body_start..body_end];
         let block = Block {
             body,
-            tag: false,
-            echo: false,
+            kind: Kind::Code,
         };
         return Some((&s[..first], block, &s[after..]));
     }
@@ -202,12 +209,12 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
         let body_start = at + open.len();
         let (body_end, after) = until(body_start, close);
         let body = &s[body_start..body_end];
-        let echo = open == ECHO.0;
-        let block = Block {
-            body,
-            tag: !echo,
-            echo,
+        let kind = if open == ECHO.0 {
+            Kind::Echo
+        } else {
+            Kind::CallTag
         };
+        let block = Block { body, kind };
         return Some((&s[..first], block, &s[after..]));
     }
     // A bare object: as far as a JSON value parses from here.
@@ -218,8 +225,7 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
             let body = &s[first..end];
             let block = Block {
                 body,
-                tag: false,
-                echo: false,
+                kind: Kind::Code,
             };
             Some((&s[..first], block, &s[end..]))
         }
@@ -229,8 +235,7 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
                 &s[..end],
                 Block {
                     body: "",
-                    tag: false,
-                    echo: false,
+                    kind: Kind::Code,
                 },
                 &s[end..],
             ))
