@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use super::nec_args::missing_inputs;
 use super::schema::schema_for;
 use super::{nec_err, parse_args, to_value, Tool, ToolContext, ToolError};
-use crate::nec::fault_current::{self, FaultType, PointToPointInput, TransformerFaultInput};
+use crate::nec::fault_current::{
+    self, FaultType, PointToPointInput, TransformerFaultInput, TransformerFaultResult,
+};
 use crate::nec::tables::ConduitMagnetism;
 use crate::nec::units::{Amps, ConductorSize, Feet, Material, Phase, Volts};
 use crate::nec::NecError;
@@ -229,12 +231,32 @@ impl Tool for CalculateShortCircuit {
             return Ok(json!({
                 "at": format!("{} secondary", t.spec.name),
                 "available_fault_ka": round(ka, 2),
+                "available_fault_a": round(r.available_fault_current.0, 0),
                 "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
-                "calculation": to_value(&r)?,
+                "calculation": transformer_step(&r),
             }));
         }
         free_inputs(&a)
     }
+}
+
+/// A transformer's fault current as the model reads it: every current carries its unit in its
+/// name and is rounded (a small model reading a bare 3568.786 next to 3.57 kA has answered
+/// "3568.786 kA").
+fn transformer_step(t: &TransformerFaultResult) -> Value {
+    let mut step = json!({
+        "full_load_a": round(t.full_load_current.0, 1),
+        "percent_z_used": t.percent_z_used,
+        "multiplier": round(t.multiplier, 2),
+        "transformer_fault_a": round(t.transformer_fault_current.0, 0),
+        "method": t.method,
+        "references": t.references,
+        "assumptions": t.assumptions,
+    });
+    if t.motor_contribution.0 > 0.0 {
+        step["motor_contribution_a"] = json!(round(t.motor_contribution.0, 0));
+    }
+    step
 }
 
 /// The fault type asked for, by default the bolted fault of the phases given.
@@ -313,11 +335,11 @@ fn free_inputs(a: &ScArgs) -> Result<Value, ToolError> {
             }
             _ => at_terminals,
         };
-        steps.push(json!({
-            "at": "transformer secondary terminals",
-            "fault_ka": round(start / 1000.0, 2),
-            "calculation": to_value(&t)?,
-        }));
+        let mut step = transformer_step(&t);
+        step["at"] = json!("transformer secondary terminals");
+        step["fault_ka"] = json!(round(start / 1000.0, 2));
+        step["fault_a"] = json!(round(start, 0));
+        steps.push(step);
         start
     } else {
         let ka = a.available_fault_ka.unwrap_or_default();
@@ -332,6 +354,7 @@ fn free_inputs(a: &ScArgs) -> Result<Value, ToolError> {
             "at": "transformer secondary",
             "fault_type": kind,
             "available_fault_ka": round(ka, 2),
+            "available_fault_a": round(start_a, 0),
             "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
             "steps": steps,
             "assumptions": assumptions,
@@ -375,6 +398,7 @@ fn free_inputs(a: &ScArgs) -> Result<Value, ToolError> {
                 "at": "end of the run",
                 "fault_type": kind,
                 "available_fault_ka": round(ka, 2),
+                "available_fault_a": round(r.fault_current.0, 0),
                 "interrupting_check": a.interrupting_rating_ka.map(|r| ic_check(ka, Some(r), "the equipment", false)),
                 "steps": steps,
                 "calculation": to_value(&r)?,
@@ -388,6 +412,7 @@ fn free_inputs(a: &ScArgs) -> Result<Value, ToolError> {
                 "at": "end of the run",
                 "fault_type": kind,
                 "available_fault_ka": round(ka, 2),
+                "available_fault_a": round(start_a, 0),
                 "upper_bound": true,
                 "label": "UPPER BOUND: the fault current at the start of the run, with no conductor impedance; the real value at the end of the run is lower",
                 "why": e.to_string(),

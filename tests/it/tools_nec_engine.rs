@@ -1018,4 +1018,76 @@ async fn fault_chain_feeder_c_value(db: TestDb) {
     );
 }
 
-db::both_backends!(fault_current_everyday_questions, fault_chain_feeder_c_value);
+/// Every number of a value, with the path to it.
+fn numbers(v: &Value, path: &str, out: &mut Vec<(String, f64)>) {
+    match v {
+        Value::Number(n) => out.push((path.to_string(), n.as_f64().unwrap_or(f64::NAN))),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| numbers(x, &format!("{path}[{i}]"), out)),
+        Value::Object(o) => o
+            .iter()
+            .for_each(|(k, x)| numbers(x, &format!("{path}.{k}"), out)),
+        _ => {}
+    }
+}
+
+/// What the model reads of a transformer's fault current names the unit of every current and
+/// rounds it (a small model read a bare 3568.786 A next to 3.57 kA and answered
+/// "3568.786 kA"): 45 kVA, 208 V, 3.5 %Z gives 124.9 A full load and 3,569 A, 3.57 kA
+/// (I = 45,000 / (208·√3) × 100 / 3.5), for free inputs and for a project's transformer.
+async fn transformer_fault_current_names_its_units(db: TestDb) {
+    let store = db.store();
+    let id = seed(&store, "Shop").await;
+    store
+        .add_transformer(
+            id,
+            &sparky::project::TransformerSpec {
+                name: "T-1".into(),
+                kva: 45.0,
+                primary_voltage: Volts(480.0),
+                secondary_voltage: Volts(208.0),
+                phase: Phase::Three,
+                impedance_percent: 3.5,
+                fed_from: None,
+            },
+        )
+        .await
+        .expect("transformer");
+    let reg = registry();
+    let free_inputs = json!({"kva": 45, "voltage": 208, "impedance_percent": 3.5, "phase": 3});
+    let named = json!({"transformer": "T-1"});
+    for (args, transformer) in [(free_inputs, "steps[0]"), (named, "calculation")] {
+        let v = call(
+            &reg,
+            &ctx(store.clone(), id),
+            "calculate_short_circuit",
+            args,
+        )
+        .await
+        .unwrap();
+        assert_eq!(f(&v["available_fault_a"]), 3569.0, "{v:#}");
+        assert_eq!(f(&v["available_fault_ka"]), 3.57, "{v:#}");
+        let t = if transformer == "calculation" {
+            &v["calculation"]
+        } else {
+            &v["steps"][0]
+        };
+        assert_eq!(f(&t["full_load_a"]), 124.9, "{v:#}");
+        assert_eq!(f(&t["transformer_fault_a"]), 3569.0, "{v:#}");
+        let mut all = Vec::new();
+        numbers(&v, "", &mut all);
+        let long: Vec<_> = all
+            .iter()
+            .filter(|(_, x)| ((x * 100.0).round() - x * 100.0).abs() > 1e-6)
+            .collect();
+        assert!(long.is_empty(), "unrounded numbers {long:?} in {v:#}");
+    }
+}
+
+db::both_backends!(
+    fault_current_everyday_questions,
+    fault_chain_feeder_c_value,
+    transformer_fault_current_names_its_units,
+);
