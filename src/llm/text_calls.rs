@@ -10,6 +10,11 @@
 //! exact shape, or is released as text when it has not. Nothing is trusted more than a real
 //! call: the registry checks the name and the arguments as it does for any other call.
 //!
+//! A block that is plainly a call attempt (`"name"` and `"arguments"` or `"parameters"` keys)
+//! but not valid JSON (`"count": 1500 VA`, `"length": 1000 / 3.5`) is a call too, whose
+//! arguments the registry refuses as not JSON: the model reads what was wrong, instead of the
+//! person reading the broken call.
+//!
 //! A `<tool_response>` block is the template's wrapper for tool results: a model that writes
 //! one is echoing (or inventing) a result, never answering, so it is dropped; an answer that
 //! was nothing else comes back empty and the turn asks the model again.
@@ -149,7 +154,13 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
                 text.push_str(before);
                 markup_only = true;
             }
-            (None, _) => text.push_str(&rest[..rest.len() - after.len()]),
+            (None, _) => match attempted_call(block.body) {
+                Some(call) => {
+                    text.push_str(before);
+                    calls.push(call);
+                }
+                None => text.push_str(&rest[..rest.len() - after.len()]),
+            },
         }
         rest = after;
     }
@@ -229,6 +240,15 @@ fn next_block(s: &str) -> Option<(&str, Block<'_>, &str)> {
             };
             Some((&s[..first], block, &s[end..]))
         }
+        // Not JSON, but written as a call: the object as far as its braces balance.
+        _ if looks_like_call(&s[first..]) => {
+            let end = first + balanced_end(&s[first..]);
+            let block = Block {
+                body: &s[first..end],
+                kind: Kind::Code,
+            };
+            Some((&s[..first], block, &s[end..]))
+        }
         _ => {
             let end = first + 1;
             Some((
@@ -300,6 +320,74 @@ fn call_of(mut o: Map<String, Value>) -> Option<TextCall> {
     })
 }
 
+/// Whether text that is not JSON was still written as a call object.
+fn looks_like_call(body: &str) -> bool {
+    let body = body.trim_start();
+    (body.starts_with('{') || body.starts_with('['))
+        && body.contains("\"name\"")
+        && (body.contains("\"arguments\"") || body.contains("\"parameters\""))
+}
+
+/// The length of the object that opens `s` (which starts with `{`), counting braces outside
+/// strings; all of `s` when they never balance.
+fn balanced_end(s: &str) -> usize {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '{' if !in_string => depth += 1,
+            '}' if !in_string => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    s.len()
+}
+
+/// A call written with broken JSON: named as written (made a valid tool name, so any provider
+/// accepts it back in the history), with the broken text as its arguments, which the registry
+/// refuses as not JSON, saying where.
+fn attempted_call(body: &str) -> Option<TextCall> {
+    if !looks_like_call(body) || serde_json::from_str::<Value>(body.trim()).is_ok() {
+        return None;
+    }
+    let name = written_name(body).unwrap_or_default();
+    let mut name: String = name
+        .strip_prefix("functions.")
+        .unwrap_or(&name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        name = "unnamed_call".into();
+    }
+    Some(TextCall {
+        name,
+        arguments: body.trim().to_string(),
+    })
+}
+
+/// The string after the first `"name":` of a text, as written.
+fn written_name(body: &str) -> Option<String> {
+    let after = &body[body.find("\"name\"")? + 6..];
+    let after = after.trim_start().strip_prefix(':')?.trim_start();
+    let rest = after.strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_string())
+}
+
 fn is_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -343,6 +431,41 @@ mod tests {
         assert_eq!(calls[0].name, "calculate_voltage_drop");
         let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
         assert_eq!(args["current_amps"], 16);
+    }
+
+    #[test]
+    fn a_call_written_with_broken_json_is_a_call_the_registry_refuses() {
+        // What Qwen2.5-Coder 0.5B answered to "available fault current 45kva xfmr 208v 3ph
+        // 3.5% z" (shortened): a fenced call whose JSON holds arithmetic.
+        let fenced = "```json\n{\n  \"name\": \"calculate_short_circuit\",\n  \"arguments\": {\n    \"kva\": 45,\n    \"impedance_ohms_per_1000ft\": 1000 / 3.5\n  }\n}\n```";
+        // And to a voltage-drop question: a bare object with units in its numbers.
+        let bare = "{\n  \"name\": \"calculate_box_fill\",\n  \"arguments\": {\n    \"conductors\": [{\"count\": 1500 VA, \"size\": \"14\"}]\n  }\n}";
+        for (written, name) in [
+            (fenced, "calculate_short_circuit"),
+            (bare, "calculate_box_fill"),
+        ] {
+            let (text, calls) = run(&[written]);
+            assert_eq!(text, "", "the broken call is not shown: {written}");
+            assert_eq!(calls.len(), 1, "{written}");
+            assert_eq!(calls[0].name, name);
+            let refused = serde_json::from_str::<Value>(&calls[0].arguments);
+            assert!(refused.is_err(), "the arguments stay broken: {calls:?}");
+        }
+        // A name that is no tool name is made one (a provider refuses anything else back in
+        // the history), and the registry then says which tools there are.
+        let (text, calls) = run(&[
+            "```json\n{\"name\": \"gec size for 3/0 cu\", \"arguments\": {\"size\": 3/0}}\n```",
+        ]);
+        assert_eq!(text, "");
+        assert_eq!(calls[0].name, "gec_size_for_3_0_cu");
+        // Prose before a broken call stays; broken JSON that is no call stays text.
+        let (text, calls) = run(&[
+            "The drop:\n",
+            "```\n{\"name\": \"calculator\", \"arguments\": {\"expression\": 2*3}}\n```",
+        ]);
+        assert_eq!((text.as_str(), calls.len()), ("The drop:\n", 1));
+        let not_a_call = "```\n{\"volts\": 120 V}\n```";
+        assert_eq!(run(&[not_a_call]), (not_a_call.to_string(), vec![]));
     }
 
     #[test]
@@ -457,8 +580,15 @@ mod tests {
     }
 
     #[test]
-    fn a_broken_block_is_text() {
-        let answer = "```json\n{\"name\": \"calc\", \"arguments\": {\"a\": \n```";
+    fn a_broken_block_is_text_unless_it_was_written_as_a_call() {
+        // A call cut off mid-arguments goes back to the model, refused as not JSON.
+        let cut = "```json\n{\"name\": \"calc\", \"arguments\": {\"a\": \n```";
+        let (text, calls) = run(&[cut]);
+        assert_eq!((text.as_str(), calls.len()), ("", 1));
+        assert_eq!(calls[0].name, "calc");
+        assert!(serde_json::from_str::<Value>(&calls[0].arguments).is_err());
+        // Broken text that names no call is the model's answer, shown as written.
+        let answer = "```json\n{\"volts\": 120, \"drop\": \n```";
         assert_eq!(run(&[answer]), (answer.to_string(), vec![]));
         let unclosed = "{ not json";
         assert_eq!(run(&[unclosed]), (unclosed.to_string(), vec![]));
