@@ -446,6 +446,11 @@ async fn set_index_scan(
 
 /// The `TUNING_NEIGHBOURS` nearest vectors of `model` to `query`, through the HNSW index as
 /// the search's first step reads it, or by comparing every vector (`exact`).
+///
+/// The exact query is a different statement, not the same one with index scans turned off: a
+/// connection caches a prepared statement's generic plan without regard to planner settings,
+/// so after a few exact runs the "approximate" query could run as a sequential scan and
+/// measure the index as better than it is.
 async fn neighbours(
     tx: &mut Transaction<'static, Postgres>,
     query: &[f32],
@@ -453,18 +458,15 @@ async fn neighbours(
     exact: bool,
 ) -> StoreResult<Vec<i64>> {
     let n = INDEXED_DIMS;
-    if exact {
-        sqlx::query(
-            "SELECT set_config('enable_indexscan', 'off', true), \
-             set_config('enable_bitmapscan', 'off', true)",
-        )
-        .execute(&mut **tx)
-        .await
-        .map_err(db)?;
-    }
+    // Without the index's `::vector(384)` cast the ordering cannot come from the index.
+    let order = if exact {
+        "e.embedding <=> $1::vector".to_string()
+    } else {
+        format!("e.embedding::vector({n}) <=> $1::vector({n})")
+    };
     sqlx::query_scalar(&format!(
         "SELECT e.chunk_id FROM chunk_embeddings e WHERE e.model = $2 AND e.dims = {n} \
-         ORDER BY e.embedding::vector({n}) <=> $1::vector({n}) LIMIT $3"
+         ORDER BY {order} LIMIT $3"
     ))
     .bind(pgvector::Vector::from(query.to_vec()))
     .bind(model)
