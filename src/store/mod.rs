@@ -23,6 +23,7 @@ mod index_tuning;
 mod json_text;
 mod lease_steps;
 mod ledger;
+pub mod migrations;
 mod outbox;
 mod pending;
 mod pool_check;
@@ -56,12 +57,6 @@ pub use projects::ProjectStore;
 pub use records::*;
 pub use sessions::SessionStore;
 pub use sqlite::SqliteStore;
-
-/// Embedded migrations of each backend (their newest version is what this binary supports).
-pub mod migrations {
-    pub use super::postgres::{INDEXED_DIMS, MIGRATOR as POSTGRES};
-    pub use super::sqlite::MIGRATOR as SQLITE;
-}
 
 /// Store failures, typed so callers can tell a user's mistake from an outage.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,6 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Postgres, Transaction};
 
@@ -12,9 +11,6 @@ use super::common::{
     newest_version, scored_chunk_from, violation,
 };
 use super::{Backend, ChunkFilter, IndexTuning, ScoredChunk, StoreResult, VectorIndexTuning};
-
-/// Migrations for Postgres, embedded at build time.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// Dimension of the default local embedding model; vectors of this size use the HNSW index.
 pub const INDEXED_DIMS: usize = 384;
@@ -77,9 +73,12 @@ impl PostgresStore {
             .await
             .map_err(db)?;
         let found = applied_version(&pool).await?;
-        check_schema_version(found, &MIGRATOR)?;
-        MIGRATOR.run(&pool).await?;
-        tracing::debug!(version = newest_version(&MIGRATOR), "postgres store ready");
+        check_schema_version(found, &super::migrations::POSTGRES)?;
+        super::migrations::POSTGRES.run(&pool).await?;
+        tracing::debug!(
+            version = newest_version(&super::migrations::POSTGRES),
+            "postgres store ready"
+        );
         Ok(Self {
             pool,
             ef_search: std::sync::Arc::new(EF_SEARCH_DEFAULT.into()),

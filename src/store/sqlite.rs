@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -21,9 +20,6 @@ use super::common::{
 };
 use super::search::{embedding_to_bytes, fts5_any_word, fts5_query, CosineQuery};
 use super::{Backend, ChunkFilter, ScoredChunk, StoreError, StoreResult};
-
-/// Migrations for SQLite, embedded at build time.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Default pool size of [`SqliteStore::open`].
 const DEFAULT_CONNECTIONS: u32 = 8;
@@ -77,11 +73,11 @@ impl SqliteStore {
             .await
             .map_err(db)?;
         let found = applied_version(&pool).await?;
-        check_schema_version(found, &MIGRATOR)?;
-        MIGRATOR.run(&pool).await?;
+        check_schema_version(found, &super::migrations::SQLITE)?;
+        super::migrations::SQLITE.run(&pool).await?;
         tracing::debug!(
             path = %path.display(),
-            version = newest_version(&MIGRATOR),
+            version = newest_version(&super::migrations::SQLITE),
             "sqlite store ready"
         );
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());

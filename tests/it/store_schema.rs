@@ -275,3 +275,33 @@ async fn document_rows_move_to_their_platforms_workspace(db: TestDb) {
 }
 
 db::both_backends!(document_rows_move_to_their_platforms_workspace);
+
+/// The migrations the binary embeds are the repository's migration files as sqlx itself reads
+/// a migrations folder: same versions, descriptions, kinds and checksums, so a database migrated
+/// by any earlier build is recognised and not migrated twice.
+#[tokio::test]
+async fn embedded_migrations_are_the_files_as_sqlx_reads_them() {
+    for (dir, embedded) in [
+        ("migrations/postgres", &*migrations::POSTGRES),
+        ("migrations/sqlite", &*migrations::SQLITE),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let read = sqlx::migrate::Migrator::new(path).await.expect("read");
+        let shape = |m: &sqlx::migrate::Migrator| -> Vec<_> {
+            m.iter()
+                .map(|m| {
+                    let kind = format!("{:?}", m.migration_type);
+                    (
+                        m.version,
+                        m.description.to_string(),
+                        kind,
+                        m.checksum.to_vec(),
+                        m.no_tx,
+                    )
+                })
+                .collect()
+        };
+        assert!(read.iter().count() >= 19, "{dir}");
+        assert_eq!(shape(embedded), shape(&read), "{dir}");
+    }
+}
