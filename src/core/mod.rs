@@ -18,6 +18,7 @@ pub mod context;
 pub mod edit;
 pub mod edit_form;
 pub mod effects;
+pub mod figures;
 pub mod gate;
 pub mod history;
 pub mod home;

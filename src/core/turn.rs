@@ -66,6 +66,9 @@ struct Turn<'a> {
     /// tool and turn).
     repair: Option<String>,
     repaired: HashSet<String>,
+    /// The turn's successful read results, the latest of each tool: what the person is shown
+    /// when the model computed but wrote no answer.
+    figures: Vec<ToolResult>,
 }
 
 impl Turn<'_> {
@@ -189,6 +192,7 @@ impl Agent {
             failed_calls: FailedCalls::default(),
             repair: None,
             repaired: HashSet::new(),
+            figures: Vec::new(),
         }
     }
 
@@ -320,6 +324,21 @@ impl Agent {
             turn.retried = true;
             return Ok(Answer::Retry);
         }
+        if retryable && !turn.figures.is_empty() {
+            tracing::warn!(
+                "model wrote no answer twice after its tools ran; showing their results"
+            );
+            let text = super::figures::text(&turn.figures);
+            let said = ChatMessage::Assistant {
+                text: text.clone(),
+                tool_calls: Vec::new(),
+                thought_signature: None,
+            };
+            return Ok(Answer::Final(
+                super::history::new_message(&said, None, None),
+                text,
+            ));
+        }
         tracing::warn!(finish = ?answer.finish, text_len = answer.text.len(), "model turn ended without a usable answer");
         // What was cut off at the length limit is still an answer; blocked text is not
         // kept, and an empty turn is never stored (providers reject empty text).
@@ -391,6 +410,10 @@ impl Agent {
                         .await;
                     turn.failed_calls.record(call, &result);
                     collect_citations(&result.content, &mut turn.citations);
+                    if !result.is_error {
+                        turn.figures.retain(|r| r.name != result.name);
+                        turn.figures.push(result.clone());
+                    }
                     step.results.push(result);
                 }
             }

@@ -17,7 +17,9 @@
 //!
 //! A `<tool_response>` block is the template's wrapper for tool results: a model that writes
 //! one is echoing (or inventing) a result, never answering, so it is dropped; an answer that
-//! was nothing else comes back empty and the turn asks the model again.
+//! was nothing else comes back empty and the turn asks the model again. So does an answer that
+//! is nothing but JSON data, bare or fenced (a tool's result copied out as the answer): it has
+//! no words for the person.
 
 use serde_json::{Map, Value};
 
@@ -165,9 +167,29 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
         rest = after;
     }
     if calls.is_empty() && !markup_only {
+        if data_only(held) {
+            return (calls, String::new());
+        }
         return (calls, held.to_string());
     }
     (calls, text.trim().to_string())
+}
+
+/// Whether `held` is nothing but JSON objects or lists, bare or fenced, none of them a call.
+fn data_only(held: &str) -> bool {
+    let mut rest = held;
+    let mut any = false;
+    while let Some((before, block, after)) = next_block(rest) {
+        if !before.trim().is_empty() || block.kind != Kind::Code {
+            return false;
+        }
+        match serde_json::from_str::<Value>(block.body.trim()) {
+            Ok(Value::Object(_) | Value::Array(_)) => any = true,
+            _ => return false,
+        }
+        rest = after;
+    }
+    any && rest.trim().is_empty()
 }
 
 /// What a held block was written as.
@@ -466,6 +488,26 @@ mod tests {
         assert_eq!((text.as_str(), calls.len()), ("The drop:\n", 1));
         let not_a_call = "```\n{\"volts\": 120 V}\n```";
         assert_eq!(run(&[not_a_call]), (not_a_call.to_string(), vec![]));
+    }
+
+    #[test]
+    fn an_answer_of_nothing_but_json_data_is_no_answer() {
+        // What Qwen2.5-Coder 0.5B answered after the lighting tool ran: its result, copied
+        // out as the answer (fenced, bare, or repeated).
+        let result = "{\"watts\": 1800, \"va_per_sq_ft\": 3, \"citations\": [\"220.12\"]}";
+        for written in [
+            format!("```json\n{result}\n```"),
+            result.to_string(),
+            format!("{result}\n{result}\n"),
+            format!("```\n[{result}]\n```\n\n```json\n{result}\n```"),
+        ] {
+            assert_eq!(run(&[&written]), (String::new(), vec![]), "{written}");
+        }
+        // Words around the data make it an answer, shown as written.
+        let with_words = format!("```json\n{result}\n```\nThat is 1,800 W for the floor.");
+        assert_eq!(run(&[&with_words]), (with_words.clone(), vec![]));
+        // A lone number or string is not data of that kind.
+        assert_eq!(run(&["```\n1800\n```"]), ("```\n1800\n```".into(), vec![]));
     }
 
     #[test]

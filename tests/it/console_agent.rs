@@ -206,6 +206,41 @@ async fn a_call_written_as_a_fenced_json_block_runs_as_a_call() {
     }
 }
 
+/// A small model that copies a tool's result out as its answer (fenced or bare JSON) never
+/// shows the person JSON: the answer counts as empty and is asked for once more; when the
+/// second answer is words, those are shown, and when it is the JSON again, the person reads
+/// the tool's figures, one per line.
+#[tokio::test]
+async fn a_tool_result_copied_out_as_the_answer_is_never_shown_as_json() {
+    let echo = "```json\n{\"expression\": \"2*3\", \"value\": 6.0}\n```";
+    for (second, shown) in [
+        ("It is 6.", "It is 6."),
+        (
+            "{\"expression\": \"2*3\", \"value\": 6.0}",
+            "calculator:\n- expression: 2*3\n- value: 6.0",
+        ),
+    ] {
+        let fake = FakeLlm::start(Dialect::OpenAi).await;
+        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        fake.push(Reply::ToolCalls(vec![(
+            "calculator".into(),
+            json!({"expression": "2*3"}),
+        )]));
+        fake.push(Reply::Text(echo.into()));
+        fake.push(Reply::Text(second.into()));
+        let out = bot.chat("bob", &[], "what is 2*3\n").await;
+        let text = one(&out, "text")["text"].as_str().unwrap().to_string();
+        assert!(text.ends_with(shown), "{text}");
+        assert!(of_type(&out, "error").is_empty(), "{out:#?}");
+        let all = serde_json::to_string(&out).unwrap();
+        assert!(
+            !all.contains("```") && !all.contains("\\\"value\\\""),
+            "{all}"
+        );
+        assert_eq!(fake.requests().len(), 3, "asked once more, not again");
+    }
+}
+
 /// A call refused for its arguments is asked for again with only its tool offered and a call
 /// required: Gemini's `mode: ANY`, and for an OpenAI-compatible server (llama.cpp, vLLM) an
 /// answer format whose schema admits only that call, which it decodes under a grammar and
