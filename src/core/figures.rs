@@ -1,6 +1,7 @@
-//! What a person reads when the tools of a turn computed an answer but the model, asked twice,
-//! wrote no words (a small model that copies a result out as JSON, which is never shown): the
-//! results themselves, one line per figure, instead of an error that throws them away.
+//! What a person reads when the tools of a turn computed an answer but the model wrote no words
+//! (a small model that copies a result out as JSON, which is never shown, even when asked once
+//! more or until its output limit): the results themselves, one line per figure, instead of an
+//! error that throws them away.
 
 use serde_json::Value;
 

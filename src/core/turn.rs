@@ -324,10 +324,18 @@ impl Agent {
             turn.retried = true;
             return Ok(Answer::Retry);
         }
-        if retryable && !turn.figures.is_empty() {
-            tracing::warn!(
-                "model wrote no answer twice after its tools ran; showing their results"
+        // No words after the tools ran: asked once more (above), or cut off at the output
+        // limit while copying a result out; the person gets the results themselves.
+        let wordless = answer.text.trim().is_empty()
+            && matches!(
+                answer.finish,
+                FinishReason::MalformedToolCall
+                    | FinishReason::Stop
+                    | FinishReason::ToolCalls
+                    | FinishReason::Length
             );
+        if wordless && !turn.figures.is_empty() {
+            tracing::warn!(finish = ?answer.finish, "model wrote no answer after its tools ran; showing their results");
             let text = super::figures::text(&turn.figures);
             let said = ChatMessage::Assistant {
                 text: text.clone(),

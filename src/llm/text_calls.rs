@@ -113,7 +113,13 @@ impl TextCalls {
         let (calls, text) = if real_calls {
             (Vec::new(), held)
         } else {
-            extract(&held)
+            match extract(&held) {
+                // Nothing but data, and no words before it: no answer.
+                (calls, text) if calls.is_empty() && !self.released_any && data_only(&text) => {
+                    (calls, String::new())
+                }
+                found => found,
+            }
         };
         rest.insert_str(0, &text);
         if !rest.trim().is_empty() {
@@ -167,26 +173,39 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
         rest = after;
     }
     if calls.is_empty() && !markup_only {
-        if data_only(held) {
-            return (calls, String::new());
-        }
         return (calls, held.to_string());
     }
     (calls, text.trim().to_string())
 }
 
-/// Whether `held` is nothing but JSON objects or lists, bare or fenced, none of them a call.
+/// Whether `held` is nothing but JSON objects or lists, bare or fenced, none of them a call;
+/// the last one may be cut off (an answer stopped at the output limit while copying a result).
 fn data_only(held: &str) -> bool {
     let mut rest = held;
     let mut any = false;
-    while let Some((before, block, after)) = next_block(rest) {
+    loop {
+        let tail = rest.trim_start();
+        let cut_off = tail.starts_with(['{', '['])
+            && matches!(
+                serde_json::Deserializer::from_str(tail).into_iter::<Value>().next(),
+                Some(Err(e)) if e.is_eof()
+            );
+        if cut_off {
+            return true;
+        }
+        let Some((before, block, after)) = next_block(rest) else {
+            break;
+        };
         if !before.trim().is_empty() || block.kind != Kind::Code {
             return false;
         }
-        match serde_json::from_str::<Value>(block.body.trim()) {
-            Ok(Value::Object(_) | Value::Array(_)) => any = true,
-            _ => return false,
+        let body = block.body.trim();
+        let data = body.starts_with(['{', '['])
+            && serde_json::from_str::<Value>(body).map_or_else(|e| e.is_eof(), |_| true);
+        if !data {
+            return false;
         }
+        any = true;
         rest = after;
     }
     any && rest.trim().is_empty()
@@ -506,6 +525,15 @@ mod tests {
         // Words around the data make it an answer, shown as written.
         let with_words = format!("```json\n{result}\n```\nThat is 1,800 W for the floor.");
         assert_eq!(run(&[&with_words]), (with_words.clone(), vec![]));
+        // Cut off at the output limit while copying it out, bare or fenced: still no words.
+        let cut = &result[..result.len() / 2];
+        for written in [
+            format!("{result}\n\n{result}\n\n{cut}"),
+            format!("```json\n{result}\n```\n```json\n{cut}"),
+            cut.to_string(),
+        ] {
+            assert_eq!(run(&[&written]), (String::new(), vec![]), "{written}");
+        }
         // A lone number or string is not data of that kind.
         assert_eq!(run(&["```\n1800\n```"]), ("```\n1800\n```".into(), vec![]));
     }
@@ -629,9 +657,18 @@ mod tests {
         assert_eq!((text.as_str(), calls.len()), ("", 1));
         assert_eq!(calls[0].name, "calc");
         assert!(serde_json::from_str::<Value>(&calls[0].arguments).is_err());
-        // Broken text that names no call is the model's answer, shown as written.
-        let answer = "```json\n{\"volts\": 120, \"drop\": \n```";
+        // Data cut off is no answer (no words); other broken text that names no call is the
+        // model's answer, shown as written.
+        let cut_data = "```json\n{\"volts\": 120, \"drop\": \n```";
+        assert_eq!(run(&[cut_data]), (String::new(), vec![]));
+        let answer = "The drop:\n```json\n{\"volts\": 120, \"drop\": \n```";
         assert_eq!(run(&[answer]), (answer.to_string(), vec![]));
+        // Words before complete data keep the data too: it is part of that answer.
+        let shown = "The results:\n```json\n{\"volts\": 120}\n```";
+        assert_eq!(
+            run(&["The results:\n", &shown[13..]]),
+            (shown.to_string(), vec![])
+        );
         let unclosed = "{ not json";
         assert_eq!(run(&[unclosed]), (unclosed.to_string(), vec![]));
     }

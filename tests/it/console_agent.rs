@@ -208,8 +208,9 @@ async fn a_call_written_as_a_fenced_json_block_runs_as_a_call() {
 
 /// A small model that copies a tool's result out as its answer (fenced or bare JSON) never
 /// shows the person JSON: the answer counts as empty and is asked for once more; when the
-/// second answer is words, those are shown, and when it is the JSON again, the person reads
-/// the tool's figures, one per line.
+/// second answer is words, those are shown, and when it is the JSON again (or the JSON cut off
+/// at the output limit, as Qwen2.5-Coder 0.5B wrote for light-01), the person reads the tool's
+/// figures, one per line.
 #[tokio::test]
 async fn a_tool_result_copied_out_as_the_answer_is_never_shown_as_json() {
     let echo = "```json\n{\"expression\": \"2*3\", \"value\": 6.0}\n```";
@@ -239,6 +240,22 @@ async fn a_tool_result_copied_out_as_the_answer_is_never_shown_as_json() {
         );
         assert_eq!(fake.requests().len(), 3, "asked once more, not again");
     }
+    // Cut off at the output limit while writing the result out again: the figures at once.
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+    fake.push(Reply::ToolCalls(vec![(
+        "calculator".into(),
+        json!({"expression": "2*3"}),
+    )]));
+    fake.push(Reply::Finish {
+        text: format!("{echo}\n{{\"expression\": \"2*3\", \"val"),
+        reason: "length".into(),
+    });
+    let out = bot.chat("bob", &[], "what is 2*3\n").await;
+    let text = one(&out, "text")["text"].as_str().unwrap();
+    assert!(text.ends_with("- value: 6.0"), "{text}");
+    assert!(of_type(&out, "error").is_empty(), "{out:#?}");
+    assert_eq!(fake.requests().len(), 2);
 }
 
 /// A call refused for its arguments is asked for again with only its tool offered and a call
