@@ -47,7 +47,8 @@ pub struct TextCall {
 /// Filters a turn's streamed text, holding back what may be a tool call written as text.
 #[derive(Debug, Default)]
 pub struct TextCalls {
-    enabled: bool,
+    /// Whether the request offered tools: only then can held text be calls.
+    offers_tools: bool,
     /// Whether any text was released (a bare JSON object counts only at the very start).
     released_any: bool,
     /// Text of the current line not yet released (it may open a block).
@@ -57,20 +58,17 @@ pub struct TextCalls {
 }
 
 impl TextCalls {
-    /// A filter for a turn offered tools; with none, every piece of text passes at once.
+    /// A filter for a turn's text. Offered no tools (as a request past the turn's tool limit
+    /// is), held text is never read as calls, but data with no words is still no answer.
     pub fn new(offers_tools: bool) -> Self {
         Self {
-            enabled: offers_tools,
+            offers_tools,
             ..Self::default()
         }
     }
 
     /// Takes a piece of streamed text; pushes what can be shown now onto `out`.
     pub fn push(&mut self, text: &str, out: &mut Vec<StreamEvent>) {
-        if !self.enabled {
-            out.push(StreamEvent::TextDelta(text.to_string()));
-            return;
-        }
         if let Some(held) = &mut self.held {
             held.push_str(text);
             return;
@@ -110,16 +108,17 @@ impl TextCalls {
             }
             return Vec::new();
         };
-        let (calls, text) = if real_calls {
+        let (calls, text) = if real_calls || !self.offers_tools {
             (Vec::new(), held)
         } else {
-            match extract(&held) {
-                // Nothing but data, and no words before it: no answer.
-                (calls, text) if calls.is_empty() && !self.released_any && data_only(&text) => {
-                    (calls, String::new())
-                }
-                found => found,
-            }
+            extract(&held)
+        };
+        // Nothing but data, and no words before it: no answer (beside real calls, text is
+        // left as it is).
+        let text = if !real_calls && calls.is_empty() && !self.released_any && data_only(&text) {
+            String::new()
+        } else {
+            text
         };
         rest.insert_str(0, &text);
         if !rest.trim().is_empty() {
@@ -641,12 +640,24 @@ mod tests {
     }
 
     #[test]
-    fn without_tools_nothing_is_held() {
+    fn without_tools_nothing_is_a_call_and_data_is_still_no_answer() {
+        let written = "```json\n{\"name\": \"calc\", \"arguments\": {}}\n```\nThat call is next.";
         let mut f = TextCalls::new(false);
         let mut out = Vec::new();
-        f.push("```json\n{\"name\": \"calc\"}", &mut out);
-        assert_eq!(out.len(), 1);
+        f.push(written, &mut out);
         assert!(f.finish(false, &mut out).is_empty());
+        assert_eq!(out, vec![StreamEvent::TextDelta(written.into())]);
+        // Past the turn's tool limit no tools are offered, and a small model copied the last
+        // result out until the output limit.
+        let mut f = TextCalls::new(false);
+        let mut out = Vec::new();
+        f.push("{\"demand_va\": 13000.0}\n\n{\"demand_va\": 130", &mut out);
+        assert!(f.finish(false, &mut out).is_empty());
+        assert!(out.is_empty(), "{out:?}");
+        // Prose streams at once, as with tools.
+        f = TextCalls::new(false);
+        f.push("The demand is 13 kVA.\n", &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
