@@ -113,9 +113,9 @@ impl TextCalls {
         } else {
             extract(&held)
         };
-        // Nothing but data, and no words before it: no answer (beside real calls, text is
-        // left as it is).
-        let text = if !real_calls && calls.is_empty() && !self.released_any && data_only(&text) {
+        // Nothing but data, and no words before it: no answer, with or without calls beside
+        // it (a small model writes a call and copies results out in one answer).
+        let text = if !self.released_any && data_only(&text) {
             String::new()
         } else {
             text
@@ -627,16 +627,31 @@ mod tests {
 
     #[test]
     fn real_calls_leave_the_text_alone() {
+        let written = "```json\n{\"name\": \"calc\"}\n```\nComputing.";
         let mut f = TextCalls::new(true);
         let mut out = Vec::new();
-        f.push("```json\n{\"name\": \"calc\"}\n```", &mut out);
+        f.push(written, &mut out);
         assert!(f.finish(true, &mut out).is_empty());
-        assert_eq!(
-            out,
-            vec![StreamEvent::TextDelta(
-                "```json\n{\"name\": \"calc\"}\n```".into()
-            )]
+        assert_eq!(out, vec![StreamEvent::TextDelta(written.into())]);
+        // Data with no words is dropped beside real calls too.
+        let mut f = TextCalls::new(true);
+        let mut out = Vec::new();
+        f.push("{\"demand_va\": 13000.0}", &mut out);
+        assert!(f.finish(true, &mut out).is_empty());
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_call_written_among_copied_results_runs_and_the_copies_are_dropped() {
+        // Qwen2.5-Coder 0.5B on light-01: the lighting tool's result copied out, and a call.
+        let result = "{\"demand_va\": 13000.0, \"sizing_a\": 67.7}";
+        let written = format!(
+            "{result}\n{result}\n{{\"name\": \"calculate_lighting_load\", \"arguments\": {{}}}}\n{result}"
         );
+        let (text, calls) = run(&[&written]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "calculate_lighting_load");
     }
 
     #[test]
