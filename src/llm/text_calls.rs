@@ -441,12 +441,18 @@ mod tests {
     use super::*;
 
     fn run(pieces: &[&str]) -> (String, Vec<TextCall>) {
-        let mut f = TextCalls::new(true);
+        run_as(true, false, pieces)
+    }
+
+    /// The text shown and the calls read, for a request that offered tools or not and an
+    /// answer that came with real calls or not.
+    fn run_as(offers_tools: bool, real_calls: bool, pieces: &[&str]) -> (String, Vec<TextCall>) {
+        let mut f = TextCalls::new(offers_tools);
         let mut out = Vec::new();
         for p in pieces {
             f.push(p, &mut out);
         }
-        let calls = f.finish(false, &mut out);
+        let calls = f.finish(real_calls, &mut out);
         let text = out
             .into_iter()
             .map(|e| match e {
@@ -628,17 +634,10 @@ mod tests {
     #[test]
     fn real_calls_leave_the_text_alone() {
         let written = "```json\n{\"name\": \"calc\"}\n```\nComputing.";
-        let mut f = TextCalls::new(true);
-        let mut out = Vec::new();
-        f.push(written, &mut out);
-        assert!(f.finish(true, &mut out).is_empty());
-        assert_eq!(out, vec![StreamEvent::TextDelta(written.into())]);
+        assert_eq!(run_as(true, true, &[written]), (written.into(), vec![]));
         // Data with no words is dropped beside real calls too.
-        let mut f = TextCalls::new(true);
-        let mut out = Vec::new();
-        f.push("{\"demand_va\": 13000.0}", &mut out);
-        assert!(f.finish(true, &mut out).is_empty());
-        assert!(out.is_empty(), "{out:?}");
+        let data = "{\"demand_va\": 13000.0}";
+        assert_eq!(run_as(true, true, &[data]), (String::new(), vec![]));
     }
 
     #[test]
@@ -657,20 +656,13 @@ mod tests {
     #[test]
     fn without_tools_nothing_is_a_call_and_data_is_still_no_answer() {
         let written = "```json\n{\"name\": \"calc\", \"arguments\": {}}\n```\nThat call is next.";
-        let mut f = TextCalls::new(false);
-        let mut out = Vec::new();
-        f.push(written, &mut out);
-        assert!(f.finish(false, &mut out).is_empty());
-        assert_eq!(out, vec![StreamEvent::TextDelta(written.into())]);
-        // Past the turn's tool limit no tools are offered, and a small model copied the last
-        // result out until the output limit.
-        let mut f = TextCalls::new(false);
-        let mut out = Vec::new();
-        f.push("{\"demand_va\": 13000.0}\n\n{\"demand_va\": 130", &mut out);
-        assert!(f.finish(false, &mut out).is_empty());
-        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(run_as(false, false, &[written]), (written.into(), vec![]));
+        // A result copied out until the output limit, in a request that offers no tools.
+        let copied = "{\"demand_va\": 13000.0}\n\n{\"demand_va\": 130";
+        assert_eq!(run_as(false, false, &[copied]), (String::new(), vec![]));
         // Prose streams at once, as with tools.
-        f = TextCalls::new(false);
+        let mut f = TextCalls::new(false);
+        let mut out = Vec::new();
         f.push("The demand is 13 kVA.\n", &mut out);
         assert_eq!(out.len(), 1);
     }
