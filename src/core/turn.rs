@@ -314,52 +314,32 @@ impl Agent {
     /// An answer cut off, blocked or empty: asked once more when nothing was shown; otherwise
     /// the person hears why, and text cut off at the length limit is kept as an answer.
     async fn unusable(&self, turn: &mut Turn<'_>, answer: ModelTurn) -> Result<Answer, CoreError> {
-        let retryable = answer.text.trim().is_empty()
+        let partial = !answer.text.trim().is_empty();
+        let no_words = !partial
             && matches!(
                 answer.finish,
                 FinishReason::MalformedToolCall | FinishReason::Stop | FinishReason::ToolCalls
             );
-        if retryable && !turn.retried {
+        if no_words && !turn.retried {
             tracing::warn!(finish = ?answer.finish, "model turn without an answer; asking again");
             turn.retried = true;
             return Ok(Answer::Retry);
         }
         // No words after the tools ran: asked once more (above), or cut off at the output
         // limit while copying a result out; the person gets the results themselves.
-        let wordless = answer.text.trim().is_empty()
-            && matches!(
-                answer.finish,
-                FinishReason::MalformedToolCall
-                    | FinishReason::Stop
-                    | FinishReason::ToolCalls
-                    | FinishReason::Length
-            );
-        if wordless && !turn.figures.is_empty() {
+        let cut_before_words = !partial && answer.finish == FinishReason::Length;
+        if (no_words || cut_before_words) && !turn.figures.is_empty() {
             tracing::warn!(finish = ?answer.finish, "model wrote no answer after its tools ran; showing their results");
             let text = super::figures::text(&turn.figures);
-            let said = ChatMessage::Assistant {
-                text: text.clone(),
-                tool_calls: Vec::new(),
-                thought_signature: None,
-            };
-            return Ok(Answer::Final(
-                super::history::new_message(&said, None, None),
-                text,
-            ));
+            return Ok(Answer::Final(text_message(&text, None), text));
         }
         tracing::warn!(finish = ?answer.finish, text_len = answer.text.len(), "model turn ended without a usable answer");
         // What was cut off at the length limit is still an answer; blocked text is not
         // kept, and an empty turn is never stored (providers reject empty text).
-        let partial = !answer.text.trim().is_empty();
         if answer.finish == FinishReason::Length && partial {
-            let cut = ChatMessage::Assistant {
-                text: answer.text.clone(),
-                tool_calls: Vec::new(),
-                thought_signature: answer.signature,
-            };
             turn.unsaved
                 .messages
-                .push(super::history::new_message(&cut, None, None));
+                .push(text_message(&answer.text, answer.signature));
             turn.unsaved
                 .save(self.store.as_ref(), turn.session.id)
                 .await?;
@@ -901,6 +881,16 @@ pub(super) fn citation_list(citations: &BTreeSet<Cited>) -> Vec<Citation> {
             source: source.clone(),
         })
         .collect()
+}
+
+/// The model's text answer, without calls, as a history row.
+fn text_message(text: &str, signature: Option<String>) -> NewMessage {
+    let said = ChatMessage::Assistant {
+        text: text.to_string(),
+        tool_calls: Vec::new(),
+        thought_signature: signature,
+    };
+    super::history::new_message(&said, None, None)
 }
 
 /// What the user is told when a model turn ended without a usable answer; `partial` when

@@ -58,8 +58,8 @@ pub struct TextCalls {
 }
 
 impl TextCalls {
-    /// A filter for a turn's text. Offered no tools (as a request past the turn's tool limit
-    /// is), held text is never read as calls, but data with no words is still no answer.
+    /// A filter for a turn's text. In a request that offered no tools, held text is never read
+    /// as calls, but data with no words is still no answer.
     pub fn new(offers_tools: bool) -> Self {
         Self {
             offers_tools,

@@ -444,14 +444,15 @@ async fn set_index_scan(
 }
 
 /// The `TUNING_NEIGHBOURS` nearest vectors of `model` to `query`, through the HNSW index as
-/// the search's first step reads it, or by comparing every vector (`exact`).
+/// the search's first step reads it (on a transaction whose scan settings are set), or by
+/// comparing every vector (`exact`).
 ///
 /// The exact query is a different statement, not the same one with index scans turned off: a
 /// connection caches a prepared statement's generic plan without regard to planner settings,
 /// so after a few exact runs the "approximate" query could run as a sequential scan and
 /// measure the index as better than it is.
-async fn neighbours(
-    tx: &mut Transaction<'static, Postgres>,
+async fn neighbours<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
     query: &[f32],
     model: &str,
     exact: bool,
@@ -470,7 +471,7 @@ async fn neighbours(
     .bind(pgvector::Vector::from(query.to_vec()))
     .bind(model)
     .bind(limit(super::TUNING_NEIGHBOURS))
-    .fetch_all(&mut **tx)
+    .fetch_all(conn)
     .await
     .map_err(db)
 }
@@ -542,9 +543,7 @@ impl VectorIndexTuning for PostgresStore {
         }
         let mut exact = Vec::with_capacity(queries.len());
         for q in &queries {
-            let mut tx = self.pool.begin().await.map_err(db)?;
-            exact.push(neighbours(&mut tx, q, model, true).await?);
-            tx.commit().await.map_err(db)?;
+            exact.push(neighbours(&self.pool, q, model, true).await?);
         }
         let wanted: usize = exact.iter().map(Vec::len).sum();
         let mut best: Option<IndexTuning> = None;
@@ -553,7 +552,7 @@ impl VectorIndexTuning for PostgresStore {
             for (q, truth) in queries.iter().zip(&exact) {
                 let mut tx = self.pool.begin().await.map_err(db)?;
                 set_index_scan(&mut tx, ef).await?;
-                let got = neighbours(&mut tx, q, model, false).await?;
+                let got = neighbours(&mut *tx, q, model, false).await?;
                 tx.commit().await.map_err(db)?;
                 found += got.iter().filter(|id| truth.contains(id)).count();
             }
