@@ -26,6 +26,7 @@ pub mod invariants;
 pub mod motor_circuit;
 pub mod plan;
 pub mod plan_check;
+pub mod raceway_contents;
 
 pub use equipment::{ApplianceKind, ApplianceNameplate, MotorLoad, RacewayMaterial};
 pub use error::AnalysisError;

@@ -1,8 +1,8 @@
 //! Fill tools: box fill (`calculate_box_fill`, 314.16) and raceway fill
 //! (`calculate_raceway_fill`, Chapter 9 Tables 1, 4, 5, 8 with Notes 4, 7 and 9). Both take
-//! free inputs; the edition is the `edition` argument, else the project's code in force.
-//! Project circuits are not read: a circuit records its conductor size but not the
-//! insulation type, the neutral or the EGC, which fill needs.
+//! free inputs; raceway fill also reads a project feeder or branch circuits
+//! (`project::raceway_contents`: what the project does not record is assumed and said). The
+//! edition is the `edition` argument, else the project's code in force.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -20,6 +20,10 @@ use crate::nec::fill_tables::{self, Insulation, RacewayType, TradeSize};
 use crate::nec::raceway_fill::{self, FillItem, FillItemKind, RacewayFillInput};
 use crate::nec::tables::Stranding;
 use crate::nec::units::{ConductorSize, Edition};
+use crate::project::analysis::{resolve_circuit, resolve_feeder, CircuitRef};
+use crate::project::raceway_contents::{
+    circuits_contents, feeder_contents, ContentChoices, RacewayContents,
+};
 
 /// Registers the fill tools.
 pub fn register(r: &mut ToolRegistry) {
@@ -403,8 +407,9 @@ struct CableArg {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RacewayFillArgs {
-    /// emt, rmc, imc, pvc40, pvc80, fmc or lfmc.
-    raceway: RacewayArg,
+    /// emt, rmc, imc, pvc40, pvc80, fmc or lfmc (default: the one recorded on the circuits).
+    #[serde(default)]
+    raceway: Option<RacewayArg>,
     /// Trade size to check ("3/4", "1-1/4"); omit to find the smallest.
     #[serde(default)]
     trade_size: Option<String>,
@@ -417,9 +422,70 @@ struct RacewayFillArgs {
     /// Multiconductor cables or cords.
     #[serde(default)]
     cables: Vec<CableArg>,
+    /// A project feeder by name: one set, its neutral and EGC per raceway.
+    #[serde(default)]
+    feeder: Option<String>,
+    /// Project branch circuits run together in this raceway (panel + number, or description).
+    #[serde(default)]
+    circuits: Vec<CircuitRef>,
+    /// Insulation of the feeder's or circuits' conductors (default THHN/THWN-2).
+    #[serde(default)]
+    insulation: Option<InsulationArg>,
+    /// Feeder or multi-pole circuits: count a neutral (default: a feeder to a panel has one,
+    /// a multi-pole circuit has none; a 1-pole circuit always has one).
+    #[serde(default)]
+    neutral: Option<bool>,
+    /// Feeder or circuits: count a wire EGC (default yes, except a metal raceway recorded
+    /// with no EGC, which is the EGC itself).
+    #[serde(default)]
+    egc: Option<bool>,
     /// 2017, 2020 or 2023 (default: the project's code in force).
     #[serde(default)]
     edition: Option<Edition>,
+}
+
+/// The conductors a project feeder or circuits put in the raceway, if any are named.
+async fn project_contents(
+    a: &RacewayFillArgs,
+    ctx: &ToolContext,
+) -> Result<Option<RacewayContents>, ToolError> {
+    if a.feeder.is_none() && a.circuits.is_empty() {
+        return Ok(None);
+    }
+    if a.feeder.is_some() && !a.circuits.is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "name a feeder or circuits, not both (give the other's conductors in `conductors`)"
+                .into(),
+        ));
+    }
+    let insulation = match a.insulation {
+        None => None,
+        Some(i) => Some(i.insulation().ok_or_else(|| {
+            ToolError::InvalidArguments(
+                "insulation \"bare\" is for one conductor in `conductors`, not a whole feeder or circuit"
+                    .into(),
+            )
+        })?),
+    };
+    let choices = ContentChoices {
+        insulation,
+        neutral: a.neutral,
+        egc: a.egc,
+        raceway: a.raceway.map(RacewayArg::kind),
+    };
+    let p = ctx.project().await?;
+    let contents = match &a.feeder {
+        Some(name) => feeder_contents(&p, resolve_feeder(&p, name)?, &choices)?,
+        None => {
+            let mut named = Vec::new();
+            for r in &a.circuits {
+                let (panel, c, _) = resolve_circuit(&p, r)?;
+                named.push((panel, c));
+            }
+            circuits_contents(&named, &choices)?
+        }
+    };
+    Ok(Some(contents))
 }
 
 /// Chapter 9 raceway fill.
@@ -435,7 +501,8 @@ impl Tool for CalculateRacewayFill {
          per Note 9, mixed sizes and types, EGCs counted) against Table 4 areas at the Table 1 \
          percentage (53/31/40 %, nipples 60 % per Note 4); total area, percent fill, pass/fail, \
          smallest trade size that passes, and for identical conductors the most that fit per \
-         trade size with Note 7 rounding (Annex C style)."
+         trade size with Note 7 rounding (Annex C style). Name a project feeder, or circuits run \
+         together, to count their conductors (raceway and size as recorded on the circuits)."
     }
     fn schema(&self) -> Value {
         schema_for::<RacewayFillArgs>()
@@ -451,6 +518,29 @@ impl Tool for CalculateRacewayFill {
         };
         let mut assumptions = Vec::new();
         let mut items = Vec::new();
+        let mut recorded = None;
+        if let Some(contents) = project_contents(&a, ctx).await? {
+            items = contents.items;
+            assumptions = contents.assumptions;
+            recorded = contents.recorded_raceway;
+        }
+        let (raceway, trade_size) = match (a.raceway.map(RacewayArg::kind), recorded) {
+            (Some(r), Some((rec, size))) if r == rec => (r, trade_size.or(size)),
+            (Some(r), _) => (r, trade_size),
+            (None, Some((rec, size))) => {
+                assumptions.push(format!(
+                    "raceway as recorded on the circuits: {}{}",
+                    size.map(|s| format!("{s} ")).unwrap_or_default(),
+                    rec.code()
+                ));
+                (rec, trade_size.or(size))
+            }
+            (None, None) => {
+                return Err(ToolError::InvalidArguments(
+                    "raceway is needed (emt, rmc, imc, pvc40, pvc80, fmc or lfmc): none is given or recorded on the circuits".into(),
+                ))
+            }
+        };
         for (i, c) in a.conductors.iter().enumerate() {
             let kind = match (c.area_in2, c.size, c.insulation) {
                 (Some(area), _, _) => FillItemKind::GivenArea { area_in2: area },
@@ -497,7 +587,7 @@ impl Tool for CalculateRacewayFill {
         let (edition, why) = edition(a.edition, ctx).await;
         let r = raceway_fill::raceway_fill(&RacewayFillInput {
             edition,
-            raceway: a.raceway.kind(),
+            raceway,
             trade_size,
             nipple: a.nipple,
             items,

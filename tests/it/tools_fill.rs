@@ -254,6 +254,116 @@ async fn raceway_fill_worked_examples(db: TestDb) {
     assert_eq!(seen, vec![0.145; 3]);
 }
 
+/// Raceway fill of what the project records (the seeded "Shop" project), each area from the
+/// Table 5 cells checked above (3 AWG THHN 0.0973, 8 AWG 0.0366, 12 AWG 0.0133 in²):
+/// - feeder F2 (3 AWG Cu, 100 A, to panel LP-2, 208Y/120 V): three phases, a full-size
+///   neutral and the 250.122 EGC for 100 A (8 AWG), 0.4258 in², too much for 1 in. EMT
+///   (0.346 in² at 40 %), so 1-1/4 in.; without neutral and EGC 0.2919 in² fits 1 in.
+/// - LP-1 #1 (1-pole 12 AWG, "1/2 EMT"): hot and neutral in the recorded 1/2 in. EMT, which
+///   is its EGC: 0.0266 in², 8.75 %.
+/// - LP-1 #7 (2-pole 8 AWG, "3/4 PVC, #12 EGC"): two 8 AWG and the recorded 12 AWG EGC in
+///   3/4 in. PVC: 0.0865 in², 17.03 % of 0.508 in².
+/// - LP-1 #1, #3, #5 together in 1/2 in. EMT: six 12 AWG, 0.0798 in²; with a wire EGC for
+///   the largest breaker (30 A: 10 AWG, 0.0211 in²) 0.1009 in².
+async fn raceway_fill_from_project(db: TestDb) {
+    let store = db.store();
+    let id = crate::tools_fixture::seed(&store, "Shop").await;
+    let (reg, ctx) = (registry(), ctx(store, id));
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"raceway": "emt", "feeder": "F2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f(&v["total_area_in2"]), 0.4258, "{v:#}");
+    assert_eq!(v["conductor_count"], 5);
+    assert_eq!(v["smallest_trade_size"]["trade_size"], "1-1/4");
+    let said = v["assumptions"].to_string();
+    for what in ["THHN", "neutral", "8 AWG"] {
+        assert!(said.contains(what), "{what} not stated: {said}");
+    }
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"raceway": "emt", "feeder": "F2", "neutral": false, "egc": false, "insulation": "THWN-2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f(&v["total_area_in2"]), 0.2919, "{v:#}");
+    assert_eq!(v["smallest_trade_size"]["trade_size"], "1");
+    assert_eq!(v["assumptions"], json!([]));
+
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"circuits": [{"panel": "LP-1", "number": 1}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["raceway"], "emt", "{v:#}");
+    assert_eq!(v["check"]["trade_size"], "1/2");
+    assert_eq!(f(&v["total_area_in2"]), 0.0266);
+    assert_eq!(f(&v["check"]["percent_fill"]), 8.75);
+    assert!(v["assumptions"].to_string().contains("250.118"), "{v:#}");
+
+    let v = call(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"circuits": [{"description": "EV charger"}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["raceway"], "pvc40", "{v:#}");
+    assert_eq!(v["check"]["trade_size"], "3/4");
+    assert_eq!(f(&v["total_area_in2"]), 0.0865);
+    assert_eq!(f(&v["check"]["percent_fill"]), 17.03);
+    assert!(v["assumptions"].to_string().contains("no neutral"), "{v:#}");
+
+    let three = json!([{"panel": "LP-1", "number": 1}, {"panel": "LP-1", "number": 3},
+                       {"panel": "LP-1", "number": 5}]);
+    for (egc, area) in [(None, 0.0798), (Some(true), 0.1009)] {
+        let mut args = json!({"raceway": "emt", "trade_size": "1/2", "circuits": three});
+        if let Some(e) = egc {
+            args["egc"] = json!(e);
+        }
+        let v = call(&reg, &ctx, "calculate_raceway_fill", args)
+            .await
+            .unwrap();
+        assert_eq!(f(&v["total_area_in2"]), area, "{v:#}");
+        assert_eq!(v["check"]["passes"], true);
+    }
+
+    let e = call_err(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"raceway": "emt", "circuits": [{"panel": "LP-1", "number": 6}]}),
+    )
+    .await;
+    assert!(e.contains("no conductor size"), "{e}");
+    let e = call_err(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"circuits": [{"panel": "LP-1", "number": 3}]}),
+    )
+    .await;
+    assert!(e.contains("raceway is needed"), "{e}");
+    let e = call_err(
+        &reg,
+        &ctx,
+        "calculate_raceway_fill",
+        json!({"raceway": "emt", "feeder": "F9"}),
+    )
+    .await;
+    assert!(e.contains("F9") || e.contains("feeder"), "{e}");
+}
+
 /// What the tools refuse, and say why.
 async fn fill_refusals(db: TestDb) {
     let (reg, ctx) = (registry(), free(db.store()));
@@ -319,5 +429,6 @@ db::both_backends!(
     box_fill_worked_examples,
     box_fill_edition_from_project,
     raceway_fill_worked_examples,
+    raceway_fill_from_project,
     fill_refusals
 );
