@@ -137,7 +137,8 @@ struct GfciArgs {
     /// food_prep_sink_area (wet bar), sink_6ft, boathouse, bathtub_shower_6ft, laundry,
     /// indoor_damp_wet, rooftop, locker_room_shower, aquarium, bedroom, living_room,
     /// family_room, dining_room, parlor, library, den, sunroom, recreation_room, closet,
-    /// hallway, utility_room.
+    /// hallway, utility_room (plurals and other names such as "outdoor" or "laundry room"
+    /// are read as these).
     location: String,
     /// dwelling (default), other_than_dwelling, dormitory, guest_room, patient_sleeping_room.
     #[serde(default)]
@@ -234,7 +235,7 @@ impl Tool for CheckGfciAfci {
         let r = gfci_afci::protection(&ProtectionInput {
             edition,
             occupancy: a.occupancy.map_or(Occupancy::Dwelling, Occupancy::from),
-            location: a.location.trim().to_lowercase(),
+            location: a.location.clone(),
             receptacle: a.receptacle.unwrap_or(true),
             volts: Some(volts),
             volts_to_ground: a.volts_to_ground,

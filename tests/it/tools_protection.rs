@@ -200,6 +200,16 @@ async fn gfci_afci_by_edition(db: TestDb) {
     .await
     .unwrap();
     assert_eq!(v["gfci"]["required"], "yes");
+    // The same location as a person (or a small model) writes it.
+    let w = call(
+        &reg,
+        &free,
+        "check_gfci_afci",
+        json!({"location": "Finished Basement", "edition": 2020}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(w["gfci"], v["gfci"], "{w:#}");
     let v = call(
         &reg,
         &free,

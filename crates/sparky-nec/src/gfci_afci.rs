@@ -74,6 +74,43 @@ pub const LOCATIONS: [&str; 33] = [
     "kitchen",
 ];
 
+/// The [`LOCATIONS`] key for a location as people (and models) write it: any case, spaces or
+/// hyphens, plurals and common other names ("Outdoor", "unfinished basement", "crawlspace",
+/// "laundry room"). `None` when it names none of them.
+pub fn location_key(text: &str) -> Option<&'static str> {
+    let t = text
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '-', '/'], "_");
+    let t = t.trim_matches('_');
+    let find = |k: &str| LOCATIONS.iter().copied().find(|l| *l == k);
+    if let Some(k) = find(t) {
+        return Some(k);
+    }
+    let key = match t {
+        "outdoor" | "outside" | "exterior" | "outdoor_receptacle" | "yard" | "patio" | "porch"
+        | "deck" => "outdoors",
+        "bath" | "restroom" | "washroom" => "bathroom",
+        "unfinished_basement" => "basement_unfinished",
+        "finished_basement" => "basement_finished",
+        "crawlspace" => "crawl_space",
+        "laundry_room" | "laundry_area" => "laundry",
+        "kitchen_counter" | "countertop" | "counter" => "kitchen_countertop",
+        "hall" => "hallway",
+        "detached_garage" | "attached_garage" => "garage",
+        "shed" | "outbuilding" | "accessory_structure" => "accessory_building",
+        "roof" => "rooftop",
+        // Plurals: "bedrooms", "garages", "sheds" (one trailing s, so "outdoors" stays whole).
+        _ => match t.strip_suffix('s') {
+            Some(singular) if !singular.is_empty() && !singular.ends_with('s') => {
+                return location_key(singular)
+            }
+            _ => return None,
+        },
+    };
+    Some(key)
+}
+
 /// One shipped cell: its value and the section it cites.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cell {
@@ -681,13 +718,17 @@ fn questions(input: &ProtectionInput) -> Vec<String> {
 
 /// Whether GFCI and AFCI protection are required, per the edition's shipped data.
 pub fn protection(input: &ProtectionInput) -> Result<ProtectionResult, NecError> {
-    if !LOCATIONS.contains(&input.location.as_str()) {
+    let Some(location) = location_key(&input.location) else {
         return Err(NecError::invalid(
             "location",
             &input.location,
             format!("use one of: {}", LOCATIONS.join(", ")),
         ));
-    }
+    };
+    let input = &ProtectionInput {
+        location: location.to_string(),
+        ..input.clone()
+    };
     if let Some(v) = input.volts {
         super::error::positive("volts", v.0)?;
     }
@@ -712,6 +753,28 @@ pub fn protection(input: &ProtectionInput) -> Result<ProtectionResult, NecError>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn locations_are_read_as_people_write_them() {
+        use super::location_key;
+        for (written, key) in [
+            ("Outdoor", "outdoors"),
+            ("outdoors", "outdoors"),
+            ("unfinished basement", "basement_unfinished"),
+            ("Crawlspace", "crawl_space"),
+            ("laundry room", "laundry"),
+            ("bedrooms", "bedroom"),
+            ("Garages", "garage"),
+            ("kitchen-countertop", "kitchen_countertop"),
+            ("sheds", "accessory_building"),
+            ("living room", "living_room"),
+        ] {
+            assert_eq!(location_key(written), Some(key), "{written}");
+        }
+        for unknown in ["", "s", "moon", "kitchens_stuff"] {
+            assert_eq!(location_key(unknown), None, "{unknown}");
+        }
+    }
+
     use super::*;
 
     fn ask(edition: Edition, occupancy: Occupancy, location: &str) -> ProtectionInput {
