@@ -48,6 +48,8 @@ def say(text, tools=None, numbers=(), citations=(), card=None, mentions=(), meth
             e = {"name": t[0], "args": t[1]}
             if len(t) > 2:
                 e["call"] = t[2]
+            if len(t) > 3 and t[3]:
+                e["or"] = list(t[3])
             expect["tools"].append(e)
     if numbers:
         expect["numbers"] = [{"value": round(v, 3), "tol": t, "what": w} for v, t, w in numbers]
@@ -294,6 +296,8 @@ conv("mf-02", "calculation", say(
            f"total {gl_d + wh:.0f} VA / 240 = {(gl_d + wh) / 240:.1f} A; optional method not permitted (no electric cooking, heat or AC)"))
 
 # --- code questions ---------------------------------------------------------------------------
+# A question the GFCI/AFCI tool answers as well as a code search (either is a right choice).
+PROTECTION = {"do garage receptacles need gfci", "afci required in bedrooms?"}
 CODE = [
     ("do garage receptacles need gfci", "210.8"),
     ("afci required in bedrooms?", "210.12"),
@@ -311,7 +315,8 @@ CODE = [
     ("neutral and ground separated in a subpanel? cite it", "250.24"),
 ]
 for i, (text, section) in enumerate(CODE, 1):
-    conv(f"code-{i:02d}", "code", say(text, tools=[("search_code", {}, {"query": text})], citations=[section],
+    also = ["check_gfci_afci"] if text in PROTECTION else []
+    conv(f"code-{i:02d}", "code", say(text, tools=[("search_code", {}, {"query": text}, also)], citations=[section],
                                      method=f"answered by {section}"))
 
 # --- project read tools -----------------------------------------------------------------------

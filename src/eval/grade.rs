@@ -94,7 +94,13 @@ pub fn grade(
     if let Some(tools) = &expect.tools {
         let names: BTreeSet<&str> = called.iter().map(|c| c.name.as_str()).collect();
         let expected: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        let missing: Vec<&str> = expected.difference(&names).copied().collect();
+        let missing: Vec<&str> = tools
+            .iter()
+            .filter(|t| {
+                !names.contains(t.name.as_str()) && !t.or.iter().any(|o| names.contains(o.as_str()))
+            })
+            .map(|t| t.name.as_str())
+            .collect();
         let unasked_writes: Vec<&str> = names
             .iter()
             .filter(|n| !expected.contains(*n))
@@ -356,6 +362,43 @@ pub fn numbers_in(text: &str) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_tool_that_answers_as_well_is_a_right_choice() {
+        let expect: Expect = serde_json::from_value(serde_json::json!({
+            "tools": [{"name": "search_code", "or": ["check_gfci_afci"]}],
+            "citations": ["210.8"]
+        }))
+        .expect("an expectation");
+        let observed = |name: &str| Observed {
+            calls: vec![super::super::observe::ObservedCall {
+                call: crate::llm::ToolCall {
+                    id: "1".into(),
+                    name: name.into(),
+                    arguments: "{}".into(),
+                    thought_signature: None,
+                },
+                failed: Some(false),
+                error: None,
+                constrained: false,
+            }],
+            ..Observed::default()
+        };
+        let said = [Effect::Text {
+            text: "Yes: 210.8 requires GFCI for garage receptacles.".into(),
+            citations: Vec::new(),
+        }];
+        let registry = ToolRegistry::new(0);
+        for (tool, right) in [
+            ("check_gfci_afci", true),
+            ("search_code", true),
+            ("lookup_table", false),
+        ] {
+            let g = grade(&expect, &said, &observed(tool), &registry);
+            assert_eq!(g.tool_choice, Some(right), "{tool}: {:?}", g.findings);
+            assert_eq!(g.passed(), right, "{tool}: {:?}", g.findings);
+        }
+    }
 
     #[test]
     fn numbers_are_read_with_thousands_and_decimals() {

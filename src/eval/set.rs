@@ -94,6 +94,11 @@ pub struct ToolExpect {
     /// right-answering model sends besides `args`. Never graded.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub call: serde_json::Map<String, Value>,
+    /// Other read tools that answer the question as well (a GFCI question through
+    /// `check_gfci_afci` rather than a code search): calling one of them counts as calling
+    /// this tool; `args` are checked only on a call of `name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub or: Vec<String>,
 }
 
 impl ToolExpect {
