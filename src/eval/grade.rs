@@ -371,7 +371,7 @@ mod tests {
         }))
         .expect("an expectation");
         let observed = |name: &str| Observed {
-            calls: vec![super::super::observe::ObservedCall {
+            calls: vec![crate::eval::observe::ObservedCall {
                 call: crate::llm::ToolCall {
                     id: "1".into(),
                     name: name.into(),

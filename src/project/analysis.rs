@@ -450,11 +450,7 @@ impl<'a> FaultCalculator<'a> {
                 upper_bound: Vec::new(),
             });
         }
-        if let Some(t) = p
-            .transformers
-            .iter()
-            .find(|t| t.spec.name.eq_ignore_ascii_case(equipment.trim()))
-        {
+        if let Some(t) = p.transformer_by_name(equipment) {
             let r = fault_current::transformer_fault_current(&TransformerFaultInput {
                 kva: t.spec.kva,
                 secondary_voltage: t.spec.secondary_voltage,

@@ -446,6 +446,13 @@ impl ProjectData {
             .find(|p| p.spec.name.eq_ignore_ascii_case(name.trim()))
     }
 
+    /// The transformer with this name (case-insensitive).
+    pub fn transformer_by_name(&self, name: &str) -> Option<&Transformer> {
+        self.transformers
+            .iter()
+            .find(|t| t.spec.name.eq_ignore_ascii_case(name.trim()))
+    }
+
     /// Circuits of one panel, by circuit number.
     pub fn circuits_of(&self, panel_id: i64) -> Vec<&Circuit> {
         let mut v: Vec<&Circuit> = self

@@ -14,7 +14,7 @@ use super::{AnalysisError, Circuit, Feeder, Panel, ProjectData};
 use crate::nec::fill_tables::{Insulation, RacewayType, TradeSize};
 use crate::nec::raceway_fill::{FillItem, FillItemKind};
 use crate::nec::tables;
-use crate::nec::units::{ConductorSize, Phase};
+use crate::nec::units::{ConductorSize, Material, Phase};
 
 /// Choices the project does not record, each `None` when not given.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,12 +64,7 @@ fn insulation_of(choices: &ContentChoices, assumptions: &mut Vec<String>) -> Ins
 fn feeder_phase(p: &ProjectData, f: &Feeder) -> Option<Phase> {
     p.panel_by_name(&f.spec.to)
         .map(|x| x.spec.phase)
-        .or_else(|| {
-            p.transformers
-                .iter()
-                .find(|t| t.spec.name.eq_ignore_ascii_case(&f.spec.to))
-                .map(|t| t.spec.phase)
-        })
+        .or_else(|| p.transformer_by_name(&f.spec.to).map(|t| t.spec.phase))
         .or_else(|| p.service.as_ref().map(|s| s.phase))
 }
 
@@ -137,7 +132,7 @@ pub fn feeder_contents(
             format!("feeder {} EGC", spec.name),
         ));
     }
-    if spec.material == crate::nec::units::Material::Aluminum {
+    if spec.material == Material::Aluminum {
         assumptions.push(
             "aluminum taken at the Table 5 dimensions; compact aluminum (Table 5A) is smaller: give its area_in2 from the maker"
                 .into(),
@@ -212,11 +207,6 @@ pub fn circuits_contents(
         _ => None,
     };
 
-    let largest = circuits
-        .iter()
-        .max_by(|a, b| a.1.spec.breaker.0.total_cmp(&b.1.spec.breaker.0))
-        .map(|(_, c)| *c)
-        .ok_or_else(|| AnalysisError::Invalid("no circuit named".into()))?;
     let recorded_egcs: Vec<ConductorSize> = texts.iter().filter_map(|t| recorded_egc(t)).collect();
     let metal = choices
         .raceway
@@ -235,10 +225,15 @@ pub fn circuits_contents(
         let egc = match recorded_egcs.iter().max() {
             Some(e) => *e,
             None => {
-                let size = tables::egc_for_ocpd(largest.spec.breaker.0, largest.spec.material)?;
+                let largest = circuits
+                    .iter()
+                    .map(|(_, c)| &c.spec)
+                    .max_by(|a, b| a.breaker.0.total_cmp(&b.breaker.0))
+                    .ok_or_else(|| AnalysisError::Invalid("no circuit named".into()))?;
+                let size = tables::egc_for_ocpd(largest.breaker.0, largest.material)?;
                 assumptions.push(format!(
                     "EGC is not recorded: one sized for the largest OCPD ({} A), {size}, counted (250.122(C))",
-                    largest.spec.breaker.0
+                    largest.breaker.0
                 ));
                 size
             }
@@ -280,23 +275,13 @@ pub fn recorded_conduit(text: &str) -> Option<(RacewayType, Option<TradeSize>)> 
         (Some(s), Some(k)) => (s.as_str(), k.as_str()),
         _ => (caps.get(4)?.as_str(), caps.get(3)?.as_str()),
     };
-    let k = kind.to_ascii_uppercase();
-    let raceway = if k.starts_with("PVC") {
-        if k.ends_with("80") {
-            RacewayType::Pvc80
-        } else {
-            RacewayType::Pvc40
-        }
-    } else {
-        match k.as_str() {
-            "EMT" => RacewayType::Emt,
-            "RMC" | "GRC" | "RIGID" => RacewayType::Rmc,
-            "IMC" => RacewayType::Imc,
-            "FMC" | "FLEX" => RacewayType::Fmc,
-            "LFMC" => RacewayType::Lfmc,
-            _ => return None,
-        }
-    };
+    // "PVC sch 80" → "pvc80", then the engine's own names and aliases ("grc", "rigid", "flex").
+    let name = kind
+        .to_ascii_lowercase()
+        .replace([' ', '-', '.'], "")
+        .replace("schedule", "")
+        .replace("sch", "");
+    let raceway: RacewayType = serde_json::from_value(serde_json::Value::String(name)).ok()?;
     Some((raceway, size.parse().ok()))
 }
 
