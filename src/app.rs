@@ -65,6 +65,7 @@ impl App {
             &config.limits,
         )
         .with_model_settings(crate::core::ModelSettings::of(&config.llm))
+        .with_context_policy(context_policy(&config))
         .with_file_intake(file_intake(&config));
         Ok(Self {
             config,
@@ -128,5 +129,14 @@ pub fn file_intake(config: &Config) -> crate::core::FileIntake {
     match &config.secrets.slack_bot_token {
         Some(token) => intake.with_token(crate::platforms::slack::PLATFORM, token.clone()),
         None => intake,
+    }
+}
+
+/// The context policy the configuration asks for: the shipped levers, with the tool offer of
+/// `agent.tool_offer`.
+fn context_policy(config: &Config) -> crate::core::context::ContextPolicy {
+    crate::core::context::ContextPolicy {
+        tools: config.agent.tool_offer.into(),
+        ..Default::default()
     }
 }

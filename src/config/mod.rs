@@ -103,6 +103,10 @@ pub struct LlmConfig {
     pub retry_base_delay_ms: u64,
     /// Sampling temperature.
     pub temperature: f64,
+    /// Sampling seed sent with every request; negative (the default, -1) sends none. With a
+    /// fixed seed a server that honours it gives the same answer to the same prompt, so two
+    /// eval runs differ only where their prompts do.
+    pub seed: i64,
     /// Most tokens the model may write in one answer: a small model caught in a loop would
     /// otherwise write until its context is full, for many minutes on a CPU.
     pub max_output_tokens: u32,
@@ -126,6 +130,11 @@ impl LlmConfig {
     pub fn overall_timeout(&self) -> u64 {
         self.request_timeout_secs
             .unwrap_or(self.overall_timeout_secs)
+    }
+
+    /// The seed to send, if one is configured.
+    pub fn seed(&self) -> Option<u64> {
+        u64::try_from(self.seed).ok()
     }
 
     /// The fallback provider, if one is configured.
@@ -198,6 +207,33 @@ pub struct AgentConfig {
     /// Seconds between two "waiting for the model" statuses while a model call has produced
     /// nothing yet.
     pub waiting_status_secs: u64,
+    /// Which tools each model request offers.
+    pub tool_offer: ToolOfferSetting,
+}
+
+/// `agent.tool_offer`: the few tools a question is about, or every tool in every request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolOfferSetting {
+    /// The tools the question and the conversation call for in full, the rest named by a
+    /// discovery tool: short prompts, which a model on a CPU reads in time.
+    #[default]
+    Routed,
+    /// Every tool in full in every request: about 20,000 prompt tokens, for a server that
+    /// reads them quickly or caches them.
+    All,
+}
+
+impl std::str::FromStr for ToolOfferSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "routed" => Ok(Self::Routed),
+            "all" => Ok(Self::All),
+            other => Err(format!("unknown tool offer {other:?}: routed or all")),
+        }
+    }
 }
 
 /// `[limits]`.
@@ -908,6 +944,25 @@ mod tests {
         assert_eq!(c.agent.tool_timeout_secs, 7);
         assert_eq!(c.llm.provider, ProviderKind::Openai);
         assert_eq!(c.database.url, "postgres://u@h/db");
+    }
+
+    #[test]
+    fn a_seed_and_the_tool_offer_are_set_by_file_or_variable() {
+        let c = Config::load(None, &env(&[])).unwrap();
+        assert_eq!(c.llm.seed(), None);
+        assert_eq!(c.agent.tool_offer, ToolOfferSetting::Routed);
+        let c = Config::load(
+            None,
+            &env(&[
+                ("SPARKY_LLM__SEED", "42"),
+                ("SPARKY_AGENT__TOOL_OFFER", "all"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.llm.seed(), Some(42));
+        assert_eq!(c.agent.tool_offer, ToolOfferSetting::All);
+        let err = Config::load(None, &env(&[("SPARKY_AGENT__TOOL_OFFER", "some")]));
+        assert!(err.is_err());
     }
 
     #[test]

@@ -25,6 +25,15 @@ pub enum ToolOffer {
     Routed,
 }
 
+impl From<crate::config::ToolOfferSetting> for ToolOffer {
+    fn from(setting: crate::config::ToolOfferSetting) -> Self {
+        match setting {
+            crate::config::ToolOfferSetting::Routed => Self::Routed,
+            crate::config::ToolOfferSetting::All => Self::All,
+        }
+    }
+}
+
 /// How the project is shown to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectScope {

@@ -14,27 +14,8 @@ use crate::core::{Agent, CollectSink, Input, InputAction};
 use crate::domain::workspace::Workspace;
 use crate::llm::ChatProvider;
 
-/// Which tools each model request offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolMode {
-    /// The tool router's offer (the shipped default).
-    Routed,
-    /// Every tool, each in full.
-    All,
-}
-
-impl std::str::FromStr for ToolMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "routed" => Ok(Self::Routed),
-            "all" => Ok(Self::All),
-            other => Err(format!("unknown tool mode {other:?}: routed or all")),
-        }
-    }
-}
+/// Which tools each model request offers: the setting `agent.tool_offer` takes.
+pub use crate::config::ToolOfferSetting as ToolMode;
 
 /// Why a run could not happen.
 #[derive(Debug, thiserror::Error)]
@@ -131,10 +112,7 @@ async fn run_in(
     // The shipped tools with the code search, as every front end registers them.
     let tools = app.agent.tools().clone();
     let policy = ContextPolicy {
-        tools: match mode {
-            ToolMode::Routed => ToolOffer::Routed,
-            ToolMode::All => ToolOffer::All,
-        },
+        tools: ToolOffer::from(mode),
         ..ContextPolicy::default()
     };
     let observing: Arc<dyn ChatProvider> = Arc::new(Observing::new(provider, observer.clone()));

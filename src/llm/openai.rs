@@ -30,6 +30,7 @@ pub struct OpenAiProvider {
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f64>,
+    seed: Option<u64>,
     http: Endpoint,
 }
 
@@ -52,8 +53,16 @@ impl OpenAiProvider {
             model: model.into(),
             api_key,
             temperature,
+            seed: None,
             http,
         }
+    }
+
+    /// Sends `seed` with every request, so a server that honours it (OpenAI, llama.cpp,
+    /// vLLM) samples the same answer for the same prompt: runs of the eval can be compared.
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
     }
 
     /// The Chat Completions URL.
@@ -97,6 +106,9 @@ impl OpenAiProvider {
         }
         if let Some(t) = request.temperature.or(self.temperature) {
             body["temperature"] = json!(t);
+        }
+        if let Some(seed) = self.seed {
+            body["seed"] = json!(seed);
         }
         if let Some(max) = request.max_output_tokens {
             body[self.max_key()] = json!(max);
@@ -717,6 +729,22 @@ mod tests {
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["max_tokens"], 100);
         assert!((body["temperature"].as_f64().unwrap_or(0.0) - 0.2).abs() < 1e-6);
+    }
+
+    /// A configured seed goes out with every request; none is sent unless configured.
+    #[test]
+    fn a_seed_is_sent_only_when_configured() {
+        let req = ChatRequest {
+            system: String::new(),
+            messages: vec![ChatMessage::user("q")],
+            tools: Vec::new(),
+            temperature: None,
+            max_output_tokens: None,
+            tool_choice: ToolChoice::Auto,
+        };
+        assert!(provider().encode_request(&req).get("seed").is_none());
+        let seeded = provider().with_seed(Some(7)).encode_request(&req);
+        assert_eq!(seeded["seed"], json!(7));
     }
 
     /// OpenAI's own service and Azure get the newer name of the output limit, compatible
