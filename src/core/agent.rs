@@ -121,6 +121,9 @@ pub struct ModelSettings {
     /// Whether a call refused for its arguments is asked for again with only its tool offered
     /// and a call required (see [`crate::llm::ToolChoice::Required`]).
     pub constrain_repairs: bool,
+    /// Seed of a turn's first model call (`llm.seed`); each later call of the turn adds its
+    /// index, so a turn repeats exactly while a question asked again is not the same draw.
+    pub seed: Option<u64>,
 }
 
 impl ModelSettings {
@@ -130,6 +133,7 @@ impl ModelSettings {
             temperature: Some(llm.temperature),
             max_output_tokens: Some(llm.max_output_tokens),
             constrain_repairs: llm.constrain_repairs,
+            seed: llm.seed(),
         }
     }
 }

@@ -139,6 +139,7 @@ pub async fn build(
         tools: specs,
         temperature,
         max_output_tokens: None,
+        seed: None,
         tool_choice: Default::default(),
     })
 }

@@ -69,6 +69,7 @@ pub async fn summarise(
         tools: vec![],
         temperature: Some(0.0),
         max_output_tokens: Some(MAX_OUTPUT),
+        seed: None,
         tool_choice: ToolChoice::Auto,
     };
     let mut stream = provider.stream(&request).await?;

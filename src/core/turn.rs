@@ -254,6 +254,10 @@ impl Agent {
         .await?;
         turn.files.attach(&mut request);
         request.max_output_tokens = self.model.max_output_tokens;
+        request.seed = self
+            .model
+            .seed
+            .map(|s| s.wrapping_add(u64::from(model_calls)));
         if let Some(name) = turn.repair.take() {
             // Only the tool whose arguments were refused, and a call required: a
             // server that decodes under the schema can only write valid arguments.

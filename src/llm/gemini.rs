@@ -25,7 +25,6 @@ pub struct GeminiProvider {
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f64>,
-    seed: Option<u64>,
     http: Endpoint,
 }
 
@@ -53,16 +52,8 @@ impl GeminiProvider {
             model,
             api_key,
             temperature,
-            seed: None,
             http,
         }
-    }
-
-    /// Sends `seed` in every request's `generationConfig`, so the same prompt samples the same
-    /// answer where the service honours it.
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
-        self
     }
 
     /// The streaming URL.
@@ -100,7 +91,7 @@ impl GeminiProvider {
         if let Some(t) = request.temperature.or(self.temperature) {
             generation.insert("temperature".into(), json!(t));
         }
-        if let Some(seed) = self.seed {
+        if let Some(seed) = request.seed {
             generation.insert("seed".into(), json!(seed));
         }
         if let Some(max) = request.max_output_tokens {
@@ -629,25 +620,17 @@ mod tests {
         );
     }
 
-    /// A configured seed goes into `generationConfig`; none is sent unless configured.
+    /// A request's seed goes into `generationConfig`; none is sent without one.
     #[test]
-    fn a_seed_is_sent_only_when_configured() {
-        let req = ChatRequest {
-            system: String::new(),
+    fn a_seed_is_sent_only_when_the_request_has_one() {
+        let p = GeminiProvider::new("http://x/v1beta", "m", None, None, Duration::from_secs(5));
+        let mut req = ChatRequest {
             messages: vec![ChatMessage::user("q")],
-            tools: Vec::new(),
-            temperature: None,
-            max_output_tokens: None,
-            tool_choice: ToolChoice::Auto,
+            ..ChatRequest::default()
         };
-        let provider =
-            || GeminiProvider::new("http://x/v1beta", "m", None, None, Duration::from_secs(5));
-        assert!(provider()
-            .encode_request(&req)
-            .get("generationConfig")
-            .is_none());
-        let seeded = provider().with_seed(Some(7)).encode_request(&req);
-        assert_eq!(seeded["generationConfig"]["seed"], json!(7));
+        assert!(p.encode_request(&req).get("generationConfig").is_none());
+        req.seed = Some(7);
+        assert_eq!(p.encode_request(&req)["generationConfig"]["seed"], json!(7));
     }
 
     #[test]

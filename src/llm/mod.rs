@@ -178,6 +178,8 @@ pub struct ChatRequest {
     pub temperature: Option<f64>,
     /// Upper bound on generated tokens.
     pub max_output_tokens: Option<u32>,
+    /// Sampling seed, if the caller wants answers it can repeat (`llm.seed`).
+    pub seed: Option<u64>,
     /// Whether the model must call one of `tools`.
     pub tool_choice: ToolChoice,
 }

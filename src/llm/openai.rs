@@ -30,7 +30,6 @@ pub struct OpenAiProvider {
     model: String,
     api_key: Option<Secret>,
     temperature: Option<f64>,
-    seed: Option<u64>,
     http: Endpoint,
 }
 
@@ -53,16 +52,8 @@ impl OpenAiProvider {
             model: model.into(),
             api_key,
             temperature,
-            seed: None,
             http,
         }
-    }
-
-    /// Sends `seed` with every request, so a server that honours it (OpenAI, llama.cpp,
-    /// vLLM) samples the same answer for the same prompt: runs of the eval can be compared.
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
-        self
     }
 
     /// The Chat Completions URL.
@@ -107,7 +98,8 @@ impl OpenAiProvider {
         if let Some(t) = request.temperature.or(self.temperature) {
             body["temperature"] = json!(t);
         }
-        if let Some(seed) = self.seed {
+        if let Some(seed) = request.seed {
+            // OpenAI, llama.cpp and vLLM sample the same answer to the same prompt and seed.
             body["seed"] = json!(seed);
         }
         if let Some(max) = request.max_output_tokens {
@@ -708,6 +700,7 @@ mod tests {
             }],
             temperature: None,
             max_output_tokens: Some(100),
+            seed: None,
             tool_choice: ToolChoice::Auto,
         };
         let p = provider();
@@ -731,20 +724,16 @@ mod tests {
         assert!((body["temperature"].as_f64().unwrap_or(0.0) - 0.2).abs() < 1e-6);
     }
 
-    /// A configured seed goes out with every request; none is sent unless configured.
+    /// A request's seed goes out as written; none is sent without one.
     #[test]
-    fn a_seed_is_sent_only_when_configured() {
-        let req = ChatRequest {
-            system: String::new(),
+    fn a_seed_is_sent_only_when_the_request_has_one() {
+        let mut req = ChatRequest {
             messages: vec![ChatMessage::user("q")],
-            tools: Vec::new(),
-            temperature: None,
-            max_output_tokens: None,
-            tool_choice: ToolChoice::Auto,
+            ..ChatRequest::default()
         };
         assert!(provider().encode_request(&req).get("seed").is_none());
-        let seeded = provider().with_seed(Some(7)).encode_request(&req);
-        assert_eq!(seeded["seed"], json!(7));
+        req.seed = Some(7);
+        assert_eq!(provider().encode_request(&req)["seed"], json!(7));
     }
 
     /// OpenAI's own service and Azure get the newer name of the output limit, compatible
@@ -761,6 +750,7 @@ mod tests {
             }],
             temperature: None,
             max_output_tokens: Some(7),
+            seed: None,
             tool_choice: ToolChoice::Auto,
         };
         for (url, key, other) in [

@@ -257,26 +257,20 @@ pub fn build_provider(config: &Config) -> Option<Arc<dyn ChatProvider>> {
     let make = |kind: ProviderKind| -> Option<Arc<dyn ChatProvider>> {
         match kind {
             ProviderKind::None => None,
-            ProviderKind::Openai => Some(Arc::new(
-                OpenAiProvider::new(
-                    llm.openai.base_url.clone(),
-                    llm.openai.model.clone(),
-                    config.secrets.openai_api_key.clone(),
-                    Some(llm.temperature),
-                    timeouts,
-                )
-                .with_seed(llm.seed()),
-            )),
-            ProviderKind::Gemini => Some(Arc::new(
-                GeminiProvider::new(
-                    llm.gemini.base_url.clone(),
-                    llm.gemini.model.clone(),
-                    config.secrets.gemini_api_key.clone(),
-                    Some(llm.temperature),
-                    timeouts,
-                )
-                .with_seed(llm.seed()),
-            )),
+            ProviderKind::Openai => Some(Arc::new(OpenAiProvider::new(
+                llm.openai.base_url.clone(),
+                llm.openai.model.clone(),
+                config.secrets.openai_api_key.clone(),
+                Some(llm.temperature),
+                timeouts,
+            ))),
+            ProviderKind::Gemini => Some(Arc::new(GeminiProvider::new(
+                llm.gemini.base_url.clone(),
+                llm.gemini.model.clone(),
+                config.secrets.gemini_api_key.clone(),
+                Some(llm.temperature),
+                timeouts,
+            ))),
         }
     };
     let mut provider = Resilient::new(make(llm.provider)?, RetryPolicy::from_config(llm));

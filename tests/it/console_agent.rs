@@ -266,7 +266,8 @@ async fn a_tool_result_copied_out_as_the_answer_is_never_shown_as_json() {
 async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
     for dialect in DIALECTS {
         let fake = FakeLlm::start(dialect).await;
-        let bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        let mut bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+        bot.set("SPARKY_LLM__SEED", "40");
         fake.push(Reply::ToolCalls(vec![(
             "calculator".into(),
             json!({"expr": "1+1"}),
@@ -369,7 +370,58 @@ async fn a_refused_call_is_asked_again_with_only_its_tool_required() {
             Dialect::Gemini => &reqs[0]["generationConfig"]["maxOutputTokens"],
         };
         assert_eq!(cap, 1024, "{dialect:?}: the answer-length cap is sent");
+        // A turn's model calls draw from llm.seed on: the turn repeats exactly, and a call
+        // asked again is not the same draw.
+        let seeds: Vec<&Value> = reqs
+            .iter()
+            .map(|r| match dialect {
+                Dialect::OpenAi => &r["seed"],
+                Dialect::Gemini => &r["generationConfig"]["seed"],
+            })
+            .collect();
+        assert_eq!(seeds, [40, 41, 42, 43], "{dialect:?}");
     }
+}
+
+#[tokio::test]
+async fn every_tool_is_offered_when_configured() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let mut bot = Bot::new(Db::Sqlite, Some(&fake)).await;
+    let names = |r: &Value| -> Vec<String> {
+        r["tools"].as_array().map_or(vec![], |t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+                .collect()
+        })
+    };
+    fake.push(Reply::Text("Hello.".into()));
+    bot.chat("bob", &[], "hi\n").await;
+    let routed = names(&fake.requests()[0]);
+    assert!(routed.iter().any(|n| n == "more_tools"), "{routed:?}");
+    assert!(
+        fake.requests()[0].get("seed").is_none(),
+        "no seed unless configured"
+    );
+
+    bot.set("SPARKY_AGENT__TOOL_OFFER", "all");
+    fake.push(Reply::Text("Hello.".into()));
+    bot.chat("bob", &[], "hi\n").await;
+    let all = names(&fake.requests()[1]);
+    assert!(!all.iter().any(|n| n == "more_tools"), "{all:?}");
+    for tool in [
+        "add_circuit",
+        "calculate_voltage_drop",
+        "search_code",
+        "calculate_box_fill",
+    ] {
+        assert!(all.iter().any(|n| n == tool), "{tool} in {all:?}");
+    }
+    assert!(
+        all.len() > routed.len() + 10,
+        "{} against {}",
+        all.len(),
+        routed.len()
+    );
 }
 
 #[tokio::test]

@@ -144,6 +144,7 @@ fn request() -> ChatRequest {
         tools: vec![],
         temperature: None,
         max_output_tokens: None,
+        seed: None,
         tool_choice: Default::default(),
     }
 }

@@ -515,6 +515,7 @@ fn sample_request() -> ChatRequest {
         }],
         temperature: Some(0.0),
         max_output_tokens: None,
+        seed: None,
         tool_choice: Default::default(),
     }
 }

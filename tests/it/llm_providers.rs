@@ -85,6 +85,7 @@ fn request(messages: Vec<ChatMessage>) -> ChatRequest {
         tools: tools(),
         temperature: None,
         max_output_tokens: Some(512),
+        seed: None,
         tool_choice: Default::default(),
     }
 }
