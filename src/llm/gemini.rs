@@ -190,7 +190,7 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                 }
                 for call in tool_calls {
                     let mut function_call =
-                        json!({"name": call.name, "args": arguments_object(&call.arguments)});
+                        json!({"name": call.name, "args": call.arguments_object()});
                     if sendable_id(&call.id) {
                         function_call["id"] = json!(call.id);
                     }
@@ -226,16 +226,6 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
         }
     }
     out
-}
-
-/// The arguments text as the JSON object `args` must be; text that is not an object (the
-/// model of another provider may write anything) is wrapped so nothing is lost.
-fn arguments_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ if arguments.trim().is_empty() => json!({}),
-        _ => json!({ "raw_arguments": arguments }),
-    }
 }
 
 #[async_trait]

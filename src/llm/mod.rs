@@ -27,6 +27,32 @@ pub struct ToolCall {
     pub thought_signature: Option<String>,
 }
 
+impl ToolCall {
+    /// The arguments as the JSON object a request must carry. Text that is not an object (a
+    /// small model's broken JSON, kept so the registry can say where it broke) is wrapped as
+    /// `{"raw_arguments": text}`: a server that parses the history refuses the whole request
+    /// over one such call (llama.cpp answers 500 to every later request of the thread).
+    pub fn arguments_object(&self) -> serde_json::Value {
+        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            _ if self.arguments.trim().is_empty() => serde_json::json!({}),
+            _ => serde_json::json!({ "raw_arguments": self.arguments }),
+        }
+    }
+
+    /// The arguments text a request carries: as the model wrote it when it is a JSON object,
+    /// else [`Self::arguments_object`] written out.
+    pub fn arguments_text(&self) -> std::borrow::Cow<'_, str> {
+        let is_object = serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+            && self.arguments.trim_start().starts_with('{');
+        if is_object {
+            std::borrow::Cow::Borrowed(&self.arguments)
+        } else {
+            std::borrow::Cow::Owned(self.arguments_object().to_string())
+        }
+    }
+}
+
 /// The result of one tool call, sent back to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {

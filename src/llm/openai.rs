@@ -203,7 +203,7 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
+                                "function": {"name": c.name, "arguments": c.arguments_text()},
                             })
                         })
                         .collect();
@@ -722,6 +722,42 @@ mod tests {
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["max_tokens"], 100);
         assert!((body["temperature"].as_f64().unwrap_or(0.0) - 0.2).abs() < 1e-6);
+    }
+
+    /// A call whose arguments are not a JSON object (a small model's broken JSON, kept for the
+    /// registry's refusal) goes back wrapped, so a server that parses the history can read it;
+    /// arguments that are an object go back as written.
+    #[test]
+    fn broken_call_arguments_go_back_as_an_object() {
+        let call = |arguments: &str| ToolCall {
+            id: "c1".into(),
+            name: "f".into(),
+            arguments: arguments.into(),
+            thought_signature: None,
+        };
+        let messages = vec![
+            ChatMessage::user("q"),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call(r#"{"count": 1500 VA}"#), call(r#"{"a": 1}"#), call("")],
+                thought_signature: None,
+            },
+        ];
+        let m = encode_messages("", &messages);
+        let sent: Vec<&str> = m[1]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["function"]["arguments"].as_str())
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                r#"{"raw_arguments":"{\"count\": 1500 VA}"}"#,
+                r#"{"a": 1}"#,
+                "{}"
+            ]
+        );
     }
 
     /// A request's seed goes out as written; none is sent without one.

@@ -477,6 +477,15 @@ async fn openai_handler(
     if let Err(message) = validate_openai(&request) {
         return reject(d, 400, &message);
     }
+    // llama.cpp's llama-server parses every call's arguments in the history and answers 500
+    // to the whole request when one is not JSON.
+    if let Some(bad) = unparsable_call_arguments(&request) {
+        return reject(
+            d,
+            500,
+            &format!("Failed to parse tool call arguments as JSON: {bad}"),
+        );
+    }
     let model = request["model"].as_str().unwrap_or(FAKE_MODEL).to_string();
     let include_usage = request
         .pointer("/stream_options/include_usage")
@@ -701,6 +710,21 @@ fn validate_openai_parts(i: usize, role: &str, parts: &[Value]) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// The first call in the history whose arguments text is not JSON, as llama-server reads it.
+fn unparsable_call_arguments(request: &Value) -> Option<String> {
+    let messages = request.get("messages")?.as_array()?;
+    messages
+        .iter()
+        .filter_map(|m| m.get("tool_calls")?.as_array())
+        .flatten()
+        .filter_map(|c| c.pointer("/function/arguments")?.as_str())
+        .find_map(|a| {
+            serde_json::from_str::<Value>(a)
+                .err()
+                .map(|e| e.to_string())
+        })
 }
 
 fn validate_openai(request: &Value) -> Result<(), String> {
