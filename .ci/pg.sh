@@ -143,7 +143,7 @@ pg_as_owner() {
 }
 
 # Fails, naming the cause, unless the server does vector math on 384 dimensions (the size of
-# the default embedder's vectors) through an HNSW index.
+# the default embedder's vectors) through an HNSW index, of full and of half precision.
 pg_check_vector() {
   local sql="
     CREATE EXTENSION IF NOT EXISTS vector;
@@ -151,6 +151,7 @@ pg_check_vector() {
     INSERT INTO v SELECT array_agg(sin(i * g)::real)::vector FROM generate_series(1, 200) g,
       generate_series(1, 384) i GROUP BY g;
     CREATE INDEX ON v USING hnsw (e vector_cosine_ops);
+    CREATE INDEX ON v USING hnsw ((e::halfvec(384)) halfvec_cosine_ops);
     SET enable_seqscan = off;
     SELECT round((array_fill(1::real, ARRAY[384])::vector
       <=> array_fill(2::real, ARRAY[384])::vector)::numeric, 6),

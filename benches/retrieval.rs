@@ -248,7 +248,7 @@ async fn build_hnsw(pool: &sqlx::PgPool, total: usize) {
         .expect("drop index");
     sqlx::query(&format!(
         "CREATE INDEX chunk_embeddings_hnsw_384 ON chunk_embeddings \
-         USING hnsw ((embedding::vector(384)) vector_cosine_ops) \
+         USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) \
          WITH (m = {m}, ef_construction = {ef_construction}) WHERE dims = 384"
     ))
     .execute(&mut *conn)

@@ -15,6 +15,12 @@ use super::{Backend, ChunkFilter, IndexTuning, ScoredChunk, StoreResult, VectorI
 /// Dimension of the default local embedding model; vectors of this size use the HNSW index.
 pub const INDEXED_DIMS: usize = 384;
 
+/// The distance the HNSW index orders by (migration 0027): half-precision copies of the
+/// vectors, half the index's size. An ORDER BY must repeat it, cast for cast, to use the index.
+const INDEX_DISTANCE: &str = "e.embedding::halfvec(384) <=> $1::halfvec(384)";
+/// The full-precision distance of the same vectors, for scores and exact search.
+const EXACT_DISTANCE: &str = "e.embedding::vector(384) <=> $1::vector(384)";
+
 /// `m` of the HNSW index over the default model's vectors, as the migrations build it
 /// (pgvector's default).
 pub const HNSW_M: u32 = 16;
@@ -339,8 +345,8 @@ impl PostgresStore {
         k: usize,
     ) -> StoreResult<Vec<ScoredChunk>> {
         let n = embedding.len();
-        // The ORDER BY repeats the index's expression (and its `dims = N` predicate as a
-        // literal) so the planner can use HNSW; `n` is a length, never user text.
+        // The index's queries repeat its expression and its `dims = N` predicate as a
+        // literal so the planner can use HNSW; `n` is a length, never user text.
         let distance = format!("e.embedding::vector({n}) <=> $1::vector({n})");
         let mut tx = self.pool.begin().await.map_err(db)?;
         if n == INDEXED_DIMS {
@@ -353,18 +359,21 @@ impl PostgresStore {
             let ef = self.ef_search.load(std::sync::atomic::Ordering::Relaxed);
             let wide = k.saturating_mul(2).max(1);
             set_index_scan(&mut tx, ef).await?;
+            // The index finds the neighbours by their half-precision copies; their scores and
+            // their order come from the full vectors, computed for those rows alone.
             let sql = format!(
                 concat!(
                     "WITH nn AS MATERIALIZED ( \
-                         SELECT e.chunk_id, {dist} AS dist FROM chunk_embeddings e \
-                         WHERE e.model = $2 AND e.dims = {n} ORDER BY {dist} LIMIT $6 \
+                         SELECT e.chunk_id, {exact} AS dist FROM chunk_embeddings e \
+                         WHERE e.model = $2 AND e.dims = {n} ORDER BY {index} LIMIT $6 \
                      ) SELECT ",
                     chunk_cols!(),
                     ", 1 - nn.dist AS score FROM nn JOIN chunks c ON c.id = nn.chunk_id \
                      JOIN documents d ON d.id = c.document_id \
                      WHERE {filter} ORDER BY nn.dist, c.id LIMIT $5"
                 ),
-                dist = distance,
+                exact = EXACT_DISTANCE,
+                index = INDEX_DISTANCE,
                 n = n,
                 filter = filter_sql(3, 4)
             );
@@ -381,7 +390,7 @@ impl PostgresStore {
             let fetched: i64 = if rows.len() < k {
                 sqlx::query_scalar(&format!(
                     "SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings e \
-                     WHERE e.model = $2 AND e.dims = {n} ORDER BY {distance} LIMIT $3) x"
+                     WHERE e.model = $2 AND e.dims = {n} ORDER BY {INDEX_DISTANCE} LIMIT $3) x"
                 ))
                 .bind(pgvector::Vector::from(embedding.to_vec()))
                 .bind(model)
@@ -458,11 +467,11 @@ async fn neighbours<'e>(
     exact: bool,
 ) -> StoreResult<Vec<i64>> {
     let n = INDEXED_DIMS;
-    // Without the index's `::vector(384)` cast the ordering cannot come from the index.
+    // Without the index's `::halfvec(384)` casts the ordering cannot come from the index.
     let order = if exact {
-        "e.embedding <=> $1::vector".to_string()
+        "e.embedding <=> $1::vector"
     } else {
-        format!("e.embedding::vector({n}) <=> $1::vector({n})")
+        INDEX_DISTANCE
     };
     sqlx::query_scalar(&format!(
         "SELECT e.chunk_id FROM chunk_embeddings e WHERE e.model = $2 AND e.dims = {n} \

@@ -505,6 +505,12 @@ async fn index_width_is_chosen_for_the_recall_target(db: TestDb) {
         "{narrow:?} vs {tuning:?}"
     );
     assert!(narrow.recall < tuning.recall, "{narrow:?} vs {tuning:?}");
+    // The search itself goes through the index: at the narrow width it misses neighbours too.
+    let narrow_search = measured_recall(&store, &stored, &queries).await;
+    assert!(
+        narrow_search < recall.min(1.0),
+        "{narrow_search} at {narrow:?}, {recall} at {tuning:?}"
+    );
     // What was measured last is what another process reads and uses.
     let again = db.reopen().await;
     assert_eq!(again.ef_search(), Some(100), "the default before reading");
