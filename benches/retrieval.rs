@@ -238,10 +238,17 @@ async fn build_hnsw(pool: &sqlx::PgPool, total: usize) {
     let (m, ef_construction) = hnsw_parameters();
     let t = Instant::now();
     let mut conn = pool.acquire().await.expect("connection");
-    sqlx::query("SET maintenance_work_mem = '1GB'")
-        .execute(&mut *conn)
-        .await
-        .expect("set");
+    // At least 1 GB for the graph, never less than the server gives: with less memory than
+    // the graph takes, pgvector builds on disk and much more slowly.
+    let memory: String = sqlx::query_scalar(
+        "SELECT set_config('maintenance_work_mem', (greatest( \
+             pg_size_bytes(current_setting('maintenance_work_mem')), \
+             pg_size_bytes('1GB')) / 1024)::text || 'kB', false)",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .expect("set");
+    println!("  HNSW build with maintenance_work_mem {memory}");
     sqlx::query("DROP INDEX IF EXISTS chunk_embeddings_hnsw_384")
         .execute(&mut *conn)
         .await
