@@ -227,12 +227,11 @@ pub enum ToolOfferSetting {
 impl std::str::FromStr for ToolOfferSetting {
     type Err = String;
 
+    /// The names the configuration file takes (`routed`, `all`), read by the same serde rule.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "routed" => Ok(Self::Routed),
-            "all" => Ok(Self::All),
-            other => Err(format!("unknown tool offer {other:?}: routed or all")),
-        }
+        use serde::de::IntoDeserializer;
+        Self::deserialize(s.into_deserializer())
+            .map_err(|e: serde::de::value::Error| format!("tool offer: {e}"))
     }
 }
 

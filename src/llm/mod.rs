@@ -43,12 +43,9 @@ impl ToolCall {
     /// The arguments text a request carries: as the model wrote it when it is a JSON object,
     /// else [`Self::arguments_object`] written out.
     pub fn arguments_text(&self) -> std::borrow::Cow<'_, str> {
-        let is_object = serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
-            && self.arguments.trim_start().starts_with('{');
-        if is_object {
-            std::borrow::Cow::Borrowed(&self.arguments)
-        } else {
-            std::borrow::Cow::Owned(self.arguments_object().to_string())
+        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
+            Ok(serde_json::Value::Object(_)) => std::borrow::Cow::Borrowed(&self.arguments),
+            _ => std::borrow::Cow::Owned(self.arguments_object().to_string()),
         }
     }
 }
