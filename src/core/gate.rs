@@ -18,6 +18,7 @@
 use super::mention::UserRef;
 use chrono::Utc;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use super::agent::{Agent, CoreError, Input};
 use super::effects::{Effect, EffectSink, Outcome};
@@ -509,7 +510,7 @@ impl Agent {
             for r in item_results(&resolved, &applied) {
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content,
+                    result: Arc::unwrap_or_clone(r.content),
                     is_error: r.is_error,
                 })
                 .await;
@@ -562,7 +563,7 @@ impl Agent {
                     .await;
                 sink.emit(Effect::ToolOutput {
                     tool: r.name,
-                    result: r.content,
+                    result: Arc::unwrap_or_clone(r.content),
                     is_error: r.is_error,
                 })
                 .await;
@@ -700,7 +701,7 @@ fn decision_entry(
         tool: None,
         action_id: Some(action.id.clone()),
         args: json!({"tools": action.calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>()}),
-        result: details,
+        result: details.into(),
         is_error: kind == AuditKind::Refused,
         duration_ms: 0,
         at: Utc::now(),
@@ -734,7 +735,7 @@ fn item_results(action: &PendingAction, applied: &Applied) -> Vec<ToolResult> {
             ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                content,
+                content: content.into(),
                 is_error,
             }
         })
@@ -827,6 +828,7 @@ fn rejected_line(r: &ToolResult) -> String {
 /// Results for every call of an action: the read-only ones already computed, plus `note`
 /// for each write call.
 fn with_write_results(action: &PendingAction, note: Value) -> Vec<ToolResult> {
+    let note = Arc::new(note);
     let mut results = prior_results(action);
     results.extend(action.calls.iter().map(|c| ToolResult {
         call_id: c.id.clone(),

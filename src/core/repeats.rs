@@ -147,7 +147,7 @@ fn result(call: &ToolCall, content: Value) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        content,
+        content: content.into(),
         is_error: true,
     }
 }

@@ -100,8 +100,8 @@ impl ToolRunner {
             }
         };
         let (content, is_error) = match outcome {
-            Ok(v) => (v, false),
-            Err(e) => (e.to_json(), true),
+            Ok(v) => (Arc::new(v), false),
+            Err(e) => (Arc::new(e.to_json()), true),
         };
         let entry = audit_entry(who, &call.name, args, &content, is_error, started);
         let result = ToolResult {
@@ -132,7 +132,14 @@ impl ToolRunner {
             }
         };
         if let Err(e) = &outcome {
-            let entry = audit_entry(who, &call.name, args.clone(), &e.to_json(), true, started);
+            let entry = audit_entry(
+                who,
+                &call.name,
+                args.clone(),
+                &Arc::new(e.to_json()),
+                true,
+                started,
+            );
             self.write_audit(&entry).await;
         }
         outcome
@@ -156,7 +163,7 @@ impl ToolRunner {
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({"raw": call.arguments})),
-                result: error.to_json(),
+                result: error.to_json().into(),
                 is_error: true,
                 duration_ms: 0,
                 at: Utc::now(),
@@ -223,7 +230,7 @@ fn audit_entry(
     who: RunFor<'_>,
     tool: &str,
     args: Value,
-    result: &Value,
+    result: &Arc<Value>,
     is_error: bool,
     started: Instant,
 ) -> AuditEntry {

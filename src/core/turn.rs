@@ -521,12 +521,12 @@ impl Agent {
         // The audit row keeps the result as it came from the tool.
         step.audits.push(audit);
         // A file goes to the thread, never into the history or the model.
-        if let Some(file) = super::attachment::take_attachment(&mut r.content) {
+        if let Some(file) = super::attachment::take_attachment(Arc::make_mut(&mut r.content)) {
             turn.sink.emit(Effect::File { file }).await;
         }
         // What people wrote in the project reaches the model as data.
         if !r.is_error {
-            super::untrusted::fence_tool_result(&mut r.content);
+            super::untrusted::fence_tool_result(Arc::make_mut(&mut r.content));
         }
         turn.cache.insert(cache_key, r.call_id.clone());
         r
@@ -636,7 +636,7 @@ impl Agent {
             tool: Some("model_turn".into()),
             action_id: None,
             args: json!({"provider": provider.name(), "model_calls": model_calls, "tool_calls": tool_calls_used}),
-            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}),
+            result: json!({"input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}).into(),
             is_error: false,
             duration_ms: 0,
             at: Utc::now(),
@@ -813,7 +813,7 @@ fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        content: e.to_json(),
+        content: e.to_json().into(),
         is_error: true,
     }
 }

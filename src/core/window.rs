@@ -314,7 +314,7 @@ pub fn repair(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                         results.push(ToolResult {
                             call_id: c.id.clone(),
                             name: c.name.clone(),
-                            content: serde_json::json!({"error": "this call was interrupted and did not run"}),
+                            content: serde_json::json!({"error": "this call was interrupted and did not run"}).into(),
                             is_error: true,
                         });
                     }
@@ -366,7 +366,7 @@ fn digest_results(m: &mut ChatMessage) {
     };
     for r in results {
         if let Some(d) = crate::domain::digest::digest_of(&r.content) {
-            r.content = d;
+            r.content = d.into();
         }
     }
 }
@@ -424,7 +424,7 @@ mod tests {
         let result = |id: &str| ToolResult {
             call_id: id.into(),
             name: "calculator".into(),
-            content: serde_json::json!({"ok": true}),
+            content: serde_json::json!({"ok": true}).into(),
             is_error: false,
         };
         let msgs = vec![
@@ -536,7 +536,7 @@ mod tests {
             results: vec![ToolResult {
                 call_id: id.into(),
                 name: "find_circuits".into(),
-                content: big.clone(),
+                content: big.clone().into(),
                 is_error: false,
             }],
         };
@@ -570,7 +570,7 @@ mod tests {
             panic!("expected results")
         };
         assert_eq!(
-            results[0].content, big,
+            *results[0].content, big,
             "the current turn's result stays whole"
         );
     }
@@ -605,7 +605,7 @@ mod tests {
                     results: vec![ToolResult {
                         call_id: id.into(),
                         name: "calculator".into(),
-                        content: big.clone(),
+                        content: big.clone().into(),
                         is_error: false,
                     }],
                 },
@@ -644,7 +644,7 @@ mod tests {
         let ChatMessage::Tool { results } = &history.stored[6].message else {
             panic!("expected results")
         };
-        assert_eq!(results[0].content, big, "the latest two turns stay whole");
+        assert_eq!(*results[0].content, big, "the latest two turns stay whole");
         assert_eq!(
             history.stored.iter().map(|p| p.tokens).collect::<Vec<_>>(),
             tokens,

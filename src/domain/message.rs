@@ -74,8 +74,9 @@ pub struct ToolResultRecord {
     pub call_id: String,
     /// The tool name of that call.
     pub name: String,
-    /// JSON result; errors are `{"error": "..."}` with `is_error` set.
-    pub content: serde_json::Value,
+    /// JSON result; errors are `{"error": "..."}` with `is_error` set (shared with the
+    /// message it records).
+    pub content: std::sync::Arc<serde_json::Value>,
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
@@ -306,7 +307,7 @@ mod tests {
                     results: vec![ToolResultRecord {
                         call_id: "call_1".into(),
                         name: "add_circuit".into(),
-                        content: json!({"ok": true}),
+                        content: json!({"ok": true}).into(),
                         is_error: false,
                     }],
                 },

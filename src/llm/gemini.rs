@@ -208,8 +208,8 @@ pub fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                 let parts: Vec<Value> = results
                     .iter()
                     .map(|r| {
-                        let response = match &r.content {
-                            Value::Object(_) => r.content.clone(),
+                        let response = match &*r.content {
+                            Value::Object(_) => Value::clone(&r.content),
                             other => json!({ "result": other }),
                         };
                         let mut function_response = json!({"name": r.name, "response": response});
@@ -573,13 +573,13 @@ mod tests {
                     ToolResult {
                         call_id: local,
                         name: "a".into(),
-                        content: json!({"v": 1}),
+                        content: json!({"v": 1}).into(),
                         is_error: false,
                     },
                     ToolResult {
                         call_id: "gem-id-2".into(),
                         name: "b".into(),
-                        content: json!("plain"),
+                        content: json!("plain").into(),
                         is_error: false,
                     },
                 ],

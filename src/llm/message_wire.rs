@@ -150,7 +150,7 @@ mod tests {
                 results: vec![ToolResult {
                     call_id: "c".into(),
                     name: "f".into(),
-                    content: serde_json::json!({"ok": [1, 2.5, "x"]}),
+                    content: serde_json::json!({"ok": [1, 2.5, "x"]}).into(),
                     is_error: false,
                 }],
             },

@@ -57,8 +57,10 @@ pub struct ToolResult {
     pub call_id: String,
     /// The tool name of that call.
     pub name: String,
-    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set.
-    pub content: serde_json::Value,
+    /// JSON result (an object); errors are `{"error": "..."}` with `is_error` set. Shared:
+    /// the history, the stored record, the audit entry and every later request of the turn
+    /// hold this one value (a panel's result is tens of kilobytes as a tree).
+    pub content: std::sync::Arc<serde_json::Value>,
     /// Whether the call failed (unknown tool, bad arguments, tool error, not confirmed).
     #[serde(default)]
     pub is_error: bool,

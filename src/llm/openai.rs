@@ -213,7 +213,7 @@ pub fn encode_messages(system: &str, messages: &[ChatMessage]) -> Vec<Value> {
             }
             ChatMessage::Tool { results } => {
                 for r in results {
-                    let content = match &r.content {
+                    let content = match &*r.content {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
@@ -680,13 +680,13 @@ mod tests {
                         ToolResult {
                             call_id: "a".into(),
                             name: "f".into(),
-                            content: json!({"ok": 1}),
+                            content: json!({"ok": 1}).into(),
                             is_error: false,
                         },
                         ToolResult {
                             call_id: "b".into(),
                             name: "g".into(),
-                            content: json!({"error": "no"}),
+                            content: json!({"error": "no"}).into(),
                             is_error: true,
                         },
                     ],

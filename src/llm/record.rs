@@ -156,7 +156,7 @@ mod tests {
                 results: vec![ToolResult {
                     call_id: "c1".into(),
                     name: "calculate_voltage_drop".into(),
-                    content: serde_json::json!({"error": "bad arguments"}),
+                    content: serde_json::json!({"error": "bad arguments"}).into(),
                     is_error: true,
                 }],
             },

@@ -345,8 +345,8 @@ pub struct AuditEntry {
     pub action_id: Option<String>,
     /// Arguments.
     pub args: serde_json::Value,
-    /// Result or details.
-    pub result: serde_json::Value,
+    /// Result or details (shared with the tool result it records).
+    pub result: std::sync::Arc<serde_json::Value>,
     /// Whether it failed.
     pub is_error: bool,
     /// How long it took.

@@ -7,6 +7,8 @@
 
 use base64::Engine;
 use serde::Serialize;
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 /// Where a tool result carries its file.
@@ -82,15 +84,15 @@ pub fn take_attachment(result: &mut Value) -> Option<FileAttachment> {
 }
 
 /// A tool result without file content (for the audit row).
-pub fn redacted(result: &Value) -> Value {
+pub fn redacted(result: &Arc<Value>) -> Arc<Value> {
     let carries_file = result
         .get(ATTACHMENT_KEY)
         .and_then(|a| a.get("base64"))
         .is_some();
     if !carries_file {
-        return result.clone();
+        return Arc::clone(result);
     }
-    let mut v = result.clone();
+    let mut v = Value::clone(result);
     if let Some(a) = v
         .as_object_mut()
         .and_then(|m| m.get_mut(ATTACHMENT_KEY))
@@ -98,7 +100,7 @@ pub fn redacted(result: &Value) -> Value {
     {
         a.remove("base64");
     }
-    v
+    Arc::new(v)
 }
 
 #[cfg(test)]
@@ -110,7 +112,9 @@ mod tests {
         let file = FileAttachment::new("a.pdf", "A", "application/pdf", b"%PDF-1.7 bytes".to_vec());
         let mut v = json!({"summary": "ok"});
         attach(&mut v, &file);
-        assert!(redacted(&v.clone())[ATTACHMENT_KEY].get("base64").is_none());
+        assert!(redacted(&Arc::new(v.clone()))[ATTACHMENT_KEY]
+            .get("base64")
+            .is_none());
         assert!(v[ATTACHMENT_KEY].get("base64").is_some());
         let got = take_attachment(&mut v).expect("file");
         assert_eq!(got, file);

@@ -407,7 +407,7 @@ fn gemini_round_trip_reproduces_the_recorded_request() {
             results: vec![ToolResult {
                 call_id: calls[0].id.clone(),
                 name: calls[0].name.clone(),
-                content: json!({"output": "15"}),
+                content: json!({"output": "15"}).into(),
                 is_error: false,
             }],
         },

@@ -236,7 +236,7 @@ async fn parallel_tool_calls_round_trip() {
                 .map(|c| ToolResult {
                     call_id: c.id.clone(),
                     name: c.name.clone(),
-                    content: json!({"ok": c.name}),
+                    content: json!({"ok": c.name}).into(),
                     is_error: false,
                 })
                 .collect(),
@@ -298,7 +298,7 @@ async fn gemini_thought_signature_is_echoed_and_required() {
         results: vec![ToolResult {
             call_id: calls[0].id.clone(),
             name: "voltage_drop".into(),
-            content: json!({"volts": 1.2}),
+            content: json!({"volts": 1.2}).into(),
             is_error: false,
         }],
     };

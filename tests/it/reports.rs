@@ -736,7 +736,7 @@ async fn two_thousand_findings_make_a_capped_png_while_the_runtime_keeps_going()
     task.abort();
 
     assert!(!r.is_error, "{}", r.content);
-    let mut v = r.content.clone();
+    let mut v = serde_json::Value::clone(&r.content);
     let pages = v["pages"].as_u64().expect("pages");
     assert!(pages > 10, "{pages} pages");
     let limits = format!("showing pages 1–10 of {pages}; the PDF has them all");

@@ -150,7 +150,7 @@ async fn waiting_and_applied_stay_in_their_workspace(db: TestDb) {
                 tool: None,
                 action_id: Some(id.into()),
                 args: serde_json::json!({"tools": ["add_circuit"]}),
-                result: serde_json::json!({"applied": state == PendingState::Executed}),
+                result: serde_json::json!({"applied": state == PendingState::Executed}).into(),
                 is_error: false,
                 duration_ms: 0,
                 at: Utc::now(),

@@ -68,13 +68,14 @@ fn v1_messages() -> Vec<ChatMessage> {
                 ToolResult {
                     call_id: "call_1".into(),
                     name: "describe_panel".into(),
-                    content: json!({"panel": "LP-1", "load_va": 12345.5, "circuits": [1, 2, 3]}),
+                    content: json!({"panel": "LP-1", "load_va": 12345.5, "circuits": [1, 2, 3]})
+                        .into(),
                     is_error: false,
                 },
                 ToolResult {
                     call_id: "call_2".into(),
                     name: "add_circuit".into(),
-                    content: json!({"error": "arguments are not valid JSON"}),
+                    content: json!({"error": "arguments are not valid JSON"}).into(),
                     is_error: true,
                 },
             ],
@@ -273,7 +274,7 @@ async fn pending_calls_and_results_keep_their_stored_shape(db: TestDb) {
         vec![ToolResultRecord {
             call_id: "c8".into(),
             name: "describe_panel".into(),
-            content: json!({"error": "no panel"}),
+            content: json!({"error": "no panel"}).into(),
             is_error: true,
         }]
     );

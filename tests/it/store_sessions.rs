@@ -392,7 +392,7 @@ async fn large_results_are_not_compressed_with_pglz(db: TestDb) {
             results: vec![sparky::llm::ToolResult {
                 call_id: "call_1".into(),
                 name: "describe_panel".into(),
-                content: serde_json::json!({ "circuits": rows }),
+                content: serde_json::json!({ "circuits": rows }).into(),
                 is_error: false,
             }],
         },

@@ -255,7 +255,7 @@ async fn a_turn_ends_with_its_input_finished(db: TestDb) {
         tool: Some("model_turn".into()),
         action_id: None,
         args: serde_json::json!({"model_calls": 2}),
-        result: serde_json::json!({"output_tokens": 9}),
+        result: serde_json::json!({"output_tokens": 9}).into(),
         is_error: false,
         duration_ms: 0,
         at: Utc::now(),

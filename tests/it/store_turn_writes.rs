@@ -19,7 +19,7 @@ fn audit(session_id: i64, tool: &str, is_error: bool) -> AuditEntry {
         tool: Some(tool.to_string()),
         action_id: None,
         args: serde_json::json!({"panel": "LP-1", "note": "nul\0byte"}),
-        result: serde_json::json!({"percent": 2.9}),
+        result: serde_json::json!({"percent": 2.9}).into(),
         is_error,
         duration_ms: 4,
         at: Utc::now().trunc_subsecs(6),

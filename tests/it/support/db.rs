@@ -444,7 +444,7 @@ pub fn tool_result_msg(call_id: &str) -> NewMessage {
             results: vec![ToolResult {
                 call_id: call_id.to_string(),
                 name: "add_circuit".to_string(),
-                content: serde_json::json!({"ok": true, "panel_load_va": 12345.5}),
+                content: serde_json::json!({"ok": true, "panel_load_va": 12345.5}).into(),
                 is_error: false,
             }],
         },
@@ -491,7 +491,7 @@ pub fn new_pending(id: &str, session_id: i64) -> NewPendingAction {
         prior_results: vec![ToolResult {
             call_id: "call_0".to_string(),
             name: "describe_panel".to_string(),
-            content: serde_json::json!({"panel": "LP-1"}),
+            content: serde_json::json!({"panel": "LP-1"}).into(),
             is_error: false,
         }
         .into()],
