@@ -27,7 +27,8 @@ use crate::project::{ApplianceNameplate, Circuit, CircuitSpec, MotorLoad, Panel,
 struct AddCircuitArgs {
     /// Panel to add it to.
     panel: String,
-    /// Circuit (first slot) number; default: the next free number for its poles.
+    /// Circuit (first slot) number, when the person named one; otherwise the next free number
+    /// for its poles.
     #[serde(default)]
     number: Option<i32>,
     /// Poles: 1, 2 or 3 (default 1).
@@ -50,10 +51,12 @@ struct AddCircuitArgs {
     /// Appliance nameplate (kind and VA) used by the dwelling load calculations.
     #[serde(default)]
     appliance: Option<ApplianceNameplate>,
-    /// Breaker; default: suggested by the NEC engine (next standard rating ≥ 125 % cont. + noncont.).
+    /// Breaker rating, A, when the person named one; otherwise the NEC engine picks it (210.20(A),
+    /// 240.6(A)).
     #[serde(default)]
     breaker: Option<Amps>,
-    /// Conductor size; default: smallest size passing 210.19(A)/240.4 for the breaker.
+    /// Conductor size alone (AWG or kcmil), when the person named one; otherwise the NEC engine
+    /// picks the smallest passing 210.19(A) and 240.4 for the breaker.
     #[serde(default)]
     conductor_size: Option<ConductorSize>,
     /// Conductor material (default copper).
@@ -65,7 +68,7 @@ struct AddCircuitArgs {
     /// One-way length, ft.
     #[serde(default)]
     length: Option<Feet>,
-    /// Raceway or cable, with the EGC if known ("3/4 PVC, #10 EGC").
+    /// Raceway or cable, and the EGC, as the person described them.
     #[serde(default)]
     conduit: Option<String>,
 }
@@ -251,8 +254,8 @@ impl WriteTool for AddCircuit {
     }
     fn description(&self) -> &'static str {
         "Add a branch circuit to a panel: description, load_va, continuous, poles; number defaults to the \
-         next free space; breaker and conductor_size default to the NEC engine's suggestion (125 % \
-         continuous, 240.6(A), 310.16, 240.4). The preview shows the circuit, the suggestions, the \
+         next free space. Send breaker, conductor_size, conduit and length only when the person gave \
+         them: the NEC engine sizes the breaker and conductor (240.6(A), 310.16, 240.4). The preview shows the circuit, the suggestions, the \
          conductor check, minimum EGC, voltage drop (when length is given), the panel load after, and the \
          next free circuit number. Needs confirmation."
     }

@@ -324,6 +324,53 @@ impl Ord for ConductorSize {
 impl FromStr for ConductorSize {
     type Err = UnitParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse_alone(s).map_err(|e| {
+            // "12 AWG copper 75°C", the way a project lists a circuit: name the size that
+            // leads it, so whoever wrote it can send that alone.
+            let words: Vec<&str> = s.split_whitespace().collect();
+            (1..words.len())
+                .rev()
+                .filter(|&n| words[n..].iter().all(|w| describes_conductor(w)))
+                .find_map(|n| Self::parse_alone(&words[..n].join(" ")).ok())
+                .map_or(e, |size| {
+                    UnitParseError(format!(
+                        "conductor size '{s}' holds more than a size: give the size alone \
+                         ('{size}'); material and insulation are given apart"
+                    ))
+                })
+        })
+    }
+}
+
+/// A word that says what a conductor is made of or rated for, beside its size: "copper",
+/// "THHN", "75°C".
+fn describes_conductor(word: &str) -> bool {
+    const WORDS: [&str; 14] = [
+        "copper",
+        "cu",
+        "aluminum",
+        "aluminium",
+        "al",
+        "thhn",
+        "thwn",
+        "thwn-2",
+        "xhhw",
+        "xhhw-2",
+        "thw",
+        "use-2",
+        "rhw",
+        "insulated",
+    ];
+    let w = word.trim_matches(',').to_ascii_lowercase();
+    let rating = w.trim_end_matches('c').trim_end_matches('°');
+    WORDS.contains(&w.as_str())
+        || (rating.len() < w.len()
+            && !rating.is_empty()
+            && rating.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl ConductorSize {
+    fn parse_alone(s: &str) -> Result<Self, UnitParseError> {
         let lower = s.trim().to_ascii_lowercase();
         let t = lower.trim_start_matches('#').trim();
         let (num, unit) = if let Some(n) = t.strip_suffix("kcmil").or_else(|| t.strip_suffix("mcm"))
@@ -443,6 +490,23 @@ mod tests {
         assert!("13 kcmilx".parse::<ConductorSize>().is_err());
         assert!("0 kcmil".parse::<ConductorSize>().is_err());
         assert_eq!(ConductorSize::Awg(-1).table_key(), "2/0");
+    }
+
+    /// A size written the way a project lists a circuit is refused with the size alone to send.
+    #[test]
+    fn a_size_with_material_and_rating_names_the_size_to_send() {
+        for (text, size) in [
+            ("14 AWG copper 75°C", "14 AWG"),
+            ("3/0 aluminum", "3/0 AWG"),
+            ("250 kcmil Cu THHN", "250 kcmil"),
+        ] {
+            let e = text.parse::<ConductorSize>().unwrap_err().to_string();
+            assert!(e.contains(&format!("('{size}')")), "{text}: {e}");
+        }
+        for text in ["copper", "13 kcmilx", "12 feet"] {
+            let e = text.parse::<ConductorSize>().unwrap_err().to_string();
+            assert!(e.contains("e.g. 12, 1/0"), "{text}: {e}");
+        }
     }
 
     #[test]
