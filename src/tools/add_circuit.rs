@@ -255,9 +255,9 @@ impl WriteTool for AddCircuit {
     fn description(&self) -> &'static str {
         "Add a branch circuit to a panel: description, load_va, continuous, poles; number defaults to the \
          next free space. Send breaker, conductor_size, conduit and length only when the person gave \
-         them: the NEC engine sizes the breaker and conductor (240.6(A), 310.16, 240.4). The preview shows the circuit, the suggestions, the \
-         conductor check, minimum EGC, voltage drop (when length is given), the panel load after, and the \
-         next free circuit number. Needs confirmation."
+         them: the NEC engine sizes the breaker and conductor (240.6(A), 310.16, 240.4). The preview \
+         shows the circuit, the suggestions, the conductor check, minimum EGC, voltage drop (when \
+         length is given), the panel load after, and the next free circuit number. Needs confirmation."
     }
     fn schema(&self) -> Value {
         schema_for::<AddCircuitArgs>()

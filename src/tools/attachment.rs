@@ -5,10 +5,10 @@
 //! the history see only the file's name and size, and emits it as [`crate::core::Effect::File`] for
 //! the front end to upload.
 
-use base64::Engine;
-use serde::Serialize;
 use std::sync::Arc;
 
+use base64::Engine;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Where a tool result carries its file.

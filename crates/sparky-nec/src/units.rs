@@ -345,28 +345,13 @@ impl FromStr for ConductorSize {
 /// A word that says what a conductor is made of or rated for, beside its size: "copper",
 /// "THHN", "75°C".
 fn describes_conductor(word: &str) -> bool {
-    const WORDS: [&str; 14] = [
-        "copper",
-        "cu",
-        "aluminum",
-        "aluminium",
-        "al",
-        "thhn",
-        "thwn",
-        "thwn-2",
-        "xhhw",
-        "xhhw-2",
-        "thw",
-        "use-2",
-        "rhw",
-        "insulated",
+    const INSULATIONS: [&str; 8] = [
+        "thhn", "thwn", "thwn-2", "xhhw", "xhhw-2", "thw", "use-2", "rhw",
     ];
-    let w = word.trim_matches(',').to_ascii_lowercase();
-    let rating = w.trim_end_matches('c').trim_end_matches('°');
-    WORDS.contains(&w.as_str())
-        || (rating.len() < w.len()
-            && !rating.is_empty()
-            && rating.bytes().all(|b| b.is_ascii_digit()))
+    let w = word.trim_matches(',');
+    w.parse::<Material>().is_ok()
+        || w.parse::<TempRating>().is_ok()
+        || INSULATIONS.contains(&w.to_ascii_lowercase().as_str())
 }
 
 impl ConductorSize {
