@@ -1,11 +1,14 @@
 //! `sparky ingest` of a large generated library: N sections of 60 corpus words each, written
 //! to one Markdown file and ingested through `ingest_files` (reading, chunking, batched
-//! inserts with the term statistics, progress), without an embedder, on Postgres and SQLite.
+//! inserts with the term statistics, progress), on Postgres and SQLite; then the vector pass
+//! (`embed_missing`) through the OpenAI-compatible embedder over HTTP to a server in this
+//! process that answers at once, so what is timed is the pass and the store (the HNSW index
+//! kept up to date on Postgres), not a model.
 //!
 //! Run: `bash .ci/bench ingest` or, with a server at hand,
 //! `SPARKY_TEST_DATABASE_URL=postgres://... cargo bench --bench ingest`.
 //! Environment: `SPARKY_BENCH_SECTIONS` (default `100000`), `SPARKY_BENCH_BACKENDS` (default
-//! `postgres,sqlite`).
+//! `postgres,sqlite`), `SPARKY_BENCH_EMBED=0` to leave out the vector pass.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -45,6 +48,61 @@ fn write_library(path: &std::path::Path, sections: usize) {
     out.flush().expect("flush");
 }
 
+/// Dimensions of the vectors the embedding server returns: those of the default model, so the
+/// pass keeps the same HNSW index up to date as a real library's.
+const DIMS: usize = 384;
+
+/// An OpenAI-compatible `/v1/embeddings` endpoint that returns a vector derived from each
+/// input's bytes; its own cost is a hash and a JSON body per request.
+async fn embedding_server() -> String {
+    async fn embeddings(
+        axum::Json(body): axum::Json<serde_json::Value>,
+    ) -> axum::Json<serde_json::Value> {
+        let inputs = body["input"].as_array().cloned().unwrap_or_default();
+        let data: Vec<serde_json::Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let seed = text
+                    .as_str()
+                    .unwrap_or("")
+                    .bytes()
+                    .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                    });
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                let v: Vec<f32> = (0..DIMS).map(|_| rng.random_range(-1.0..1.0)).collect();
+                serde_json::json!({"object": "embedding", "index": index, "embedding": v})
+            })
+            .collect();
+        axum::Json(serde_json::json!({"object": "list", "data": data, "model": "bench"}))
+    }
+    let app = axum::Router::new().route("/v1/embeddings", axum::routing::post(embeddings));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+/// The vector pass over every chunk the ingest stored.
+async fn embed(label: &str, store: &dyn Store, base_url: &str) {
+    let embedder = sparky::rag::embed::openai::OpenAiEmbedder::new("bench")
+        .expect("embedder")
+        .with_base_url(base_url)
+        .with_model("bench-384", DIMS);
+    let t = Instant::now();
+    let n = sparky::rag::ingest::embed_missing(store, &embedder, false)
+        .await
+        .expect("embed");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{label}: {n} vectors stored in {secs:.1} s ({:.0} vectors/s)",
+        n as f64 / secs
+    );
+}
+
 async fn ingest(label: &str, store: Arc<dyn Store>, file: &std::path::Path, sections: usize) {
     let t = Instant::now();
     let report = sparky::rag::ingest::ingest_files(
@@ -65,6 +123,9 @@ async fn ingest(label: &str, store: Arc<dyn Store>, file: &std::path::Path, sect
         report.chunks,
         report.chunks as f64 / secs
     );
+    if std::env::var("SPARKY_BENCH_EMBED").as_deref() != Ok("0") {
+        embed(label, store.as_ref(), &embedding_server().await).await;
+    }
 }
 
 fn main() {

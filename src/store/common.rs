@@ -3,7 +3,7 @@
 //! for a backend.
 //!
 //! Backend files supply a small set of inherent items the aggregates call: `BACKEND`,
-//! `FOR_UPDATE`, `begin_write`, `begin_read`, `backend_set_embedding`,
+//! `FOR_UPDATE`, `begin_write`, `begin_read`, `embedding_param`,
 //! `backend_search_text`, `backend_search_vector`, `backend_rank_text` and
 //! `backend_similarities`.
 

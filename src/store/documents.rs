@@ -54,11 +54,30 @@ pub trait DocumentStore: Send + Sync {
     async fn embedding_generation(&self, model: &str) -> StoreResult<(i64, Option<i64>)>;
     /// Records that every passage as of change counter `generation` has a vector of `model`.
     async fn mark_embedded(&self, model: &str, generation: i64) -> StoreResult<()>;
-    /// Stores an embedding for a chunk under a model name (one per chunk and model).
-    async fn set_embedding(&self, chunk_id: i64, model: &str, embedding: &[f32])
-        -> StoreResult<()>;
-    /// Chunks of a model that still lack an embedding.
-    async fn chunks_missing_embedding(&self, model: &str, limit: usize) -> StoreResult<Vec<Chunk>>;
+    /// Stores embeddings of chunks under a model name (one per chunk and model; a chunk given
+    /// twice keeps its last). One statement per [`CHUNK_BATCH`] rows: a pass over a large
+    /// library commits once per batch, not once per vector.
+    async fn set_embeddings(&self, model: &str, rows: &[(i64, &[f32])]) -> StoreResult<()>;
+    /// Stores one chunk's embedding ([`DocumentStore::set_embeddings`] with one row).
+    async fn set_embedding(
+        &self,
+        chunk_id: i64,
+        model: &str,
+        embedding: &[f32],
+    ) -> StoreResult<()> {
+        self.set_embeddings(model, &[(chunk_id, embedding)]).await
+    }
+    /// How many chunks lack an embedding of `model`.
+    async fn count_missing_embeddings(&self, model: &str) -> StoreResult<i64>;
+    /// Chunks with an id above `after_id`, in id order, that still lack an embedding of `model`.
+    /// A pass gives the last id it saw, so it never reads the passages it already embedded
+    /// again (reading from the start each time made a pass over a million passages quadratic).
+    async fn chunks_missing_embedding(
+        &self,
+        model: &str,
+        after_id: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<Chunk>>;
 }
 
 /// Emits `impl DocumentStore` for a backend store type.
@@ -386,20 +405,66 @@ macro_rules! impl_documents {
                     Ok(())
                 }
 
-                async fn set_embedding(&self, chunk_id: i64, model: &str, embedding: &[f32]) -> StoreResult<()> {
-                    check_embedding(embedding)?;
-                    self.backend_set_embedding(chunk_id, model, embedding).await
+                async fn set_embeddings(&self, model: &str, rows: &[(i64, &[f32])]) -> StoreResult<()> {
+                    // Postgres refuses a statement that updates one row twice: the last wins.
+                    let mut seen = std::collections::HashSet::new();
+                    let mut rows: Vec<(i64, &[f32])> =
+                        rows.iter().rev().filter(|(id, _)| seen.insert(*id)).copied().collect();
+                    rows.reverse();
+                    for (_, v) in &rows {
+                        check_embedding(v)?;
+                    }
+                    for batch in rows.chunks(CHUNK_BATCH) {
+                        let mut q = sqlx::QueryBuilder::<$db>::new(
+                            "INSERT INTO chunk_embeddings (chunk_id, model, dims, embedding) ",
+                        );
+                        q.push_values(batch, |mut row, (id, v)| {
+                            row.push_bind(*id)
+                                .push_bind(model)
+                                .push_bind(i32::try_from(v.len()).unwrap_or(i32::MAX))
+                                .push_bind(<$store>::embedding_param(v));
+                        });
+                        q.push(
+                            " ON CONFLICT (chunk_id, model) \
+                             DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+                        );
+                        q.build().execute(&self.pool).await.map_err(|e| {
+                            let missing = match batch {
+                                [(id, _)] => format!("chunk {id} does not exist"),
+                                _ => "a chunk of the batch does not exist".to_string(),
+                            };
+                            violation(e, None, Some(missing))
+                        })?;
+                    }
+                    Ok(())
                 }
 
-                async fn chunks_missing_embedding(&self, model: &str, limit_n: usize) -> StoreResult<Vec<Chunk>> {
+                async fn count_missing_embeddings(&self, model: &str) -> StoreResult<i64> {
+                    sqlx::query_scalar(
+                        "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM \
+                         chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = $1)",
+                    )
+                    .bind(model)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(db)
+                }
+
+                async fn chunks_missing_embedding(
+                    &self,
+                    model: &str,
+                    after_id: i64,
+                    limit_n: usize,
+                ) -> StoreResult<Vec<Chunk>> {
                     sqlx::query(concat!(
                         "SELECT ",
                         chunk_cols!(),
                         " FROM chunks c JOIN documents d ON d.id = c.document_id \
-                         WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e \
-                         WHERE e.chunk_id = c.id AND e.model = $1) ORDER BY c.id LIMIT $2"
+                         WHERE c.id > $2 AND NOT EXISTS (SELECT 1 FROM chunk_embeddings e \
+                         WHERE e.chunk_id = c.id AND e.model = $1) ORDER BY c.id LIMIT $3"
                     ))
                     .bind(model)
+                    .bind(after_id)
                     .bind(limit(limit_n))
                     .fetch_all(&self.pool)
                     .await

@@ -29,6 +29,15 @@ pub trait VectorIndexTuning: Send + Sync {
     /// How many vectors of `model` the approximate index holds; `None` where there is no
     /// approximate index.
     async fn indexed_vectors(&self, model: &str) -> StoreResult<Option<i64>>;
+    /// Drops the approximate index over vectors of `dims` dimensions before a bulk pass
+    /// (building it once after loading is tens of times faster than keeping it up to date one
+    /// row at a time); searches meanwhile compare every vector. Whether it dropped one:
+    /// `false` where there is no approximate index or vectors of `dims` are not in it.
+    /// [`VectorIndexTuning::ensure_vector_index`] builds it again.
+    async fn pause_vector_index(&self, dims: usize) -> StoreResult<bool>;
+    /// Builds the approximate index when it is missing (after a bulk pass, or one a crash
+    /// ended); whether it built one. Nothing to do when it is there.
+    async fn ensure_vector_index(&self) -> StoreResult<bool>;
     /// Measures recall@10 against exact search for `queries` at growing `ef_search`, keeps the
     /// smallest that reaches `target` (the best measured when none does), stores it for
     /// `model` and uses it. `None` where vector search is exact or no query fits the index.

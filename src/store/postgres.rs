@@ -8,7 +8,7 @@ use sqlx::{Postgres, Transaction};
 
 use super::common::{
     check_schema_version, chunk_cols, clean_text, db, filter_sql, impl_store, limit,
-    newest_version, scored_chunk_from, violation,
+    newest_version, scored_chunk_from,
 };
 use super::{Backend, ChunkFilter, IndexTuning, ScoredChunk, StoreResult, VectorIndexTuning};
 
@@ -17,6 +17,8 @@ pub const INDEXED_DIMS: usize = 384;
 
 /// The distance the HNSW index orders by (migration 0027): half-precision copies of the
 /// vectors, half the index's size. An ORDER BY must repeat it, cast for cast, to use the index.
+/// The approximate index over vectors of [`INDEXED_DIMS`] (migration 0027).
+const VECTOR_INDEX: &str = "chunk_embeddings_hnsw_384";
 const INDEX_DISTANCE: &str = "e.embedding::halfvec(384) <=> $1::halfvec(384)";
 /// The full-precision distance of the same vectors, for scores and exact search.
 const EXACT_DISTANCE: &str = "e.embedding::vector(384) <=> $1::vector(384)";
@@ -107,7 +109,7 @@ impl PostgresStore {
     /// Returns what was done, for the log.
     pub async fn warm(&self) -> StoreResult<String> {
         let relations = [
-            "chunk_embeddings_hnsw_384",
+            VECTOR_INDEX,
             "chunks_tsv",
             "chunk_terms_pkey",
             "chunk_terms",
@@ -189,26 +191,18 @@ impl PostgresStore {
             .await
     }
 
-    async fn backend_set_embedding(
-        &self,
-        chunk_id: i64,
-        model: &str,
-        embedding: &[f32],
-    ) -> StoreResult<()> {
-        let dims = i32::try_from(embedding.len()).unwrap_or(i32::MAX);
-        sqlx::query(
-            "INSERT INTO chunk_embeddings (chunk_id, model, dims, embedding) \
-             VALUES ($1, $2, $3, $4) ON CONFLICT (chunk_id, model) \
-             DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
-        )
-        .bind(chunk_id)
-        .bind(model)
-        .bind(dims)
-        .bind(pgvector::Vector::from(embedding.to_vec()))
-        .execute(&self.pool)
-        .await
-        .map_err(|e| violation(e, None, Some(format!("chunk {chunk_id} does not exist"))))?;
-        Ok(())
+    /// An embedding as the `embedding` column takes it.
+    pub(super) fn embedding_param(v: &[f32]) -> pgvector::Vector {
+        pgvector::Vector::from(v.to_vec())
+    }
+
+    /// Whether the approximate vector index is there (a bulk pass drops it for a while).
+    async fn vector_index_exists(&self) -> StoreResult<bool> {
+        sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+            .bind(VECTOR_INDEX)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)
     }
 
     async fn backend_search_text(
@@ -500,6 +494,33 @@ impl VectorIndexTuning for PostgresStore {
 
     async fn warm_indexes(&self) -> StoreResult<Option<String>> {
         self.warm().await.map(Some)
+    }
+
+    async fn pause_vector_index(&self, dims: usize) -> StoreResult<bool> {
+        if dims != INDEXED_DIMS || !self.vector_index_exists().await? {
+            return Ok(false);
+        }
+        sqlx::query(&format!("DROP INDEX IF EXISTS {VECTOR_INDEX}"))
+            .execute(&self.pool)
+            .await
+            .map_err(db)?;
+        Ok(true)
+    }
+
+    async fn ensure_vector_index(&self) -> StoreResult<bool> {
+        if self.vector_index_exists().await? {
+            return Ok(false);
+        }
+        // The definition of migration 0027.
+        sqlx::query(&format!(
+            "CREATE INDEX IF NOT EXISTS {VECTOR_INDEX} ON chunk_embeddings \
+             USING hnsw ((embedding::halfvec({INDEXED_DIMS})) halfvec_cosine_ops) \
+             WHERE dims = {INDEXED_DIMS}"
+        ))
+        .execute(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(true)
     }
 
     async fn load_index_tuning(&self, model: &str) -> StoreResult<Option<IndexTuning>> {

@@ -15,8 +15,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use super::common::scored_chunk_from;
 use super::common::{
-    check_schema_version, chunk_cols, chunk_from, db, filter_sql, impl_store, limit,
-    newest_version, violation,
+    check_schema_version, chunk_cols, chunk_from, db, filter_sql, impl_store, limit, newest_version,
 };
 use super::search::{embedding_to_bytes, fts5_any_word, fts5_query, CosineQuery};
 use super::{Backend, ChunkFilter, ScoredChunk, StoreError, StoreResult};
@@ -108,26 +107,9 @@ impl SqliteStore {
         self.pool.begin().await
     }
 
-    async fn backend_set_embedding(
-        &self,
-        chunk_id: i64,
-        model: &str,
-        embedding: &[f32],
-    ) -> StoreResult<()> {
-        let dims = i64::try_from(embedding.len()).unwrap_or(i64::MAX);
-        sqlx::query(
-            "INSERT INTO chunk_embeddings (chunk_id, model, dims, embedding) \
-             VALUES ($1, $2, $3, $4) ON CONFLICT (chunk_id, model) \
-             DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
-        )
-        .bind(chunk_id)
-        .bind(model)
-        .bind(dims)
-        .bind(embedding_to_bytes(embedding))
-        .execute(&self.pool)
-        .await
-        .map_err(|e| violation(e, None, Some(format!("chunk {chunk_id} does not exist"))))?;
-        Ok(())
+    /// An embedding as the `embedding` column takes it.
+    pub(super) fn embedding_param(v: &[f32]) -> Vec<u8> {
+        embedding_to_bytes(v)
     }
 
     async fn backend_search_text(
@@ -357,6 +339,14 @@ impl super::VectorIndexTuning for SqliteStore {
 
     async fn warm_indexes(&self) -> StoreResult<Option<String>> {
         Ok(None)
+    }
+
+    async fn pause_vector_index(&self, _dims: usize) -> StoreResult<bool> {
+        Ok(false)
+    }
+
+    async fn ensure_vector_index(&self) -> StoreResult<bool> {
+        Ok(false)
     }
 
     async fn load_index_tuning(&self, _model: &str) -> StoreResult<Option<super::IndexTuning>> {

@@ -540,6 +540,40 @@ async fn the_missing_vector_scan_runs_only_after_a_change_postgres() {
     the_missing_vector_scan_runs_only_after_a_change(Db::Postgres).await;
 }
 
+/// A 384-dimension model (the indexed size) that fails every request.
+struct Unreachable;
+
+#[async_trait]
+impl Embedder for Unreachable {
+    fn model_name(&self) -> &str {
+        "unreachable-384"
+    }
+    fn dimensions(&self) -> usize {
+        384
+    }
+    async fn embed(&self, _: &[String], _: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::Inference("the model server is down".into()))
+    }
+}
+
+/// A pass that stops half-way still leaves the vector index in place: a bulk pass that dropped
+/// it and then failed (or a process killed during one, whose next pass fails) builds it again.
+#[tokio::test]
+async fn a_failed_vector_pass_leaves_the_index_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = store_for(Db::Postgres, dir.path()).await;
+    sparky::rag::ingest::sync_builtin(store.as_ref(), None)
+        .await
+        .unwrap();
+    assert!(store.pause_vector_index(384).await.unwrap(), "dropped");
+    let failed = sparky::rag::ingest::embed_missing(store.as_ref(), &Unreachable, false).await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(
+        !store.ensure_vector_index().await.unwrap(),
+        "the failed pass built the index again"
+    );
+}
+
 /// Counts the texts it is asked to embed and passes them to the real model.
 struct CountingModel {
     inner: Arc<dyn Embedder>,

@@ -86,7 +86,7 @@ async fn replace_chunks_keeps_unchanged_embeddings(db: TestDb) {
         .expect("v1 chunks");
     assert_eq!(first.len(), 2);
     let missing = store
-        .chunks_missing_embedding("m", 10)
+        .chunks_missing_embedding("m", 0, 10)
         .await
         .expect("missing");
     assert_eq!(
@@ -103,13 +103,13 @@ async fn replace_chunks_keeps_unchanged_embeddings(db: TestDb) {
             .expect("embed");
     }
     assert!(store
-        .chunks_missing_embedding("m", 10)
+        .chunks_missing_embedding("m", 0, 10)
         .await
         .expect("none")
         .is_empty());
     assert_eq!(
         store
-            .chunks_missing_embedding("other-model", 1)
+            .chunks_missing_embedding("other-model", 0, 1)
             .await
             .expect("other model")
             .len(),
@@ -130,7 +130,7 @@ async fn replace_chunks_keeps_unchanged_embeddings(db: TestDb) {
     assert_eq!(second[0], first[1], "the unchanged chunk keeps its id");
     assert!(!first.contains(&second[1]));
     let missing = store
-        .chunks_missing_embedding("m", 10)
+        .chunks_missing_embedding("m", 0, 10)
         .await
         .expect("missing");
     assert_eq!(
@@ -165,7 +165,7 @@ async fn replace_chunks_keeps_unchanged_embeddings(db: TestDb) {
 
     store.replace_chunks(d.id, &[]).await.expect("clear");
     assert!(store
-        .chunks_missing_embedding("m", 10)
+        .chunks_missing_embedding("m", 0, 10)
         .await
         .expect("empty")
         .is_empty());
@@ -212,8 +212,80 @@ async fn set_embedding_validates(db: TestDb) {
         .is_empty());
 }
 
+async fn embeddings_are_written_and_read_in_batches(db: TestDb) {
+    let store = db.store();
+    let (d, _) = store
+        .upsert_document(&doc("b.md", None, "b"))
+        .await
+        .expect("doc");
+    let texts: Vec<String> = (0..5).map(|i| format!("passage {i}")).collect();
+    let ids = store
+        .replace_chunks(
+            d.id,
+            &texts
+                .iter()
+                .map(|t| chunk(None, None, "h", t))
+                .collect::<Vec<_>>(),
+        )
+        .await
+        .expect("chunks");
+    // Reading after an id skips what comes before it, whatever its state.
+    let after = store
+        .chunks_missing_embedding("m", ids[1], 2)
+        .await
+        .expect("after");
+    assert_eq!(
+        after.iter().map(|c| c.id).collect::<Vec<_>>(),
+        vec![ids[2], ids[3]]
+    );
+    // One batch: a chunk given twice keeps its last vector.
+    let (a, b, c) = (
+        vec384(&[1.0]),
+        vec384(&[0.0, 1.0]),
+        vec384(&[0.0, 0.0, 1.0]),
+    );
+    store
+        .set_embeddings("m", &[(ids[0], &a), (ids[2], &a), (ids[0], &b)])
+        .await
+        .expect("batch");
+    let missing: Vec<i64> = store
+        .chunks_missing_embedding("m", 0, 10)
+        .await
+        .expect("missing")
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(missing, vec![ids[1], ids[3], ids[4]]);
+    let hits = store
+        .search_vector(&b, "m", &ChunkFilter::default(), 1)
+        .await
+        .expect("search");
+    assert_eq!(hits[0].chunk.id, ids[0], "the chunk's last vector was kept");
+    // A batch naming a chunk that does not exist stores none of its rows.
+    assert!(matches!(
+        store
+            .set_embeddings("m", &[(ids[1], &c), (ids[4] + 100, &c)])
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    // A bad vector anywhere in the batch is refused before anything is written.
+    assert!(store
+        .set_embeddings("m", &[(ids[3], &c), (ids[4], &[f32::NAN])])
+        .await
+        .is_err());
+    assert_eq!(
+        store
+            .chunks_missing_embedding("m", 0, 10)
+            .await
+            .expect("still missing")
+            .len(),
+        3
+    );
+}
+
 db::both_backends!(
     upsert_document_reports_changes,
     replace_chunks_keeps_unchanged_embeddings,
     set_embedding_validates,
+    embeddings_are_written_and_read_in_batches,
 );

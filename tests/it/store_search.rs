@@ -489,6 +489,8 @@ async fn index_width_is_chosen_for_the_recall_target(db: TestDb) {
         assert_eq!(store.ef_search(), None);
         assert_eq!(store.load_index_tuning("m").await.expect("load"), None);
         assert_eq!(measured_recall(&store, &stored, &queries).await, 1.0);
+        assert!(!store.pause_vector_index(384).await.expect("no index"));
+        assert!(!store.ensure_vector_index().await.expect("no index"));
         return;
     }
     let tuning = tuning.expect("a tuning on Postgres");
@@ -511,6 +513,19 @@ async fn index_width_is_chosen_for_the_recall_target(db: TestDb) {
         narrow_search < recall.min(1.0),
         "{narrow_search} at {narrow:?}, {recall} at {tuning:?}"
     );
+    // A bulk pass drops the index (only for vectors it holds): searches then compare every
+    // vector, so even the narrow width finds all neighbours, until the index is built again.
+    assert!(!store.pause_vector_index(4).await.expect("other dims"));
+    assert!(store.pause_vector_index(384).await.expect("pause"));
+    assert!(!store
+        .pause_vector_index(384)
+        .await
+        .expect("already dropped"));
+    assert_eq!(measured_recall(&store, &stored, &queries).await, 1.0);
+    assert!(store.ensure_vector_index().await.expect("build"));
+    assert!(!store.ensure_vector_index().await.expect("already there"));
+    let rebuilt = measured_recall(&store, &stored, &queries).await;
+    assert!(rebuilt < 1.0, "the rebuilt index is searched: {rebuilt}");
     // What was measured last is what another process reads and uses.
     let again = db.reopen().await;
     assert_eq!(again.ef_search(), Some(100), "the default before reading");
