@@ -15,6 +15,11 @@
 //! arguments the registry refuses as not JSON: the model reads what was wrong, instead of the
 //! person reading the broken call.
 //!
+//! Inside a call tag, a call written as XML (`<function name="…">` or `<function=…>` with
+//! `<property name="k">`, `<parameter name="k">` or `<parameter=k>` elements, as the 1.5B
+//! Qwen2.5-Coder writes when it copies the shape of the tool list) is a call too; each value is
+//! read as JSON where it parses (`16`, `true`) and as a string otherwise.
+//!
 //! A `<tool_response>` block is the template's wrapper for tool results: a model that writes
 //! one is echoing (or inventing) a result, never answering, so it is dropped; an answer that
 //! was nothing else comes back empty and the turn asks the model again. So does an answer that
@@ -161,10 +166,16 @@ pub fn extract(held: &str) -> (Vec<TextCall>, String) {
                 text.push_str(before);
                 markup_only = true;
             }
-            (None, _) => match attempted_call(block.body) {
-                Some(call) => {
+            (None, kind) => match attempted_call(block.body)
+                .map(|call| vec![call])
+                .or_else(|| {
+                    (kind == Kind::CallTag)
+                        .then(|| xml_calls(block.body))
+                        .flatten()
+                }) {
+                Some(found) => {
                     text.push_str(before);
-                    calls.push(call);
+                    calls.extend(found);
                 }
                 None => text.push_str(&rest[..rest.len() - after.len()]),
             },
@@ -420,6 +431,64 @@ fn attempted_call(body: &str) -> Option<TextCall> {
     })
 }
 
+/// The calls of a tag body written as XML, one per `<function …>` element; `None` when it
+/// holds none or one is not a tool name.
+fn xml_calls(body: &str) -> Option<Vec<TextCall>> {
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("<function") {
+        let (name, inner) = element(&rest[at..], "function")?;
+        if !is_tool_name(&name) {
+            return None;
+        }
+        let mut args = Map::new();
+        for tag in ["property", "parameter"] {
+            let mut props = inner;
+            while let Some(p) = props.find(&format!("<{tag}")) {
+                let (key, value) = element(&props[p..], tag)?;
+                let value = value.trim();
+                let value = match serde_json::from_str::<Value>(value) {
+                    Ok(
+                        v
+                        @ (Value::Number(_) | Value::Bool(_) | Value::Array(_) | Value::Object(_)),
+                    ) => v,
+                    _ => Value::String(value.to_string()),
+                };
+                args.insert(key, value);
+                let close = format!("</{tag}>");
+                props = &props[p..];
+                props = props.find(&close).map_or("", |i| &props[i + close.len()..]);
+            }
+        }
+        calls.push(TextCall {
+            name: name.strip_prefix("functions.").unwrap_or(&name).to_string(),
+            arguments: Value::Object(args).to_string(),
+        });
+        rest = &rest[at..];
+        rest = rest.find("</function>").map_or("", |i| &rest[i + 11..]);
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// The name and content of the XML element `tag` that opens `s`: `<tag name="n">…</tag>` or
+/// `<tag=n>…</tag>` (the content runs to the end when the element is never closed).
+fn element<'a>(s: &'a str, tag: &str) -> Option<(String, &'a str)> {
+    let head_end = s.find('>')?;
+    let head = s[1 + tag.len()..head_end].trim();
+    let name = match head.strip_prefix('=') {
+        Some(n) => n.trim(),
+        None => head
+            .strip_prefix("name")?
+            .trim_start()
+            .strip_prefix('=')?
+            .trim()
+            .trim_matches(['"', '\'']),
+    };
+    let body = &s[head_end + 1..];
+    let end = body.find(&format!("</{tag}>")).unwrap_or(body.len());
+    Some((name.to_string(), &body[..end]))
+}
+
 /// The string after the first `"name":` of a text, as written.
 fn written_name(body: &str) -> Option<String> {
     let after = &body[body.find("\"name\"")? + 6..];
@@ -512,6 +581,49 @@ mod tests {
         assert_eq!((text.as_str(), calls.len()), ("The drop:\n", 1));
         let not_a_call = "```\n{\"volts\": 120 V}\n```";
         assert_eq!(run(&[not_a_call]), (not_a_call.to_string(), vec![]));
+    }
+
+    #[test]
+    fn a_call_written_as_xml_in_a_call_tag_is_a_call() {
+        // What Qwen2.5-Coder 1.5B answered to a voltage-drop question (routed, 0921bab).
+        let (text, calls) = run(&[
+            "<tools>\n  <function name=\"calculate_voltage_drop\">\n    <arguments>\n",
+            "      <property name=\"circuit_length\">100</property>\n",
+            "      <property name=\"conductor_size\">12</property>\n",
+            "      <property name=\"conductor_type\">copper</property>\n",
+            "    </arguments>\n  </function>\n</tools>",
+        ]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "calculate_voltage_drop");
+        let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
+        assert_eq!(
+            args,
+            serde_json::json!({"circuit_length": 100, "conductor_size": 12, "conductor_type": "copper"})
+        );
+        // The `<function=…>` form, two calls, prose before them.
+        let (text, calls) = run(&[
+            "Checking.\n<tool_call>\n<function=calculator>\n<parameter=expression>\n2 * 3\n",
+            "</parameter>\n</function>\n<function=search_code><parameter name='query'>garage GFCI",
+            "</parameter></function>\n</tool_call>",
+        ]);
+        assert_eq!(text, "Checking.\n");
+        let found: Vec<(&str, Value)> = calls
+            .iter()
+            .map(|c| (c.name.as_str(), serde_json::from_str(&c.arguments).unwrap()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("calculator", serde_json::json!({"expression": "2 * 3"})),
+                ("search_code", serde_json::json!({"query": "garage GFCI"})),
+            ]
+        );
+        // XML that names no tool stays text; so does XML outside a call tag.
+        let prose = "<tools><function name=\"not a tool\"></function></tools>";
+        assert_eq!(run(&[prose]), (prose.to_string(), vec![]));
+        let outside = "```xml\n<function name=\"calculator\"></function>\n```";
+        assert_eq!(run(&[outside]), (outside.to_string(), vec![]));
     }
 
     #[test]
