@@ -79,6 +79,8 @@ struct Failed {
 #[derive(Debug, Default)]
 pub(super) struct FailedCalls {
     failed: HashMap<CallKey, Failed>,
+    /// The call refused most recently, for a turn that then ends without an answer.
+    last: Option<CallKey>,
 }
 
 impl FailedCalls {
@@ -92,9 +94,25 @@ impl FailedCalls {
             .get("error")
             .and_then(Value::as_str)
             .map_or_else(|| result.content.to_string(), str::to_string);
+        let key = CallKey::of(call);
         self.failed
-            .entry(CallKey::of(call))
+            .entry(key.clone())
             .or_insert(Failed { error, repeats: 0 });
+        self.last = Some(key);
+    }
+
+    /// What the person is told when the model wrote no answer after a call of this turn was
+    /// refused: which tool and why, so they can give what it lacked. `None` when nothing was
+    /// refused.
+    pub(super) fn unanswered_message(&self) -> Option<String> {
+        let key = self.last.as_ref()?;
+        let failed = self.failed.get(key)?;
+        Some(format!(
+            "The model wrote no answer after {} was refused: {} Tell me the values it needs, \
+             or rephrase the question.",
+            key.tool,
+            clip(&failed.error, QUOTED_ERROR)
+        ))
     }
 
     /// What to do with `call`; `schema` is its tool's arguments schema, when the tool exists.
@@ -154,18 +172,26 @@ fn result(call: &ToolCall, content: Value) -> ToolResult {
 
 /// Longest piece of the arguments quoted to the person.
 const QUOTED_ARGS: usize = 300;
+/// Longest piece of an error quoted to the person.
+const QUOTED_ERROR: usize = 400;
+
+/// `text` trimmed, cut to at most `max` bytes at a character boundary, `…` where cut.
+fn clip(text: &str, max: usize) -> String {
+    let mut text = text.trim().to_string();
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
 
 /// The one message the person gets when the model would not change a failing call.
 fn person_message(call: &ToolCall, error: &str, example: Option<&Value>) -> String {
-    let mut args = call.arguments.trim().to_string();
-    if args.len() > QUOTED_ARGS {
-        let mut end = QUOTED_ARGS;
-        while !args.is_char_boundary(end) {
-            end -= 1;
-        }
-        args.truncate(end);
-        args.push('…');
-    }
+    let args = clip(&call.arguments, QUOTED_ARGS);
     let mut text = format!(
         "I stopped: the model sent {} three times with the same arguments ({args}), and it \
          failed each time: {error} That call was not run again.",

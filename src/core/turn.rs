@@ -354,11 +354,15 @@ impl Agent {
                 })
                 .await;
         }
-        turn.sink
-            .emit(Effect::Error {
-                message: finish_message(answer.finish, partial),
-            })
-            .await;
+        // Nothing written after a refused call: what was refused is what the person can act on.
+        let refused = match answer.finish {
+            FinishReason::Stop | FinishReason::ToolCalls if !partial => {
+                turn.failed_calls.unanswered_message()
+            }
+            _ => None,
+        };
+        let message = refused.unwrap_or_else(|| finish_message(answer.finish, partial));
+        turn.sink.emit(Effect::Error { message }).await;
         Ok(Answer::Unusable)
     }
 

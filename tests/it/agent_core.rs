@@ -653,6 +653,36 @@ async fn an_empty_answer_is_asked_again_once_then_reported() {
     }
 }
 
+/// A model that writes nothing after its call was refused leaves the person with what was
+/// refused and why, not a bare "empty answer".
+#[tokio::test]
+async fn an_empty_answer_after_a_refused_call_names_the_refusal() {
+    let fake = FakeLlm::start(Dialect::OpenAi).await;
+    let h = harness(&fake, Db::Sqlite).await;
+    let empty = || Reply::Finish {
+        text: String::new(),
+        reason: "stop".into(),
+    };
+    fake.push(Reply::ToolCalls(vec![(
+        "calculate_voltage_drop".into(),
+        json!({"circuit_length": 100, "amps": 16}),
+    )]));
+    fake.push(empty());
+    fake.push(empty());
+    let effects = run(&h, say("voltage drop 100 ft 12 awg 16 amps 120v")).await;
+    assert_eq!(final_text(&effects), None, "{effects:#?}");
+    let errors = errors_of(&effects);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("calculate_voltage_drop was refused")
+            && errors[0].contains("circuit_length")
+            && !errors[0].contains("empty answer"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(fake.requests().len(), 3);
+}
+
 async fn another_users_message_leaves_the_proposal_pending(db: Db) {
     let fake = FakeLlm::start(Dialect::OpenAi).await;
     let h = harness(&fake, db).await;
