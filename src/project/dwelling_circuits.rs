@@ -33,6 +33,8 @@ pub enum DwellingLoadKind {
     Cooling,
     /// Heat pump compressor.
     HeatPump,
+    /// EV supply equipment (220.57).
+    Evse,
 }
 
 /// One calculation input taken from a circuit.
@@ -218,6 +220,7 @@ pub fn dwelling_loads_from_circuits(
                         ApplianceKind::SpaceHeating => DwellingLoadKind::Heating,
                         ApplianceKind::AirConditioning => DwellingLoadKind::Cooling,
                         ApplianceKind::HeatPump => DwellingLoadKind::HeatPump,
+                        ApplianceKind::Evse => DwellingLoadKind::Evse,
                     };
                     if a.kind == ApplianceKind::SpaceHeating {
                         out.space_heating_circuits += 1;

@@ -116,11 +116,13 @@ pub enum ApplianceKind {
     AirConditioning,
     /// Heat pump compressor.
     HeatPump,
+    /// EV supply equipment, a car charger (220.57, 625.41: a continuous load).
+    Evse,
 }
 
 impl ApplianceKind {
     /// Every value, in the spelling the schema, the store and the files use.
-    pub const ALL: [ApplianceKind; 11] = [
+    pub const ALL: [ApplianceKind; 12] = [
         Self::Range,
         Self::Cooktop,
         Self::WallOven,
@@ -132,6 +134,7 @@ impl ApplianceKind {
         Self::SpaceHeating,
         Self::AirConditioning,
         Self::HeatPump,
+        Self::Evse,
     ];
 
     /// The stored and written spelling.
@@ -148,6 +151,7 @@ impl ApplianceKind {
             Self::SpaceHeating => "space_heating",
             Self::AirConditioning => "air_conditioning",
             Self::HeatPump => "heat_pump",
+            Self::Evse => "evse",
         }
     }
 

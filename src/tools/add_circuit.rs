@@ -13,13 +13,15 @@ use crate::nec::conductors;
 use crate::nec::tables::{self, DeviceKind, MotorOcpdType};
 use crate::nec::units::{Amps, ConductorSize, Edition, Feet, Material, TempRating, VoltAmperes};
 use crate::project::analysis::{
-    circuit_conductor_input, circuit_electrical, circuit_label, next_free_number, resolve_panel,
-    spare_spaces, CircuitElectrical,
+    circuit_conductor_input, circuit_electrical, circuit_label, next_free_number, panel_ln_voltage,
+    resolve_panel, spare_spaces, CircuitElectrical,
 };
 use crate::project::invariants::check_circuit_spec;
 use crate::project::motor_circuit::{size_motor_circuit, MotorCircuitSizing};
 use crate::project::plan::Change;
-use crate::project::{ApplianceNameplate, Circuit, CircuitSpec, MotorLoad, Panel, ProjectData};
+use crate::project::{
+    ApplianceKind, ApplianceNameplate, Circuit, CircuitSpec, MotorLoad, Panel, ProjectData,
+};
 
 /// Identifies a circuit: panel + number, or words.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -48,9 +50,9 @@ struct AddCircuitArgs {
     /// (430.22), protection by Table 430.52 for the device (default inverse_time_breaker).
     #[serde(default)]
     motor: Option<MotorLoad>,
-    /// Appliance nameplate (kind and VA) used by the dwelling load calculations.
+    /// The appliance it feeds (kind, nameplate VA), for the dwelling load calculations.
     #[serde(default)]
-    appliance: Option<ApplianceNameplate>,
+    appliance: Option<ApplianceArg>,
     /// Breaker rating, A, when the person named one; otherwise the NEC engine picks it (210.20(A),
     /// 240.6(A)).
     #[serde(default)]
@@ -71,6 +73,71 @@ struct AddCircuitArgs {
     /// Raceway or cable, and the EGC, as the person described them.
     #[serde(default)]
     conduit: Option<String>,
+}
+
+/// The appliance on a new circuit; its VA may come from `load_va` instead.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ApplianceArg {
+    /// What the appliance is.
+    kind: ApplianceKind,
+    /// Nameplate VA (default: the circuit's load_va).
+    #[serde(default)]
+    va: Option<VoltAmperes>,
+}
+
+/// 625.41: an EVSE's breaker is at least 125 % of its load, so the most a breaker allows.
+const EVSE_BREAKER_FACTOR: f64 = 1.25;
+
+/// The circuit's load: given, the appliance or motor nameplate, or for an EV charger with
+/// only a breaker the most that breaker may carry continuously (625.41), said in `notes`.
+fn load_of(
+    a: &AddCircuitArgs,
+    motor: Option<&MotorCircuitSizing>,
+    panel: &Panel,
+    poles: u8,
+    notes: &mut Vec<String>,
+) -> Result<VoltAmperes, ToolError> {
+    if let Some(v) = a.load_va {
+        return Ok(v);
+    }
+    if let Some(m) = motor {
+        return Ok(m.load_va);
+    }
+    match a.appliance {
+        Some(ApplianceArg { va: Some(v), .. }) => {
+            notes.push(format!("load: the appliance nameplate, {:.0} VA", v.0));
+            Ok(v)
+        }
+        Some(ApplianceArg {
+            kind: ApplianceKind::Evse,
+            va: None,
+        }) => {
+            let breaker = a.breaker.ok_or_else(|| {
+                ToolError::MissingData(
+                    "an EV charger needs its nameplate (load_va, or amps × volts) or the breaker"
+                        .into(),
+                )
+            })?;
+            // Across the load: line-to-neutral on one pole, the panel's voltage otherwise.
+            let volts = if poles == 1 {
+                panel_ln_voltage(&panel.spec)
+            } else {
+                panel.spec.voltage.0
+            };
+            let amps = breaker.0 / EVSE_BREAKER_FACTOR;
+            let va = amps * volts;
+            notes.push(format!(
+                "load: {va:.0} VA ({amps:.0} A × {volts:.0} V), the most a {:.0} A breaker allows an \
+                 EV charger (625.41: breaker at least 125 % of its load); give the nameplate if it is less",
+                breaker.0
+            ));
+            Ok(VoltAmperes(va))
+        }
+        _ => Err(ToolError::MissingData(
+            "load_va is required (or give motor: hp, phase, voltage)".into(),
+        )),
+    }
 }
 
 /// The circuit add_circuit will write, with the notes of what was suggested.
@@ -119,21 +186,21 @@ fn plan_add_circuit<'a>(
         ),
         None => None,
     };
-    let load_va = match (a.load_va, &motor) {
-        (Some(v), _) => v,
-        (None, Some(m)) => m.load_va,
-        (None, None) => {
-            return Err(ToolError::MissingData(
-                "load_va is required (or give motor: hp, phase, voltage)".into(),
-            ))
-        }
-    };
+    let load_va = load_of(a, motor.as_ref(), panel, poles, &mut notes)?;
+    let appliance = a.appliance.map(|x| ApplianceNameplate {
+        kind: x.kind,
+        va: x.va.unwrap_or(load_va),
+    });
+    let evse = matches!(a.appliance, Some(x) if x.kind == ApplianceKind::Evse);
+    if evse && !a.continuous {
+        notes.push("continuous: an EV charger is a continuous load (625.41)".into());
+    }
     let mut spec = CircuitSpec {
         number,
         poles,
         description: a.description.trim().to_string(),
         load_va,
-        continuous: a.continuous,
+        continuous: a.continuous || evse,
         breaker: a.breaker.unwrap_or(Amps(0.0)),
         conductor_size: a.conductor_size,
         material: a.material.unwrap_or(Material::Copper),
@@ -144,7 +211,7 @@ fn plan_add_circuit<'a>(
             device: Some(m.device.unwrap_or(MotorOcpdType::InverseTimeBreaker)),
             ..m
         }),
-        appliance: a.appliance,
+        appliance,
     };
     if a.material.is_none() {
         notes.push("material: copper (not given)".into());

@@ -49,6 +49,8 @@ enum KindArg {
     Cooling,
     HeatPump,
     SupplementalHeat,
+    /// EV supply equipment (220.57).
+    Evse,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -65,7 +67,8 @@ struct LoadArg {
     /// 120 or 240 (default 240).
     #[serde(default)]
     volts: Option<f64>,
-    /// Default fastened (water heater, dishwasher...); cooking = range, oven, cooktop.
+    /// Default fastened (water heater, dishwasher...); cooking = range, oven, cooktop; evse =
+    /// an EV charger.
     #[serde(default)]
     kind: KindArg,
     /// Is a motor (for 25 % of the largest motor).
@@ -204,6 +207,7 @@ fn kind_arg(k: DwellingLoadKind) -> KindArg {
         DwellingLoadKind::SupplementalHeat => KindArg::SupplementalHeat,
         DwellingLoadKind::Cooling => KindArg::Cooling,
         DwellingLoadKind::HeatPump => KindArg::HeatPump,
+        DwellingLoadKind::Evse => KindArg::Evse,
     }
 }
 
@@ -234,6 +238,7 @@ fn add_circuit_loads(
                     DwellingLoadKind::SupplementalHeat => "supplemental heat (220.60, 220.82(C)(3))",
                     DwellingLoadKind::Cooling => "air conditioning (220.60)",
                     DwellingLoadKind::HeatPump => "heat pump (220.60)",
+                    DwellingLoadKind::Evse => "EV supply equipment (220.57)",
                 },
                 "va": round(l.va, 0),
                 "volts": round(l.volts, 0),
@@ -380,6 +385,11 @@ impl Tool for CalculateDwellingLoad {
                     }
                 }
                 dwelling::dwelling_standard(&DwellingStandardInput {
+                    evse_va: loads
+                        .iter()
+                        .filter(|l| l.kind == KindArg::Evse)
+                        .map(|l| l.va)
+                        .collect(),
                     edition,
                     floor_area_ft2: a.floor_area_ft2,
                     small_appliance_circuits: sa,
@@ -427,7 +437,10 @@ impl Tool for CalculateDwellingLoad {
                         .filter(|l| {
                             matches!(
                                 l.kind,
-                                KindArg::Fastened | KindArg::Dryer | KindArg::Cooking
+                                KindArg::Fastened
+                                    | KindArg::Dryer
+                                    | KindArg::Cooking
+                                    | KindArg::Evse
                             )
                         })
                         .map(appliance)

@@ -511,3 +511,42 @@ db::both_backends!(
     fastened_heating_and_motor_hand_check,
     circuit_reading_errors,
 );
+
+/// An EV charger recorded as an EVSE nameplate: 2023 counts it at 7200 VA or its nameplate,
+/// whichever is larger, at 100 % (220.57); 2020 at its nameplate. House of 1500 ft² with only
+/// the unit loads: 1500 × 3 + 4500 = 9000 VA → 3000 + 35 % × 6000 = 5100 VA. A 16 A,
+/// 240 V charger (3840 VA) adds 7200 VA in 2023 (12 300 VA) and 3840 VA in 2020 (8940 VA).
+async fn an_ev_charger_on_a_circuit_counts_by_edition(db: TestDb) {
+    let store = db.store();
+    let reg = registry();
+    for (edition, total) in [(Edition::Nec2023, 12_300.0), (Edition::Nec2020, 8_940.0)] {
+        let id = house(
+            &store,
+            &format!("EV {}", edition.year()),
+            edition,
+            100.0,
+            vec![with_appliance(
+                circuit(1, 2, "Garage charger", 3840.0, 20.0, Some("12"), None),
+                ApplianceKind::Evse,
+                3840.0,
+            )],
+        )
+        .await;
+        let ctx = ctx(store.clone(), id);
+        let v = call(
+            &reg,
+            &ctx,
+            "calculate_dwelling_load",
+            json!({"floor_area_ft2": 1500, "project_circuits": true}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(f(&v["total_va"]), total, "{edition:?}: {v:#}");
+        assert_eq!(
+            input_of(&v, "HP #1 (Garage charger)")["input"],
+            "EV supply equipment (220.57)"
+        );
+    }
+}
+
+db::both_backends!(an_ev_charger_on_a_circuit_counts_by_edition);

@@ -432,3 +432,43 @@ async fn bad_writes_are_refused_with_a_reason_and_change_nothing() {
     }
     assert_eq!(store.load_project(id).await.unwrap(), before);
 }
+
+/// An EV charger given only its breaker is the most that breaker may carry continuously
+/// (625.41), marked continuous and recorded as an EVSE for the load calculations.
+#[tokio::test]
+async fn an_ev_charger_given_its_breaker_is_loaded_from_it() {
+    let (store, _dir) = sqlite().await;
+    let id = seed(&store, "Shop").await;
+    let (reg, ctx) = (registry(), ctx(store.clone(), id));
+    let (text, _, after, result) = preview_then_execute(
+        &reg,
+        &ctx,
+        store.as_ref(),
+        id,
+        "add_circuit",
+        json!({"panel": "LP-1", "description": "EV charger", "poles": 2, "breaker": 40,
+               "appliance": {"kind": "evse"}}),
+    )
+    .await;
+    // LP-1 is 208Y/120 V, a 2-pole load across 208 V: 40 A / 1.25 = 32 A, × 208 V = 6,656 VA.
+    assert!(text.contains("load: 6656 VA (32 A × 208 V)"), "{text}");
+    assert!(text.contains("625.41"), "{text}");
+    let new_id = result["added"]["id"].as_i64().unwrap();
+    let c = after.circuits.iter().find(|c| c.id == new_id).unwrap();
+    assert_eq!(c.spec.load_va, VoltAmperes(6656.0));
+    assert!(c.spec.continuous);
+    assert_eq!(c.spec.breaker, Amps(40.0));
+    let a = c.spec.appliance.unwrap();
+    assert_eq!(a.kind, sparky::project::ApplianceKind::Evse);
+    assert_eq!(a.va, VoltAmperes(6656.0));
+    // Without a breaker or a nameplate there is nothing to size it from.
+    let e = call_err(
+        &reg,
+        &ctx,
+        "add_circuit",
+        json!({"panel": "LP-1", "description": "EV charger", "poles": 2,
+               "appliance": {"kind": "evse"}}),
+    )
+    .await;
+    assert!(e.contains("EV charger needs its nameplate"), "{e}");
+}

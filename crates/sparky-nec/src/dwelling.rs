@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::{non_negative, positive, NecError};
+use super::ev_charging::MIN_EVSE_LOAD_VA_2023;
 use super::tables::{self, DeviceKind};
 use super::units::{Amps, Edition};
 
@@ -287,6 +288,10 @@ pub struct DwellingStandardInput {
     /// Clothes dryers, nameplate W each (5000 W minimum applied, 220.54).
     #[serde(default)]
     pub dryers_w: Vec<f64>,
+    /// EV supply equipment, nameplate VA each, at 240 V: 100 % and outside the 220.53 demand
+    /// factor; 2023 counts each at 7200 VA or the nameplate, whichever is larger (220.57).
+    #[serde(default)]
+    pub evse_va: Vec<f64>,
     /// Household cooking appliances over 1¾ kW, kW each (Table 220.55).
     #[serde(default)]
     pub cooking_appliances_kw: Vec<f64>,
@@ -443,6 +448,9 @@ pub fn dwelling_standard_with(
         });
         neutral += on_neutral * f;
     }
+    if !input.evse_va.is_empty() {
+        lines.push(evse_line(&input.evse_va, input.edition)?);
+    }
     if !input.dryers_w.is_empty() {
         let mut total = 0.0;
         for &w in &input.dryers_w {
@@ -547,6 +555,43 @@ pub fn dwelling_standard_with(
             "NEC 230.42, 230.79(C) (100 A minimum)".into(),
         ],
         assumptions,
+    })
+}
+
+/// EV supply equipment in the standard method, at 100 %. 2023 220.57 takes 7200 VA or the
+/// nameplate, whichever is larger; 2017 and 2020 have no 220.57 and take the nameplate
+/// (220.14(A)), kept out of the fastened-appliance demand factor like 2023 does: the charger
+/// is a continuous load (625.41).
+fn evse_line(evse_va: &[f64], edition: Edition) -> Result<LoadLine, NecError> {
+    let floor = match edition {
+        Edition::Nec2023 => MIN_EVSE_LOAD_VA_2023,
+        _ => 0.0,
+    };
+    let mut connected = 0.0;
+    let mut counted = 0.0;
+    for &va in evse_va {
+        let va = positive("evse_va", va)?;
+        connected += va;
+        counted += va.max(floor);
+    }
+    let (item, reference) = match edition {
+        Edition::Nec2023 => (
+            format!(
+                "{} EVSE at 7200 VA or the nameplate, whichever is larger, 100 %",
+                evse_va.len()
+            ),
+            "NEC 220.57",
+        ),
+        _ => (
+            format!("{} EVSE at nameplate, 100 %", evse_va.len()),
+            "NEC 220.14(A), 625.41",
+        ),
+    };
+    Ok(LoadLine {
+        item,
+        reference: reference.into(),
+        connected_va: connected,
+        demand_va: counted,
     })
 }
 
@@ -1042,6 +1087,7 @@ mod tests {
     #[test]
     fn errors() {
         let mut i = DwellingStandardInput {
+            evse_va: Vec::new(),
             edition: Edition::Nec2023,
             floor_area_ft2: 0.0,
             small_appliance_circuits: 2,
@@ -1074,5 +1120,62 @@ mod tests {
             dwelling_optional(&o),
             Err(NecError::MissingInput { .. })
         ));
+    }
+
+    /// 2023 220.57 counts an EVSE at 7200 VA or its nameplate, whichever is larger, at 100 %
+    /// beside four fastened appliances at 75 % (2023 220.53 leaves EVSE out); 2020 takes the
+    /// nameplate.
+    #[test]
+    fn evse_is_counted_by_edition() {
+        let house = |edition, evse_va: Vec<f64>| DwellingStandardInput {
+            evse_va,
+            edition,
+            floor_area_ft2: 2000.0,
+            small_appliance_circuits: 2,
+            laundry_circuits: 1,
+            fastened_appliances: (0..4)
+                .map(|i| Appliance {
+                    description: format!("appliance {i}"),
+                    va: 1000.0,
+                    volts: 240.0,
+                })
+                .collect(),
+            dryers_w: vec![],
+            cooking_appliances_kw: vec![],
+            heating_va: 0.0,
+            cooling_va: 0.0,
+            largest_motor_va: None,
+            voltage: 240.0,
+        };
+        // By hand: 2000 ft² × 3 + 3 × 1500 = 10,500 VA; 3000 + 35 % × 7500 = 5,625 VA;
+        // fastened 4 × 1000 × 75 % = 3,000 VA; base 8,625 VA.
+        let base = dwelling_standard(&house(Edition::Nec2023, vec![])).unwrap();
+        assert!((base.total_va - 8625.0).abs() < 1e-6, "{}", base.total_va);
+        for (edition, evse, counted) in [
+            // A 16 A charger (3,840 VA) counts as 7,200 VA in 2023, at its nameplate before.
+            (Edition::Nec2023, 3840.0, 7200.0),
+            (Edition::Nec2020, 3840.0, 3840.0),
+            (Edition::Nec2017, 3840.0, 3840.0),
+            // A 48 A charger (11,520 VA) counts at its nameplate.
+            (Edition::Nec2023, 11520.0, 11520.0),
+        ] {
+            let r = dwelling_standard(&house(edition, vec![evse])).unwrap();
+            assert!(
+                (r.total_va - (8625.0 + counted)).abs() < 1e-6,
+                "{edition:?} {evse}: {}",
+                r.total_va
+            );
+            let line = r.lines.iter().find(|l| l.item.contains("EVSE")).unwrap();
+            assert_eq!(line.connected_va, evse);
+            let reference = if edition == Edition::Nec2023 {
+                "NEC 220.57"
+            } else {
+                "NEC 220.14(A), 625.41"
+            };
+            assert_eq!(line.reference, reference);
+            // 240 V: no neutral current.
+            assert_eq!(r.neutral_va, base.neutral_va);
+        }
+        assert!(dwelling_standard(&house(Edition::Nec2023, vec![-1.0])).is_err());
     }
 }

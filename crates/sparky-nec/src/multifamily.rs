@@ -181,6 +181,7 @@ fn method_load(
 /// the feeder's total, so the areas, circuits and appliances of every unit are summed.
 fn summed(input: &MultifamilyInput) -> DwellingStandardInput {
     let mut s = DwellingStandardInput {
+        evse_va: Vec::new(),
         edition: input.edition,
         floor_area_ft2: 0.0,
         small_appliance_circuits: 0,

@@ -651,6 +651,7 @@ fn nfpa70e_table_mcc_rows_thread_41479() {
 
 fn d1a(edition: Edition) -> DwellingStandardInput {
     DwellingStandardInput {
+        evse_va: Vec::new(),
         edition,
         floor_area_ft2: 1500.0,
         small_appliance_circuits: 2,

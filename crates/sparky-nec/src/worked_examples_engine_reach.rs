@@ -297,6 +297,7 @@ fn ieee1584_intermediate_arcing_currents() {
 #[test]
 fn neutral_reduction_above_200a() {
     let r = dwelling_standard(&DwellingStandardInput {
+        evse_va: Vec::new(),
         edition: Edition::Nec2023,
         floor_area_ft2: 6000.0,
         small_appliance_circuits: 6,
