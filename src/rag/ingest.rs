@@ -9,7 +9,7 @@ use super::embed::{EmbedKind, Embedder};
 use super::sections::find_references;
 use crate::pdf::reader::{Job, Output, Reply};
 use crate::pdf::{worker, PdfBudget};
-use crate::store::{NewChunk, NewDocument, Store, StoreError};
+use crate::store::{NewChunk, NewDocument, Store, StoreError, CHUNK_BATCH};
 
 /// Largest chunk in characters before it is split on paragraphs.
 const MAX_CHUNK: usize = 2000;
@@ -382,7 +382,9 @@ pub async fn embed_missing(
     Ok(done)
 }
 
-/// The pass itself: every chunk without a vector, in id order, a batch at a time.
+/// The pass itself: every chunk without a vector, in id order. Chunks are read and their
+/// vectors written [`CHUNK_BATCH`] at a time (one statement each way), and sent to the
+/// embedder [`EMBED_BATCH`] at a time.
 async fn embed_all(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -397,45 +399,37 @@ async fn embed_all(
     let mut done = 0usize;
     let mut after_id = 0;
     loop {
-        let mut batch = store
-            .chunks_missing_embedding(model, after_id, EMBED_BATCH)
+        let batch = store
+            .chunks_missing_embedding(model, after_id, CHUNK_BATCH)
             .await?;
         let Some(last) = batch.last() else {
             break;
         };
         after_id = last.id;
-        let before = batch.len();
-        let mut precomputed = Vec::new();
-        batch.retain(|c| match bundled.vector(model, dims, weights, &c.text) {
-            Some(v) => {
-                precomputed.push((c.id, v));
-                false
+        let mut vectors: Vec<(i64, Vec<f32>)> = Vec::with_capacity(batch.len());
+        let mut to_embed = Vec::new();
+        for c in &batch {
+            match bundled.vector(model, dims, weights, &c.text) {
+                Some(v) => vectors.push((c.id, v.to_vec())),
+                None => to_embed.push(c),
             }
-            None => true,
-        });
-        store.set_embeddings(model, &precomputed).await?;
-        if batch.is_empty() {
-            done += before;
-            continue;
         }
-        done += before - batch.len();
-        let texts: Vec<String> = batch.iter().map(|c| c.text.clone()).collect();
-        let vectors = embedder
-            .embed(&texts, EmbedKind::Document)
-            .await
-            .map_err(|e| IngestError::Embed(e.to_string()))?;
-        if vectors.len() != batch.len() {
-            return Err(IngestError::Embed(format!(
-                "asked for {} vectors, got {}",
-                batch.len(),
-                vectors.len()
-            )));
+        for group in to_embed.chunks(EMBED_BATCH) {
+            let texts: Vec<String> = group.iter().map(|c| c.text.clone()).collect();
+            let embedded = embedder
+                .embed(&texts, EmbedKind::Document)
+                .await
+                .map_err(|e| IngestError::Embed(e.to_string()))?;
+            if embedded.len() != group.len() {
+                return Err(IngestError::Embed(format!(
+                    "asked for {} vectors, got {}",
+                    group.len(),
+                    embedded.len()
+                )));
+            }
+            vectors.extend(group.iter().map(|c| c.id).zip(embedded));
         }
-        let rows: Vec<(i64, &[f32])> = batch
-            .iter()
-            .zip(&vectors)
-            .map(|(chunk, v)| (chunk.id, v.as_slice()))
-            .collect();
+        let rows: Vec<(i64, &[f32])> = vectors.iter().map(|(id, v)| (*id, v.as_slice())).collect();
         store.set_embeddings(model, &rows).await?;
         done += batch.len();
         if progress {

@@ -44,7 +44,7 @@ pub use assistant_threads::AssistantThreadStore;
 pub use audit::AuditStore;
 pub use chunk_search::ChunkSearch;
 pub use connect::open;
-pub use documents::DocumentStore;
+pub use documents::{DocumentStore, CHUNK_BATCH};
 pub use equipment::EquipmentStore;
 pub use fence::{fenced, LeaseFence};
 pub use inbox::{Enqueued, InboxStore, InputFinish, LeaseTaken, StartedInput};
