@@ -209,6 +209,9 @@ pub struct AgentConfig {
     pub waiting_status_secs: u64,
     /// Which tools each model request offers.
     pub tool_offer: ToolOfferSetting,
+    /// Passages searched with the person's words before a turn's first model call and sent
+    /// with their message (0 = none).
+    pub prefetch_passages: usize,
 }
 
 /// `agent.tool_offer`: the few tools a question is about, or every tool in every request.
@@ -581,6 +584,9 @@ impl Config {
         }
         if a.max_tool_calls_per_turn == 0 {
             problems.push("agent.max_tool_calls_per_turn must be at least 1".into());
+        }
+        if a.prefetch_passages > 10 {
+            problems.push("agent.prefetch_passages must be 0 to 10".into());
         }
         if a.waiting_status_secs == 0 {
             problems.push("agent.waiting_status_secs must be at least 1".into());

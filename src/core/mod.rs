@@ -30,6 +30,7 @@ pub mod limits;
 pub mod mention;
 pub mod modes;
 pub mod outbox;
+mod passages;
 pub mod project_form;
 pub(crate) mod repeats;
 pub mod request;

@@ -20,6 +20,8 @@ use super::gate::PlannedCall;
 use super::inbound::TurnFiles;
 use super::lease::TurnEnd;
 use super::mention;
+use super::modes;
+use super::passages::{self, Cited, Prefetched};
 use super::repeats::{FailedCalls, Verdict};
 use super::request;
 use super::runner::RunFor;
@@ -32,9 +34,6 @@ use crate::llm::{
 };
 use crate::store::{ActionOrigin, AuditEntry, AuditKind, NewMessage, Store, StoreError};
 use crate::tools::{RegisteredTool, Tool, ToolContext, ToolError, WriteTool};
-
-/// A passage cited in the turn: section, edition, source.
-type Cited = (String, Option<i32>, String);
 
 /// What one turn's steps share, from the thread's first read to the turn's last write.
 struct Turn<'a> {
@@ -69,6 +68,9 @@ struct Turn<'a> {
     /// The turn's successful read results, the latest of each tool: what the person is shown
     /// when the model computed but wrote no answer.
     figures: Vec<ToolResult>,
+    /// Passages the person's words found before the first model call; they join every
+    /// request of the turn.
+    passages: Option<Prefetched>,
 }
 
 impl Turn<'_> {
@@ -193,6 +195,7 @@ impl Agent {
             repair: None,
             repaired: HashSet::new(),
             figures: Vec::new(),
+            passages: None,
         }
     }
 
@@ -202,6 +205,7 @@ impl Agent {
         &self,
         turn: &mut Turn<'_>,
     ) -> Result<Option<(NewMessage, String)>, CoreError> {
+        turn.passages = self.prefetch_passages(turn).await;
         loop {
             let Some(answer) = self.call_model(turn).await? else {
                 return Ok(None);
@@ -221,6 +225,30 @@ impl Agent {
                 return Ok(None);
             }
         }
+    }
+
+    /// Searches once with the person's words before the first model call (see
+    /// [`super::passages`]); `None` when switched off, not allowed in the mode, or nothing
+    /// relevant was found.
+    async fn prefetch_passages(&self, turn: &mut Turn<'_>) -> Option<Prefetched> {
+        let k = self.cfg.prefetch_passages;
+        if k == 0 || !modes::allows(turn.session.mode, passages::SEARCH_TOOL) {
+            return None;
+        }
+        let question = turn.history.question()?.trim();
+        if question.is_empty() {
+            return None;
+        }
+        let Some(RegisteredTool::Read(tool)) = self.tools.get(passages::SEARCH_TOOL) else {
+            return None;
+        };
+        let (call, args) = passages::search_call(question, k);
+        let (result, audit) = self
+            .runner
+            .run_read_deferred(&call, tool, args, &turn.ctx, turn.who())
+            .await;
+        turn.unsaved.audits.push(audit);
+        Prefetched::from_result(&result.content, result.is_error)
     }
 
     /// Calls the model once with the thread so far; `None` when the turn stops here (the
@@ -253,6 +281,9 @@ impl Agent {
         )
         .await?;
         turn.files.attach(&mut request);
+        if let Some(passages) = &turn.passages {
+            passages.attach(&mut request);
+        }
         request.max_output_tokens = self.model.max_output_tokens;
         request.seed = self
             .model
@@ -611,11 +642,12 @@ impl Agent {
             provider,
             history,
             cache,
-            citations,
+            mut citations,
             model_calls,
             tool_calls_used,
             usage,
             mut unsaved,
+            passages,
             ..
         } = turn;
         // The thread as read is not needed for the last write: a turn waiting on the pool
@@ -655,6 +687,9 @@ impl Agent {
             None => unsaved.save(self.store.as_ref(), session.id).await?,
         }
         if let Some(text) = shown {
+            if let Some(p) = &passages {
+                citations.extend(p.cited_in(&text).cloned());
+            }
             sink.emit(Effect::Text {
                 text,
                 citations: citation_list(&citations),

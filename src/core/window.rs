@@ -121,6 +121,15 @@ impl TurnHistory {
         }
     }
 
+    /// The person's message when it is the thread's last one: the question a turn answers
+    /// (not a turn that follows a confirmation or a tool result).
+    pub fn question(&self) -> Option<&str> {
+        match self.stored.last().map(|p| &p.message) {
+            Some(ChatMessage::User { text, .. }) => Some(text),
+            _ => None,
+        }
+    }
+
     /// The result of the call `call_id`, if the history holds it.
     pub fn tool_result(&self, call_id: &str) -> Option<&ToolResult> {
         self.stored.iter().rev().find_map(|p| match &p.message {

@@ -5,6 +5,7 @@ mod support;
 mod tools_fixture;
 
 mod agent_core;
+mod agent_passages;
 mod cli;
 mod command_lists;
 mod console_agent;
