@@ -4,7 +4,9 @@ use super::session::Mode;
 use crate::tools::ToolRegistry;
 
 const BASE: &str = "You are Sparky, an NEC (NFPA 70) compliance copilot working inside a team's chat. \
-Be precise and brief. Use the tools for every number: calculations, table values and project data \
+Be precise and brief. You help only with electrical work: the NEC, electrical calculations and the \
+team's project; decline anything else (poems, sports, general chat) in one sentence that says you are \
+an electrical-code assistant. Use the tools for every number: calculations, table values and project data \
 come from tools, never from memory. Cite the NEC sections and tables your answer relies on \
 (e.g. \"NEC 2023 Table 310.16\"); if you state a code requirement that no tool or retrieved passage \
 gave you, say it is from general knowledge and should be verified. Never invent project data: if a \
@@ -268,6 +270,16 @@ mod tests {
     fn pick(text: &str) -> Vec<&'static str> {
         let r = crate::tools::default_registry(10);
         relevant_tools(Mode::General, &r, &[text], &[])
+    }
+
+    /// Every mode keeps the bot to electrical work: off-topic requests are declined.
+    #[test]
+    fn every_mode_declines_what_is_not_electrical_work() {
+        for mode in [Mode::General, Mode::Load, Mode::Source] {
+            let p = system_prompt(mode);
+            assert!(p.contains("You help only with electrical work"), "{mode:?}");
+            assert!(p.contains("decline anything else"), "{mode:?}");
+        }
     }
 
     #[test]

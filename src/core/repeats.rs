@@ -122,7 +122,11 @@ impl FailedCalls {
         };
         failed.repeats += 1;
         let given: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
-        let example = schema.map(|s| crate::tools::schema::example_arguments(s, &given));
+        // An example that is the failed call itself (the arguments fit the schema, their
+        // values did not fit the tool) would only invite the same call again.
+        let example = schema
+            .map(|s| crate::tools::schema::example_arguments(s, &given))
+            .filter(|e| *e != given);
         if failed.repeats == 1 {
             return Verdict::Instruct(instruction(call, &failed.error, schema, example));
         }
@@ -255,5 +259,31 @@ mod tests {
             calls.verdict(&call(r#"{"panel": "LP-1", "poles": 2}"#), Some(&schema)),
             Verdict::Run
         );
+    }
+
+    /// Arguments that fit the schema but not the tool ("no value for 10 hp synchronous") get
+    /// no example: it would be the same call.
+    #[test]
+    fn a_call_that_fits_its_schema_gets_no_example_of_itself() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"hp": {"type": "number"}, "motor_type": {"type": "string"}},
+            "required": ["hp"]
+        });
+        let mut calls = FailedCalls::default();
+        let first = call(r#"{"hp": 10, "motor_type": "synchronous"}"#);
+        calls.record(
+            &first,
+            &result(&first, json!({"error": "no value for 10 hp"})),
+        );
+        let Verdict::Instruct(r) = calls.verdict(&first, Some(&schema)) else {
+            panic!("not instructed");
+        };
+        assert!(r.content.get("example").is_none(), "{}", r.content);
+        let Verdict::Stop { message, .. } = calls.verdict(&first, Some(&schema)) else {
+            panic!("not stopped");
+        };
+        assert!(!message.contains("would accept"), "{message}");
+        assert!(message.contains("rephrase"), "{message}");
     }
 }

@@ -135,7 +135,9 @@ fn load_of(
             Ok(VoltAmperes(va))
         }
         _ => Err(ToolError::MissingData(
-            "load_va is required (or give motor: hp, phase, voltage)".into(),
+            "load_va is required (or give motor: hp, phase, voltage; for an EV charger, \
+             appliance {kind: evse} with the breaker)"
+                .into(),
         )),
     }
 }

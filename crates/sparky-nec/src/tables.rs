@@ -1391,13 +1391,23 @@ pub fn motor_flc(
         .find(|(v, _)| *v == column_volts)
         .and_then(|(_, a)| *a)
         .ok_or_else(|| {
+            // A synchronous motor below the table's synchronous rows is almost always an
+            // ordinary induction motor asked for with the wrong type: say which rows exist.
+            let hint = if synchronous {
+                let from = rows
+                    .iter()
+                    .find(|r| r.synchronous.iter().any(|(_, a)| a.is_some()))
+                    .map_or_else(String::new, |r| r.hp_label.clone());
+                format!(
+                    " (synchronous): the synchronous columns run from {from} hp, at 230, 460, \
+                     575 and 2300 V; for an induction motor (the usual kind) leave motor_type out"
+                )
+            } else {
+                String::new()
+            };
             NecError::not_in_table(
                 name,
-                format!(
-                    "{} hp at {column_volts} V{}",
-                    row.hp_label,
-                    if synchronous { " (synchronous)" } else { "" }
-                ),
+                format!("{} hp at {column_volts} V{hint}", row.hp_label),
             )
         })
 }
@@ -1822,5 +1832,21 @@ mod tests {
         }
         assert!(compared > 2000, "only {compared} cells compared");
         eprintln!("compared {compared} cells with {}", dir.display());
+    }
+
+    /// Table 430.250 lists synchronous (unity PF) motors from 25 hp: 25 hp at 230 V is 53 A.
+    /// Below it the refusal says where the rows start and that an induction motor is the usual
+    /// kind, so a caller that asked for the wrong type can correct it.
+    #[test]
+    fn a_synchronous_motor_below_the_table_says_where_it_starts() {
+        assert_eq!(motor_flc(25.0, true, 230, true).unwrap(), 53.0);
+        let e = motor_flc(10.0, true, 230, true).unwrap_err().to_string();
+        assert!(e.contains("10 hp at 230 V (synchronous)"), "{e}");
+        assert!(e.contains("run from 25 hp"), "{e}");
+        assert!(e.contains("leave motor_type out"), "{e}");
+        // 10 hp induction at 230 V: 28 A.
+        assert_eq!(motor_flc(10.0, true, 230, false).unwrap(), 28.0);
+        let e = motor_flc(250.0, true, 208, false).unwrap_err().to_string();
+        assert!(!e.contains("synchronous"), "{e}");
     }
 }
