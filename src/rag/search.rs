@@ -217,6 +217,7 @@ impl Retriever {
 
         let mut method = "hybrid (full text + vectors)".to_string();
         let mut query_vector = None;
+        let mut vector_hits = 0;
         match &self.embedder {
             Some(embedder) => match self.query_vector(embedder.as_ref(), &expanded).await {
                 Ok(Some(q)) => {
@@ -224,6 +225,7 @@ impl Retriever {
                         .store
                         .search_vector(&q, embedder.model_name(), &filter, CANDIDATES)
                         .await?;
+                    vector_hits = hits.len();
                     for (rank, hit) in hits.into_iter().enumerate() {
                         let score = hit.score;
                         add(&mut candidates, hit.chunk, rank, false, false, Some(score));
@@ -237,6 +239,13 @@ impl Retriever {
                 }
             },
             None => method = format!("full text only ({})", self.text_only_reason),
+        }
+        // No vector found at all (none stored yet for this model: a first start before the
+        // pass, or a library ingested without the embedder): the distance to the nearest
+        // passage says nothing, so the words decide whether the question is about the code.
+        if query_vector.is_some() && vector_hits == 0 {
+            method = "full text only (no passage has a vector of this model yet)".into();
+            query_vector = None;
         }
         let vectors_used = query_vector.is_some();
 

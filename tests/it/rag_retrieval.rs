@@ -241,6 +241,45 @@ impl Embedder for Counting {
     }
 }
 
+/// Before any passage has a vector of the embedder's model (a first start before the pass, a
+/// library stored without the embedder), a code question is answered by full text instead of
+/// being taken for out of scope because no vector is near it.
+#[tokio::test]
+async fn a_library_without_vectors_still_answers_by_full_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = store_for(Db::Sqlite, dir.path()).await;
+    sparky::rag::ingest::sync_builtin(store.as_ref(), None)
+        .await
+        .unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(Counting(AtomicUsize::new(0)));
+    let retriever = Retriever::new(store.clone(), Some(embedder), "");
+    let opts = SearchOptions {
+        k: 3,
+        edition: Some(2023),
+        workspace: None,
+    };
+    let out = retriever
+        .search("do garage receptacles need gfci", &opts)
+        .await
+        .unwrap();
+    assert!(out.method.starts_with("full text only"), "{}", out.method);
+    let sections: Vec<_> = out
+        .passages
+        .iter()
+        .filter_map(|p| p.section.clone())
+        .collect();
+    assert!(
+        sections.iter().any(|s| s.starts_with("210.8")),
+        "{sections:?}"
+    );
+    // Out of scope is still refused by its words.
+    let out = retriever
+        .search("write me a poem about my dog", &opts)
+        .await
+        .unwrap();
+    assert!(out.passages.is_empty(), "{:?}", out.passages);
+}
+
 #[tokio::test]
 async fn ingesting_the_same_file_twice_embeds_once_and_bad_files_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
