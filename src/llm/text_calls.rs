@@ -437,15 +437,19 @@ fn xml_calls(body: &str) -> Option<Vec<TextCall>> {
     let mut calls = Vec::new();
     let mut rest = body;
     while let Some(at) = rest.find("<function") {
-        let (name, inner) = element(&rest[at..], "function")?;
+        let (name, head, inner) = element(&rest[at..], "function")?;
         if !is_tool_name(&name) {
             return None;
         }
-        let mut args = Map::new();
+        // `<function name="t" arguments='{…}'/>`: the arguments as one JSON attribute.
+        let mut args = match attribute(head, "arguments").map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(map))) => map,
+            _ => Map::new(),
+        };
         for tag in ["property", "parameter"] {
             let mut props = inner;
             while let Some(p) = props.find(&format!("<{tag}")) {
-                let (key, value) = element(&props[p..], tag)?;
+                let (key, _, value) = element(&props[p..], tag)?;
                 let value = value.trim();
                 let value = match serde_json::from_str::<Value>(value) {
                     Ok(
@@ -470,23 +474,45 @@ fn xml_calls(body: &str) -> Option<Vec<TextCall>> {
     (!calls.is_empty()).then_some(calls)
 }
 
-/// The name and content of the XML element `tag` that opens `s`: `<tag name="n">…</tag>` or
-/// `<tag=n>…</tag>` (the content runs to the end when the element is never closed).
-fn element<'a>(s: &'a str, tag: &str) -> Option<(String, &'a str)> {
+/// The name, the rest of the opening tag and the content of the XML element `tag` that opens
+/// `s`: `<tag name="n" …>…</tag>` or `<tag=n>…</tag>` (the content runs to the end when the
+/// element is never closed, as a self-closing one is not).
+fn element<'a>(s: &'a str, tag: &str) -> Option<(String, &'a str, &'a str)> {
     let head_end = s.find('>')?;
     let head = s[1 + tag.len()..head_end].trim();
     let name = match head.strip_prefix('=') {
-        Some(n) => n.trim(),
-        None => head
-            .strip_prefix("name")?
-            .trim_start()
-            .strip_prefix('=')?
-            .trim()
-            .trim_matches(['"', '\'']),
+        Some(n) => n.trim().trim_end_matches('/').trim(),
+        None => attribute(head, "name")?,
     };
     let body = &s[head_end + 1..];
     let end = body.find(&format!("</{tag}>")).unwrap_or(body.len());
-    Some((name.to_string(), &body[..end]))
+    Some((name.to_string(), head, &body[..end]))
+}
+
+/// The value of `key="…"` or `key='…'` in an opening tag's text.
+fn attribute<'a>(head: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    while let Some(i) = head[from..].find(key) {
+        let at = from + i;
+        from = at + key.len();
+        let starts_word = head[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        let Some(value) = head[from..].trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        if !starts_word {
+            continue;
+        }
+        let value = &value[1..];
+        return value.find(quote).map(|end| &value[..end]);
+    }
+    None
 }
 
 /// The string after the first `"name":` of a text, as written.
@@ -618,6 +644,20 @@ mod tests {
                 ("calculator", serde_json::json!({"expression": "2 * 3"})),
                 ("search_code", serde_json::json!({"query": "garage GFCI"})),
             ]
+        );
+        // The arguments as one JSON attribute of a self-closing element (the 1.5B model's
+        // answer to code-02 at 1d6a22d).
+        let (text, calls) = run(&[
+            "<tools>\n  <function name=\"search_code\" arguments='{\"edition\": 2023, \"k\": 1, ",
+            "\"query\": \"afci required in bedrooms?\"}'/>\n</tools>",
+        ]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "search_code");
+        let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
+        assert_eq!(
+            args,
+            serde_json::json!({"edition": 2023, "k": 1, "query": "afci required in bedrooms?"})
         );
         // XML that names no tool stays text; so does XML outside a call tag.
         let prose = "<tools><function name=\"not a tool\"></function></tools>";
