@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
+use crate::domain::digest::clip;
 use crate::llm::{ToolCall, ToolResult};
 
 /// A call's identity within a turn: the tool and its arguments as canonical JSON (keys
@@ -111,7 +112,7 @@ impl FailedCalls {
             "The model wrote no answer after {} was refused: {} Tell me the values it needs, \
              or rephrase the question.",
             key.tool,
-            clip(&failed.error, QUOTED_ERROR)
+            sentence(&clip(&failed.error, QUOTED_ERROR))
         ))
     }
 
@@ -179,18 +180,13 @@ const QUOTED_ARGS: usize = 300;
 /// Longest piece of an error quoted to the person.
 const QUOTED_ERROR: usize = 400;
 
-/// `text` trimmed, cut to at most `max` bytes at a character boundary, `…` where cut.
-fn clip(text: &str, max: usize) -> String {
-    let mut text = text.trim().to_string();
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
+/// `text` ending as a sentence: a full stop added unless it ends with one already.
+fn sentence(text: &str) -> String {
+    let text = text.trim_end();
+    match text.chars().last() {
+        Some('.' | '!' | '?' | '…') | None => text.to_string(),
+        Some(_) => format!("{text}."),
     }
-    text
 }
 
 /// The one message the person gets when the model would not change a failing call.
@@ -198,8 +194,9 @@ fn person_message(call: &ToolCall, error: &str, example: Option<&Value>) -> Stri
     let args = clip(&call.arguments, QUOTED_ARGS);
     let mut text = format!(
         "I stopped: the model sent {} three times with the same arguments ({args}), and it \
-         failed each time: {error} That call was not run again.",
-        call.name
+         failed each time: {} That call was not run again.",
+        call.name,
+        sentence(error)
     );
     if let Some(example) = example {
         text.push_str(&format!(
@@ -285,5 +282,9 @@ mod tests {
         };
         assert!(!message.contains("would accept"), "{message}");
         assert!(message.contains("rephrase"), "{message}");
+        assert!(
+            message.contains("no value for 10 hp. That call"),
+            "{message}"
+        );
     }
 }
