@@ -77,6 +77,22 @@ impl App {
 }
 
 impl App {
+    /// Embeds the passages that lack a vector of the retriever's model, now, when they changed
+    /// since the last complete pass (one read of two counters otherwise); 0 without an
+    /// embedder. For a command that searches at once after start-up.
+    pub async fn embed_if_changed(
+        &self,
+        progress: bool,
+    ) -> Result<usize, crate::rag::ingest::IngestError> {
+        match self.retriever.embedder() {
+            Some(e) => {
+                crate::rag::ingest::embed_if_changed(self.store.as_ref(), e.as_ref(), progress)
+                    .await
+            }
+            None => Ok(0),
+        }
+    }
+
     /// Warms the retrieval indexes and embeds passages that lack a vector, in the background,
     /// the latter when the passages changed since
     /// the last complete pass (otherwise one read of two counters), then measures the vector

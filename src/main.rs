@@ -555,11 +555,9 @@ async fn search(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let app = App::build(config).await?;
-    if let Some(e) = app.retriever.embedder() {
-        // Vectors are made by ingest and by a long-running process at start; this only fills
-        // in after a change none of them has seen (one read of two counters otherwise).
-        sparky::rag::ingest::embed_if_changed(app.store.as_ref(), e.as_ref(), true).await?;
-    }
+    // Vectors are made by ingest and by a long-running process at start; this only fills in
+    // after a change none of them has seen (one read of two counters otherwise).
+    app.embed_if_changed(true).await?;
     let opts = sparky::rag::search::SearchOptions {
         k,
         edition,

@@ -110,12 +110,8 @@ async fn run_in(
     let app = crate::app::App::build(config.clone()).await?;
     // The passages' vectors, as a running server has them (the shipped ones are precomputed):
     // without them search would answer by full text alone.
-    if let Some(e) = app.retriever.embedder() {
-        if let Err(err) =
-            crate::rag::ingest::embed_if_changed(app.store.as_ref(), e.as_ref(), false).await
-        {
-            tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
-        }
+    if let Err(err) = app.embed_if_changed(false).await {
+        tracing::warn!(error = %err, "embedding the knowledge base failed; search uses full text");
     }
     let observer = Observer::default();
     // The shipped tools with the code search, as every front end registers them.

@@ -495,10 +495,14 @@ fn attribute<'a>(head: &'a str, key: &str) -> Option<&'a str> {
     while let Some(i) = head[from..].find(key) {
         let at = from + i;
         from = at + key.len();
-        let starts_word = head[..at]
+        // A whole attribute name, not the end of another ("data-name").
+        if !head[..at]
             .chars()
             .next_back()
-            .is_none_or(char::is_whitespace);
+            .is_none_or(char::is_whitespace)
+        {
+            continue;
+        }
         let Some(value) = head[from..].trim_start().strip_prefix('=') else {
             continue;
         };
@@ -506,9 +510,6 @@ fn attribute<'a>(head: &'a str, key: &str) -> Option<&'a str> {
         let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
             continue;
         };
-        if !starts_word {
-            continue;
-        }
         let value = &value[1..];
         return value.find(quote).map(|end| &value[..end]);
     }
