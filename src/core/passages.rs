@@ -10,6 +10,7 @@
 use serde_json::{json, Value};
 
 use crate::llm::{ChatMessage, ChatRequest, ToolCall};
+use crate::rag::sections;
 
 /// The tool whose search runs first.
 pub(crate) const SEARCH_TOOL: &str = "search_code";
@@ -54,21 +55,15 @@ impl Prefetched {
         );
         let mut cited = Vec::new();
         for p in passages {
-            let Some(section) = p.get("section").and_then(Value::as_str) else {
-                continue;
-            };
-            let edition = p
-                .get("edition")
-                .and_then(Value::as_i64)
-                .and_then(|e| i32::try_from(e).ok());
-            let source = p.get("source").and_then(Value::as_str).unwrap_or("");
+            let Some(c) = citation(p) else { continue };
             let body = p.get("text").and_then(Value::as_str).unwrap_or("");
-            let edition_text = edition.map(|e| format!("NEC {e} ")).unwrap_or_default();
+            let edition_text = c.1.map(|e| format!("NEC {e} ")).unwrap_or_default();
             text.push_str(&format!(
-                "- {edition_text}{section}: {}\n",
+                "- {edition_text}{}: {}\n",
+                c.0,
                 clip(body, PASSAGE_TEXT)
             ));
-            cited.push((section.to_string(), edition, source.to_string()));
+            cited.push(c);
         }
         if cited.is_empty() {
             return None;
@@ -90,38 +85,26 @@ impl Prefetched {
         }
     }
 
-    /// The passages whose section `answer` names, or the section it belongs to ("210.8"
-    /// names a passage of 210.8(A)), not a longer number that starts alike ("210.80").
-    pub(crate) fn cited_in<'a>(&'a self, answer: &'a str) -> impl Iterator<Item = &'a Cited> {
-        self.cited.iter().filter(move |(section, _, _)| {
-            let base = section.split('(').next().unwrap_or(section);
-            names_section(answer, section, true) || names_section(answer, base, false)
-        })
+    /// The passages whose section `answer` names, at any level ("210.8" names a passage of
+    /// 210.8(A), and "210.8(A)(2)" one of 210.8), not a longer number that starts alike
+    /// ("210.80").
+    pub(crate) fn cited_in<'a>(&'a self, answer: &str) -> impl Iterator<Item = &'a Cited> {
+        let named = sections::find_references(answer);
+        self.cited
+            .iter()
+            .filter(move |(section, _, _)| named.iter().any(|r| sections::related(r, section)))
     }
 }
 
-/// Whether `text` names `section` on its own: not inside a longer number or word, and
-/// followed by a subsection ("(A)") only when `subsections` (so "220.42(B)" does not name
-/// the section of a passage of 220.42(A)).
-fn names_section(text: &str, section: &str, subsections: bool) -> bool {
-    if section.is_empty() {
-        return false;
-    }
-    text.match_indices(section).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let mut rest = text[i + section.len()..].chars();
-        let (after, next) = (rest.next(), rest.next());
-        if before.is_some_and(|c| c.is_ascii_alphanumeric()) {
-            return false;
-        }
-        match after {
-            None => true,
-            Some('(') => subsections,
-            // "210.8." ends a sentence; "210.8.1" is another number.
-            Some('.') => !next.is_some_and(|d| d.is_ascii_digit()),
-            Some(c) => !c.is_ascii_alphanumeric(),
-        }
-    })
+/// The citation of one passage of a `search_code` result.
+pub(crate) fn citation(passage: &Value) -> Option<Cited> {
+    let section = passage.get("section").and_then(Value::as_str)?;
+    let edition = passage
+        .get("edition")
+        .and_then(Value::as_i64)
+        .and_then(|e| i32::try_from(e).ok());
+    let source = passage.get("source").and_then(Value::as_str).unwrap_or("");
+    Some((section.to_string(), edition, source.to_string()))
 }
 
 /// `text` cut to at most `max` bytes at a character boundary, `…` where cut.

@@ -859,22 +859,8 @@ fn error_result(call: &ToolCall, e: &ToolError) -> ToolResult {
 
 /// Adds the passages a tool result cites.
 pub(super) fn collect_citations(content: &Value, out: &mut BTreeSet<Cited>) {
-    let Some(passages) = content.get("passages").and_then(Value::as_array) else {
-        return;
-    };
-    for p in passages {
-        if let Some(section) = p.get("section").and_then(Value::as_str) {
-            let edition = p
-                .get("edition")
-                .and_then(Value::as_i64)
-                .and_then(|e| i32::try_from(e).ok());
-            let source = p
-                .get("source")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            out.insert((section.to_string(), edition, source));
-        }
+    if let Some(found) = content.get("passages").and_then(Value::as_array) {
+        out.extend(found.iter().filter_map(passages::citation));
     }
 }
 

@@ -62,6 +62,11 @@ pub fn find_references(text: &str) -> Vec<String> {
             format!("Chapter 9 Table {t}")
         } else {
             let Some(num) = cap.name("num") else { continue };
+            // "210.8.1" is a version or list number, not 210.8.
+            let mut after = text[num.end()..].chars();
+            if after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit()) {
+                continue;
+            }
             // Articles run from 90 to 840; "12.5 A" is a number, not a section.
             let article: u32 = num
                 .as_str()
@@ -121,6 +126,7 @@ mod tests {
             find_references("see 210.8 (a)(1) and 240.4(D)"),
             vec!["210.8(A)(1)", "240.4(D)"]
         );
+        assert!(find_references("release 210.8.1 and 2.10.8").is_empty());
         assert_eq!(
             find_references("Chapter 9, Table 8 resistance"),
             vec!["Chapter 9 Table 8"]
