@@ -30,7 +30,9 @@
 //! `SPARKY_BENCH_HNSW=m,ef_construction` (build the index with these instead of the
 //! migration's; a kept database's index is rebuilt when its parameters differ),
 //! `SPARKY_BENCH_EF_SEARCH=40,120,400` (also measure the hybrid search and its recall@10 with
-//! each of these `hnsw.ef_search`).
+//! each of these `hnsw.ef_search`), `SPARKY_BENCH_IVF=5,10,20` (also the vector search
+//! alone through an IVFFlat index at each of these numbers of probes, against HNSW at the
+//! chosen width; the database is left as it was).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -416,6 +418,118 @@ async fn recall_at_10(
     found as f64 / wanted.max(1) as f64
 }
 
+/// The index's part of a vector search alone (the 60 neighbours the search asks for, ordered
+/// by the full vectors, top 10 kept): recall@10 against exact search and p50 / p99, on a
+/// transaction whose settings choose the index's width.
+async fn vector_part(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    vectors: &[Vec<f32>],
+    truth: &[Vec<i64>],
+) -> (f64, f64, f64) {
+    let (mut found, mut wanted, mut times) = (0usize, 0usize, Vec::new());
+    for (v, exact) in vectors.iter().zip(truth) {
+        let t = Instant::now();
+        let got: Vec<i64> = sqlx::query_scalar(
+            "WITH nn AS MATERIALIZED (SELECT chunk_id, embedding::vector(384) <=> $1::vector(384) AS d \
+             FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
+             ORDER BY embedding::halfvec(384) <=> $1::vector(384)::halfvec(384) LIMIT 60) \
+             SELECT chunk_id FROM nn ORDER BY d LIMIT 10",
+        )
+        .bind(pgvector::Vector::from(v.clone()))
+        .bind(MODEL)
+        .fetch_all(&mut **tx)
+        .await
+        .expect("index search");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        wanted += exact.len();
+        found += got.iter().filter(|id| exact.contains(id)).count();
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    (found as f64 / wanted.max(1) as f64, at(0.5), at(0.99))
+}
+
+/// `SPARKY_BENCH_IVF=5,10,20`: the same vector search through an IVFFlat index (lists: one per
+/// 1,000 vectors, pgvector's advice up to a million) at each number of probes, against the
+/// HNSW index at the chosen width. The IVFFlat index is built in a transaction that drops the
+/// HNSW index and is rolled back, so the kept database is left as it was.
+async fn ivf_comparison(
+    pool: &sqlx::PgPool,
+    embedder: &dyn Embedder,
+    ef_search: usize,
+    probes: &[usize],
+) {
+    let set = load(EvalSet::Chat).expect("chat set");
+    let mut vectors = Vec::new();
+    for q in &set.questions {
+        let v = embedder
+            .embed(
+                &[sparky::rag::expand::expand(&q.text)],
+                sparky::rag::embed::EmbedKind::Query,
+            )
+            .await
+            .expect("embed");
+        vectors.extend(v);
+    }
+    let mut truth = Vec::new();
+    for v in &vectors {
+        truth.push(
+            sqlx::query_scalar(
+                "SELECT chunk_id FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
+                 ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 10",
+            )
+            .bind(pgvector::Vector::from(v.clone()))
+            .bind(MODEL)
+            .fetch_all(pool)
+            .await
+            .expect("exact"),
+        );
+    }
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_embeddings WHERE dims = 384")
+        .fetch_one(pool)
+        .await
+        .expect("count");
+    let mut tx = pool.begin().await.expect("begin");
+    for setting in [
+        format!("SET LOCAL hnsw.ef_search = {ef_search}"),
+        "SET LOCAL hnsw.iterative_scan = relaxed_order".to_string(),
+    ] {
+        sqlx::query(&setting).execute(&mut *tx).await.expect("set");
+    }
+    let (recall, p50, p99) = vector_part(&mut tx, &vectors, &truth).await;
+    println!(
+        "  vector part, HNSW ef_search {ef_search}: recall@10 {recall:.3}  p50={p50:.2} ms  p99={p99:.2} ms"
+    );
+    let lists = (rows / 1000).max(1);
+    sqlx::query("DROP INDEX chunk_embeddings_hnsw_384")
+        .execute(&mut *tx)
+        .await
+        .expect("drop");
+    let t = Instant::now();
+    sqlx::query(&format!(
+        "CREATE INDEX bench_ivfflat ON chunk_embeddings USING ivfflat \
+         ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (lists = {lists}) WHERE dims = 384"
+    ))
+    .execute(&mut *tx)
+    .await
+    .expect("ivfflat");
+    println!(
+        "  IVFFlat index, {lists} lists, built in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    for &p in probes {
+        sqlx::query(&format!("SET LOCAL ivfflat.probes = {p}"))
+            .execute(&mut *tx)
+            .await
+            .expect("set");
+        let (recall, p50, p99) = vector_part(&mut tx, &vectors, &truth).await;
+        println!(
+            "  vector part, IVFFlat {p} probes: recall@10 {recall:.3}  p50={p50:.2} ms  p99={p99:.2} ms"
+        );
+    }
+    tx.rollback().await.expect("rollback");
+}
+
 async fn measure(
     label: &str,
     store: Arc<dyn Store>,
@@ -654,6 +768,12 @@ fn main() {
                         Some(pg.pool()),
                     )
                     .await;
+                }
+                if let Ok(probes) = std::env::var("SPARKY_BENCH_IVF") {
+                    let probes: Vec<usize> =
+                        probes.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+                    ivf_comparison(pg.pool(), embedder.as_ref(), tuning.ef_search, &probes)
+                        .await;
                 }
                 pg.close().await;
                 if reuse.is_none() && std::env::var_os("SPARKY_BENCH_KEEP").is_none() {
