@@ -402,20 +402,45 @@ async fn recall_at_10(
             .execute(&mut *tx)
             .await
             .expect("set");
-        let exact: Vec<i64> = sqlx::query_scalar(
-            "SELECT chunk_id FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
-             ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 10",
-        )
-        .bind(pgvector::Vector::from(v.clone()))
-        .bind(MODEL)
-        .fetch_all(&mut *tx)
-        .await
-        .expect("exact");
+        let exact = exact_top10(&mut *tx, v).await;
         tx.commit().await.expect("commit");
         wanted += exact.len();
         found += approx.iter().filter(|id| exact.contains(id)).count();
     }
     found as f64 / wanted.max(1) as f64
+}
+
+/// The chat set's questions with their vectors, embedded as a search embeds them.
+async fn chat_vectors(embedder: &dyn Embedder) -> Vec<(String, Vec<f32>)> {
+    let set = load(EvalSet::Chat).expect("chat set");
+    let mut vectors = Vec::new();
+    for q in &set.questions {
+        let v = embedder
+            .embed(
+                &[sparky::rag::expand::expand(&q.text)],
+                sparky::rag::embed::EmbedKind::Query,
+            )
+            .await
+            .expect("embed");
+        if let Some(v) = v.into_iter().next() {
+            vectors.push((q.text.clone(), v));
+        }
+    }
+    vectors
+}
+
+/// The ten nearest vectors to `v` by comparing every one (no index orders by the full
+/// vectors).
+async fn exact_top10<'e>(conn: impl sqlx::PgExecutor<'e>, v: &[f32]) -> Vec<i64> {
+    sqlx::query_scalar(
+        "SELECT chunk_id FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
+         ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 10",
+    )
+    .bind(pgvector::Vector::from(v.to_vec()))
+    .bind(MODEL)
+    .fetch_all(conn)
+    .await
+    .expect("exact")
 }
 
 /// The index's part of a vector search alone (the 60 neighbours the search asks for, ordered
@@ -459,31 +484,14 @@ async fn ivf_comparison(
     ef_search: usize,
     probes: &[usize],
 ) {
-    let set = load(EvalSet::Chat).expect("chat set");
-    let mut vectors = Vec::new();
-    for q in &set.questions {
-        let v = embedder
-            .embed(
-                &[sparky::rag::expand::expand(&q.text)],
-                sparky::rag::embed::EmbedKind::Query,
-            )
-            .await
-            .expect("embed");
-        vectors.extend(v);
-    }
+    let vectors: Vec<Vec<f32>> = chat_vectors(embedder)
+        .await
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
     let mut truth = Vec::new();
     for v in &vectors {
-        truth.push(
-            sqlx::query_scalar(
-                "SELECT chunk_id FROM chunk_embeddings WHERE model = $2 AND dims = 384 \
-                 ORDER BY embedding::vector(384) <=> $1::vector(384) LIMIT 10",
-            )
-            .bind(pgvector::Vector::from(v.clone()))
-            .bind(MODEL)
-            .fetch_all(pool)
-            .await
-            .expect("exact"),
-        );
+        truth.push(exact_top10(pool, v).await);
     }
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM chunk_embeddings WHERE dims = 384")
         .fetch_one(pool)
@@ -549,19 +557,7 @@ async fn measure(
         "{label:<34} hybrid, cached vector   p50={p50:>7.2} ms  p99={p99:>7.2} ms  recall@5={:.3}  out of scope refused {}/{}",
         warm.recall_at_5, warm.refused, warm.out_of_scope
     );
-    let mut vectors = Vec::new();
-    for q in &questions {
-        let v = embedder
-            .embed(
-                &[sparky::rag::expand::expand(q)],
-                sparky::rag::embed::EmbedKind::Query,
-            )
-            .await
-            .expect("embed");
-        if let Some(v) = v.into_iter().next() {
-            vectors.push((q.clone(), v));
-        }
-    }
+    let vectors = chat_vectors(embedder.as_ref()).await;
     let (p50, p99) = timed_database(store.as_ref(), &vectors, 3).await;
     let recall = match pool {
         Some(pool) => format!(
